@@ -1,0 +1,7 @@
+"""``python -m fastir trec_eval ...``"""
+
+import sys
+
+from fastir.cli import main
+
+sys.exit(main())

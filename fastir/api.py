@@ -1,0 +1,218 @@
+"""The public API: ``evaluate`` and its ``Results``."""
+
+import numba
+import numpy as np
+
+from fastir import kernels
+from fastir._jit import chunk_bounds
+from fastir.data import Qrels, Run
+from fastir.join import join
+from fastir.measures import GAINS, parse_all
+
+_GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+
+
+class Results:
+    """Per-query values of several measures, and their summaries.
+
+    Attributes
+    ----------
+    query_ids : list
+        The evaluated queries, in trec_eval order (``strcmp`` of the ids).
+    measures : list of str
+        Measure keys, as the caller wrote them (trec_eval lists such as ``P.5,10`` give one
+        key per member, e.g. ``P_5``, ``P_10``).
+    values : ndarray of float64, shape (n_queries, n_measures)
+        ``values[i, j]``: measure ``j`` on query ``i``.
+    ignored_queries : list
+        Run queries without judgments: never scored.
+    missing_queries : list
+        Judged queries absent from the run: scored 0 (``missing="zero"``) or left out
+        (``missing="skip"``).
+    """
+
+    def __init__(self, query_ids, measures, parsed, values, ignored_queries, missing_queries,
+                 missing, in_run):
+        self.query_ids = query_ids
+        self.measures = measures
+        self.parsed = parsed
+        self.values = values
+        self.ignored_queries = ignored_queries
+        self.missing_queries = missing_queries
+        self.missing = missing
+        self.in_run = in_run
+
+    @property
+    def mean(self):
+        """``{measure: summary}``: the mean over queries, as trec_eval's ``all`` line.
+
+        Counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``...) are summed and ``GMAP`` is
+        a geometric mean (values floored at 1e-5). Sums run in query order, as trec_eval's.
+        With no query, every summary is 0.
+        """
+        return dict(zip(self.measures, self.summary().tolist()))
+
+    def summary(self):
+        """The summaries as an array, in the order of ``measures``."""
+        n = self.values.shape[0]
+        sums = kernels.column_sums(self.values)
+        out = np.zeros(len(self.measures))
+        if n == 0:
+            return out
+        log_sums = None
+        for j, measure in enumerate(self.parsed):
+            how = measure.spec.aggregate
+            if how == "sum":
+                out[j] = sums[j]
+            elif how == "gmean":
+                if log_sums is None:
+                    log_sums = kernels.column_log_sums(self.values, _GM_FLOOR)
+                out[j] = np.exp(log_sums[j] / n)
+            else:
+                out[j] = sums[j] / n
+        return out
+
+    def to_dict(self):
+        """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
+        rows = self.values.tolist()
+        return {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
+
+    def to_pandas(self):
+        """A DataFrame indexed by query id, one column per measure (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"),
+                            columns=self.measures)
+
+    def __repr__(self):
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        notes = []
+        if self.ignored_queries:
+            notes.append(f"{len(self.ignored_queries)} run queries without judgments ignored")
+        if self.missing_queries:
+            verb = "scored 0" if self.missing == "zero" else "skipped"
+            notes.append(f"{len(self.missing_queries)} judged queries absent from the run "
+                         f"{verb}")
+        note = f"; {'; '.join(notes)}" if notes else ""
+        return f"Results({len(self.query_ids)} queries: {means}{note})"
+
+
+def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
+             judged_only=False):
+    """Evaluate a run against relevance judgments.
+
+    Parameters
+    ----------
+    qrels : Qrels or dict or str or path
+        Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, or a qrels file.
+    run : Run or dict or str or path
+        Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, or a run file.
+    measures : str or list of str
+        Measure names in ir_measures (``nDCG@10``), trec_eval (``ndcg_cut_10``,
+        ``P.5,10``) or ranx (``ndcg@10``) syntax. Unknown names raise ``ValueError`` with
+        suggestions.
+    relevance_level : int, default 1
+        A document is relevant when its label is >= this (trec_eval ``-l``). Applies to every
+        binary measure without its own ``rel=``; nDCG's gains are the raw labels regardless.
+    missing : {"zero", "skip"}, default "zero"
+        ``"zero"``: every judged query counts and one absent from the run scores 0
+        (trec_eval ``-c``). ``"skip"``: only queries in both count (trec_eval's default).
+        Run queries without judgments never count (listed in ``Results.ignored_queries``).
+    max_docs : int, optional
+        Evaluate only the top ``max_docs`` documents of each query (trec_eval ``-M``).
+    judged_only : bool, default False
+        Drop unjudged documents from the ranking first (trec_eval ``-J``).
+
+    Returns
+    -------
+    Results
+        Per-query values (``values``, ``query_ids``), ``mean``, ``to_dict()``,
+        ``to_pandas()``.
+
+    Notes
+    -----
+    Ranking is by score descending, ties broken by document id descending in byte order,
+    exactly as trec_eval. Values are bit-identical to trec_eval 10.0 for its measures.
+
+    Examples
+    --------
+    >>> import fastir
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.7}}
+    >>> res = fastir.evaluate(qrels, run, ["P@2", "map", "ndcg_cut_3"])
+    >>> {k: round(v, 4) for k, v in res.mean.items()}
+    {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.8597}
+    """
+    keys, parsed = parse_all(measures)
+    if int(relevance_level) != relevance_level or relevance_level < 0:
+        raise ValueError(f"relevance_level must be a non-negative integer, "
+                         f"got {relevance_level!r}")
+    qrels = as_qrels(qrels)
+    run = as_run(run)
+    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
+    values = compute(joined, qrels, parsed, int(relevance_level))
+    return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
+                   joined.missing_queries, missing, joined.in_run)
+
+
+def as_qrels(qrels):
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, dict):
+        return Qrels.from_dict(qrels)
+    from fastir.io.trec import read_qrels
+
+    return read_qrels(qrels)
+
+
+def as_run(run):
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, dict):
+        return Run.from_dict(run)
+    from fastir.io.trec import read_run
+
+    return read_run(run)
+
+
+def measure_spec(parsed, relevance_level):
+    """The kernel's measure arrays (kind, cutoff, level, gain, param) for ``parsed``."""
+    n = len(parsed)
+    kind = np.empty(n, dtype=np.int64)
+    cutoff = np.zeros(n, dtype=np.int64)
+    level = np.empty(n, dtype=np.int64)
+    gain = np.zeros(n, dtype=np.int64)
+    param = np.zeros(n, dtype=np.float64)
+    for j, m in enumerate(parsed):
+        spec = m.spec
+        kind[j] = spec.kind
+        if spec.cutoff == "recall":
+            param[j] = m.cutoff
+        elif m.cutoff is not None:
+            cutoff[j] = m.cutoff
+        if spec.kind == kernels.NDCG:  # gains are raw labels: trec_eval ignores -l here
+            level[j] = 1 if m.rel is None else m.rel
+            gain[j] = GAINS[m.dcg]
+        else:
+            level[j] = relevance_level if m.rel is None else m.rel
+        if spec.kind == kernels.SET_F:
+            param[j] = m.beta
+    return kind, cutoff, level, gain, param
+
+
+def compute(joined, qrels, parsed, relevance_level):
+    """Per-query values (n_queries, n_measures) of ``parsed`` measures on a join."""
+    spec = measure_spec(parsed, relevance_level)
+    n_queries = len(joined.query_ids)
+    out = np.zeros((n_queries, len(parsed)))
+    if n_queries == 0:
+        return out
+    ideal = qrels.ideal_labels()
+    lengths = np.diff(joined.indptr)
+    ideal_lengths = np.diff(qrels.indptr)
+    longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
+    log2 = kernels.log2_table(longest + 1)
+    bounds = chunk_bounds(lengths, numba.get_num_threads())
+    kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
+                             joined.qrels_query, *spec, log2, out)
+    return out

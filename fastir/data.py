@@ -1,0 +1,318 @@
+"""The data model: qrels and runs as CSR arrays, one row segment per query.
+
+Both containers keep their query ids sorted in trec_eval order (``strcmp`` of the ids), an
+``indptr`` (int64, ``n_queries + 1``) and per-row columns: document ids (an exact
+:class:`~fastir.ids.Ids` column) and int32 labels (qrels) or float64 scores (run).
+The qrels also carry a hash index over (query, document) used by the join.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from fastir._jit import jit
+from fastir.ids import Ids, id_equal, id_hash, intern_ids, mix64, sort_ids
+
+
+class InputError(ValueError):
+    """Invalid qrels or run content; the message names the source, line or query and doc."""
+
+
+class Qrels:
+    """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form.
+
+    Attributes
+    ----------
+    query_ids : Ids
+        Sorted query ids (``n_queries``).
+    indptr : ndarray of int64
+        Rows of query ``q`` are ``indptr[q]:indptr[q + 1]``.
+    doc_ids : Ids
+        Document id of each row.
+    labels : ndarray of int32
+        Relevance label of each row (negative: pooled but unjudged).
+    source : str
+        Where the judgments came from, for messages.
+    """
+
+    def __init__(self, query_ids, indptr, doc_ids, labels, source="qrels"):
+        self.query_ids = query_ids
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.doc_ids = doc_ids
+        self.labels = np.ascontiguousarray(labels, dtype=np.int32)
+        self.source = source
+        self._index = None
+        self._ideal = None
+
+    # -- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, qrels, source="qrels dict"):
+        """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape)."""
+        qids, docs, labels = [], [], []
+        for qid, judged in qrels.items():
+            if not isinstance(judged, dict):
+                raise InputError(f"{source}: query {qid!r} maps to {type(judged).__name__}, "
+                                 "expected a dict {doc_id: label}")
+            for doc, label in judged.items():
+                qids.append(qid)
+                docs.append(doc)
+                labels.append(_integer_label(label, source, qid, doc))
+        return cls.from_arrays(_as_id_array(qids), _as_id_array(docs),
+                               np.array(labels, dtype=np.int64), source=source)
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, labels, source="qrels arrays"):
+        """From three equal-length arrays: query ids, doc ids, integer labels.
+
+        Integer id arrays are kept as integers; text ids as exact UTF-8 bytes.
+        """
+        labels = np.asarray(labels)
+        if labels.dtype.kind == "f":
+            bad = ~np.isfinite(labels) | (labels != np.round(labels))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise InputError(f"{source}: row {i}: label {labels[i]!r} is not an integer")
+        elif labels.dtype.kind not in "iub":
+            raise InputError(f"{source}: labels must be integers, got dtype {labels.dtype}")
+        _check_lengths(source, query_ids, doc_ids, labels)
+        if labels.size and (labels.min() < -(2**31) or labels.max() >= 2**31):
+            raise InputError(f"{source}: labels must fit in 32 bits")
+        return _build(cls, Ids.from_array(query_ids), Ids.from_array(doc_ids),
+                      labels.astype(np.int32), source)
+
+    @classmethod
+    def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
+                    source="qrels frame"):
+        """From a DataFrame with columns ``query_id``, ``doc_id``, ``relevance``
+        (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
+        guessed: pass the column names)."""
+        _require_columns(frame, (query_col, doc_col, label_col), source)
+        return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
+                               frame[label_col].to_numpy(), source=source)
+
+    # -- derived structures -------------------------------------------------------------
+    @property
+    def n_queries(self):
+        return len(self.indptr) - 1
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __repr__(self):
+        return f"Qrels({self.n_queries} queries, {len(self)} judgments, from {self.source})"
+
+    def index(self):
+        """Hash table over (query, doc) -> row, with each row's doc hash."""
+        if self._index is None:
+            table, row_hash, dup = _build_index(self.indptr, *self.doc_ids.args())
+            if dup >= 0:
+                q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
+                raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
+                                 f"{self.doc_ids[dup]!r} twice")
+            self._index = (table, row_hash)
+        return self._index
+
+    def ideal_labels(self):
+        """Each query's labels sorted in descending order (the ideal ranking's gains)."""
+        if self._ideal is None:
+            self._ideal = _sort_desc_segments(self.indptr, self.labels)
+        return self._ideal
+
+    def to_dict(self):
+        qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
+        labels = self.labels.tolist()
+        return {qids[q]: {docs[r]: labels[r] for r in range(self.indptr[q], self.indptr[q + 1])}
+                for q in range(self.n_queries)}
+
+
+class Run:
+    """A ranked run: ``{query: {doc: score}}`` in CSR form.
+
+    Rows keep their input order; ranking (score descending, ties by doc id descending) is
+    done by the join, which also applies ``max_docs``.
+
+    Attributes
+    ----------
+    query_ids : Ids
+        Sorted query ids.
+    indptr : ndarray of int64
+    doc_ids : Ids
+        Document id of each row.
+    scores : ndarray of float64
+        Score of each row (finite).
+    name : str
+        The run tag (trec_eval's ``runid``).
+    source : str
+    """
+
+    def __init__(self, query_ids, indptr, doc_ids, scores, name="run", source="run"):
+        self.query_ids = query_ids
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.doc_ids = doc_ids
+        self.scores = np.ascontiguousarray(scores, dtype=np.float64)
+        self.name = name
+        self.source = source
+
+    @classmethod
+    def from_dict(cls, run, name="run", source="run dict"):
+        """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
+        qids, docs, scores = [], [], []
+        for qid, ranked in run.items():
+            if not isinstance(ranked, dict):
+                raise InputError(f"{source}: query {qid!r} maps to {type(ranked).__name__}, "
+                                 "expected a dict {doc_id: score}")
+            for doc, score in ranked.items():
+                if not isinstance(score, numbers.Real) or isinstance(score, bool):
+                    raise InputError(f"{source}: query {qid!r} doc {doc!r}: score {score!r} "
+                                     "is not a number")
+                qids.append(qid)
+                docs.append(doc)
+                scores.append(score)
+        return cls.from_arrays(_as_id_array(qids), _as_id_array(docs),
+                               np.array(scores, dtype=np.float64), name=name, source=source)
+
+    @classmethod
+    def from_arrays(cls, query_ids, doc_ids, scores, name="run", source="run arrays"):
+        """From three equal-length arrays: query ids, doc ids, scores (higher ranks first)."""
+        scores = np.asarray(scores)
+        if scores.dtype.kind not in "iuf":
+            raise InputError(f"{source}: scores must be numbers, got dtype {scores.dtype}")
+        scores = scores.astype(np.float64, copy=False)
+        _check_lengths(source, query_ids, doc_ids, scores)
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"{source}: row {i}: score {scores[i]!r} is not finite")
+        return _build(cls, Ids.from_array(query_ids), Ids.from_array(doc_ids), scores, source,
+                      name=name)
+
+    @classmethod
+    def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", score_col="score",
+                    name="run", source="run frame"):
+        """From a DataFrame with columns ``query_id``, ``doc_id``, ``score``."""
+        _require_columns(frame, (query_col, doc_col, score_col), source)
+        return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
+                               frame[score_col].to_numpy(), name=name, source=source)
+
+    @property
+    def n_queries(self):
+        return len(self.indptr) - 1
+
+    def __len__(self):
+        return len(self.scores)
+
+    def __repr__(self):
+        return f"Run({self.name!r}: {self.n_queries} queries, {len(self)} rows, from {self.source})"
+
+    def to_dict(self):
+        qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
+        scores = self.scores.tolist()
+        return {qids[q]: {docs[r]: scores[r] for r in range(self.indptr[q], self.indptr[q + 1])}
+                for q in range(self.n_queries)}
+
+
+# ---------------------------------------------------------------------------------------
+def _build(cls, row_qids, doc_ids, values, source, **extra):
+    """Group rows by query (stable, so each query keeps its input order) into CSR form."""
+    query_ids, indptr, order = group_rows(row_qids)
+    if order is not None:
+        doc_ids = doc_ids.take(order)
+        values = values[order]
+    return cls(query_ids, indptr, doc_ids, values, source=source, **extra)
+
+
+def group_rows(row_qids):
+    """Sorted unique query ids, CSR ``indptr``, and the row permutation (None if identity)."""
+    codes, first = intern_ids(*row_qids.args())
+    return csr_from_codes(codes, row_qids.take(first))
+
+
+def csr_from_codes(codes, unique):
+    """CSR layout of rows whose query is ``unique[codes[row]]``; queries sorted by id."""
+    order = sort_ids(*unique.args())
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    row_rank = rank[codes]
+    indptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_rank, minlength=len(order)), out=indptr[1:])
+    permutation = None
+    if np.any(row_rank[1:] < row_rank[:-1]):
+        permutation = np.argsort(row_rank, kind="stable")
+    return unique.take(order), indptr, permutation
+
+
+def _integer_label(label, source, qid, doc):
+    if isinstance(label, bool) or not isinstance(label, numbers.Real):
+        raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not an integer")
+    if isinstance(label, numbers.Integral):
+        return int(label)
+    if math.isfinite(label) and label == int(label):
+        return int(label)
+    raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not an integer")
+
+
+def _as_id_array(items):
+    if items and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                     for x in items):
+        return np.array(items, dtype=np.int64)
+    bad = next((x for x in items if not isinstance(x, (str, bytes))), None)
+    if bad is not None:
+        raise InputError(f"ids must be all str or all int, got {bad!r} ({type(bad).__name__})")
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items
+    return arr
+
+
+def _check_lengths(source, query_ids, doc_ids, values):
+    n = len(values)
+    if len(query_ids) != n or len(doc_ids) != n:
+        raise InputError(f"{source}: query ids ({len(query_ids)}), doc ids ({len(doc_ids)}) "
+                         f"and values ({n}) differ in length")
+
+
+def _require_columns(frame, columns, source):
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {missing}; has {list(frame.columns)}")
+
+
+@jit
+def query_doc_slot(doc_hash, q, mask):
+    return mix64(doc_hash ^ mix64(np.uint64(q) + np.uint64(0x9E3779B97F4A7C15))) & mask
+
+
+@jit
+def _build_index(indptr, data, offsets, values, is_int):
+    n = indptr[-1]
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    row_hash = np.empty(n, dtype=np.uint64)
+    for q in range(len(indptr) - 1):
+        for r in range(indptr[q], indptr[q + 1]):
+            h = id_hash(data, offsets, values, is_int, r)
+            row_hash[r] = h
+            slot = query_doc_slot(h, q, mask)
+            while table[slot] >= 0:
+                other = table[slot]
+                if (row_hash[other] == h and other >= indptr[q]
+                        and id_equal(data, offsets, values, data, offsets, values, is_int,
+                                     other, r)):
+                    return table, row_hash, r
+                slot = (slot + np.uint64(1)) & mask
+            table[slot] = r
+    return table, row_hash, -1
+
+
+@jit
+def _sort_desc_segments(indptr, labels):
+    out = np.empty_like(labels)
+    for q in range(len(indptr) - 1):
+        seg = np.sort(labels[indptr[q]:indptr[q + 1]])
+        n = len(seg)
+        for k in range(n):
+            out[indptr[q] + k] = seg[n - 1 - k]
+    return out

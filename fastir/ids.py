@@ -1,0 +1,376 @@
+"""Exact identifier columns (query ids, document ids) and the kernels that compare them.
+
+An :class:`Ids` column holds either UTF-8 byte strings, packed as ``data`` (uint8) and
+``offsets`` (int64, ``n + 1``), or int64 ``values``. Identifiers are never hashed lossily:
+hashes only speed up lookups, every hash match is confirmed byte for byte.
+
+Ordering is trec_eval's ``strcmp`` order. Integer ids are ordered as their decimal strings
+(``"10" < "9"``), without building those strings, so that a run given as integer arrays ranks
+and reports exactly like the same run written to a file.
+"""
+
+import numpy as np
+
+from fastir._jit import jit
+
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+_ZERO_OFFSETS = np.zeros(1, dtype=np.int64)
+
+
+class Ids:
+    """A column of exact identifiers: byte strings (``data``/``offsets``) or int64 ``values``."""
+
+    __slots__ = ("data", "offsets", "values", "is_int")
+
+    def __init__(self, data=None, offsets=None, values=None):
+        self.is_int = values is not None
+        if self.is_int:
+            self.data, self.offsets = _EMPTY_U8, _ZERO_OFFSETS
+            self.values = np.ascontiguousarray(values, dtype=np.int64)
+        else:
+            self.data = np.ascontiguousarray(data, dtype=np.uint8)
+            self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+            self.values = _EMPTY_I64
+
+    @classmethod
+    def from_strings(cls, items):
+        """Pack a sequence of ``str`` (encoded as UTF-8) or ``bytes``."""
+        encoded = [s.encode("utf-8", "surrogateescape") if isinstance(s, str) else bytes(s)
+                   for s in items]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
+                  out=offsets[1:])
+        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
+
+    @classmethod
+    def from_array(cls, array):
+        """Build from a numpy array: integer dtypes stay integers, anything else is text."""
+        array = np.asarray(array)
+        if array.dtype.kind in "iu":
+            if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+                raise ValueError("integer ids above 2**63 - 1 are not supported")
+            return cls(values=array.astype(np.int64, copy=False))
+        if array.dtype.kind == "S":
+            return _pack_fixed_width(array.view(np.uint8).reshape(len(array), -1)
+                                     if array.itemsize else np.zeros((len(array), 0), np.uint8))
+        if array.dtype.kind == "U":
+            try:
+                fixed = array.astype("S")  # fast path: ASCII text
+            except UnicodeEncodeError:
+                return cls.from_strings(array.tolist())
+            return cls.from_array(fixed)
+        if array.dtype.kind == "O":
+            items = array.tolist()
+            if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in items):
+                return cls(values=np.array(items, dtype=np.int64))
+            bad = next((x for x in items if not isinstance(x, (str, bytes))), None)
+            if bad is not None:
+                raise TypeError(f"ids must be all str/bytes or all integers, got {bad!r}")
+            return cls.from_strings(items)
+        raise TypeError(f"unsupported id dtype {array.dtype}")
+
+    def __len__(self):
+        return len(self.values) if self.is_int else len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        if self.is_int:
+            return int(self.values[i])
+        return bytes(self.data[self.offsets[i]:self.offsets[i + 1]]).decode(
+            "utf-8", "surrogateescape")
+
+    def tolist(self):
+        if self.is_int:
+            return self.values.tolist()
+        raw, offs = self.data.tobytes(), self.offsets.tolist()
+        return [raw[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offs, offs[1:])]
+
+    def take(self, index):
+        """The ids at positions ``index`` (an int64 array), as a new column."""
+        index = np.asarray(index, dtype=np.int64)
+        if self.is_int:
+            return Ids(values=self.values[index])
+        data, offsets = _gather_bytes(self.data, self.offsets, index)
+        return Ids(data, offsets)
+
+    def as_text(self):
+        """The same ids as byte strings (integers as their decimal strings)."""
+        if not self.is_int:
+            return self
+        return Ids.from_strings([str(v) for v in self.values.tolist()])
+
+    def args(self):
+        """The arrays kernels take for this column, in their order."""
+        return self.data, self.offsets, self.values, self.is_int
+
+    @property
+    def nbytes(self):
+        return self.data.nbytes + self.offsets.nbytes + self.values.nbytes
+
+
+def common_kind(a, b):
+    """Return ``a, b`` converted so that both are integers or both are text."""
+    if a.is_int == b.is_int:
+        return a, b
+    return a.as_text(), b.as_text()
+
+
+def _pack_fixed_width(matrix):
+    lengths = _fixed_width_lengths(matrix)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Ids(_pack_rows(matrix, offsets), offsets)
+
+
+@jit
+def _fixed_width_lengths(matrix):
+    n, w = matrix.shape
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        length = w
+        while length > 0 and matrix[i, length - 1] == 0:
+            length -= 1
+        out[i] = length
+    return out
+
+
+@jit
+def _pack_rows(matrix, offsets):
+    data = np.empty(offsets[-1], dtype=np.uint8)
+    for i in range(matrix.shape[0]):
+        start = offsets[i]
+        for j in range(offsets[i + 1] - start):
+            data[start + j] = matrix[i, j]
+    return data
+
+
+@jit
+def _gather_bytes(data, offsets, index):
+    new_offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    for k in range(len(index)):
+        i = index[k]
+        new_offsets[k + 1] = new_offsets[k] + offsets[i + 1] - offsets[i]
+    new_data = np.empty(new_offsets[-1], dtype=np.uint8)
+    for k in range(len(index)):
+        i = index[k]
+        start = new_offsets[k]
+        for j in range(offsets[i + 1] - offsets[i]):
+            new_data[start + j] = data[offsets[i] + j]
+    return new_data, new_offsets
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel helpers. ``a``/``b`` columns are passed as (data, offsets, values, is_int).
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@jit
+def mix64(x):
+    """splitmix64 finaliser: a well-spread 64-bit hash of a 64-bit key."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@jit
+def bytes_hash(data, start, end):
+    h = _FNV_OFFSET
+    for p in range(start, end):
+        h = (h ^ np.uint64(data[p])) * _FNV_PRIME
+    return mix64(h)
+
+
+@jit
+def id_hash(data, offsets, values, is_int, i):
+    if is_int:
+        return mix64(np.uint64(values[i]))
+    return bytes_hash(data, offsets[i], offsets[i + 1])
+
+
+@jit
+def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
+    """strcmp of two byte ranges: -1, 0 or 1."""
+    n_a = end_a - start_a
+    n_b = end_b - start_b
+    n = min(n_a, n_b)
+    for k in range(n):
+        x = data_a[start_a + k]
+        y = data_b[start_b + k]
+        if x != y:
+            return -1 if x < y else 1
+    if n_a == n_b:
+        return 0
+    return -1 if n_a < n_b else 1
+
+
+@jit
+def _n_digits(x):
+    n = 1
+    while x >= np.uint64(10):
+        x //= np.uint64(10)
+        n += 1
+    return n
+
+
+@jit
+def _digits_cmp(x, y):
+    """Compare the decimal strings of two unsigned integers, byte by byte."""
+    if x == y:
+        return 0
+    n_x = _n_digits(x)
+    n_y = _n_digits(y)
+    if n_x > n_y:
+        head = x // np.uint64(10) ** np.uint64(n_x - n_y)
+        if head == y:
+            return 1
+        return -1 if head < y else 1
+    if n_y > n_x:
+        head = y // np.uint64(10) ** np.uint64(n_y - n_x)
+        if head == x:
+            return -1
+        return -1 if x < head else 1
+    return -1 if x < y else 1
+
+
+@jit
+def _abs_u64(v):
+    if v >= 0:
+        return np.uint64(v)
+    return np.uint64(-(v + 1)) + np.uint64(1)
+
+
+@jit
+def int_str_cmp(a, b):
+    """Compare two int64 by their decimal strings ('-' sorts before the digits)."""
+    if a == b:
+        return 0
+    if a < 0 and b >= 0:
+        return -1
+    if b < 0 and a >= 0:
+        return 1
+    return _digits_cmp(_abs_u64(a), _abs_u64(b))
+
+
+@jit
+def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
+    """Order of id ``i`` of column a against id ``j`` of column b (same kind)."""
+    if is_int:
+        return int_str_cmp(values_a[i], values_b[j])
+    return bytes_cmp(data_a, offsets_a[i], offsets_a[i + 1],
+                     data_b, offsets_b[j], offsets_b[j + 1])
+
+
+@jit
+def id_equal(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
+    if is_int:
+        return values_a[i] == values_b[j]
+    start_a = offsets_a[i]
+    start_b = offsets_b[j]
+    n = offsets_a[i + 1] - start_a
+    if offsets_b[j + 1] - start_b != n:
+        return False
+    for k in range(n):
+        if data_a[start_a + k] != data_b[start_b + k]:
+            return False
+    return True
+
+
+@jit
+def sort_ids(data, offsets, values, is_int):
+    """Permutation sorting a column in ascending strcmp order (stable merge sort)."""
+    n = len(values) if is_int else len(offsets) - 1
+    order = np.arange(n)
+    buf = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if id_cmp(data, offsets, values, data, offsets, values, is_int,
+                          order[j], order[i]) < 0:
+                    buf[k] = order[j]
+                    j += 1
+                else:
+                    buf[k] = order[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                buf[k] = order[i]
+                i += 1
+                k += 1
+            while j < hi:
+                buf[k] = order[j]
+                j += 1
+                k += 1
+        order, buf = buf, order
+        width *= 2
+    return order
+
+
+@jit
+def intern_ids(data, offsets, values, is_int):
+    """Codes of a column's ids in order of first appearance, and the first row of each code.
+
+    Consecutive equal ids (the usual grouped file) cost one comparison; others one hash probe.
+    """
+    n = len(values) if is_int else len(offsets) - 1
+    codes = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    n_codes = 0
+    for i in range(n):
+        if i > 0 and id_equal(data, offsets, values, data, offsets, values, is_int, i, i - 1):
+            codes[i] = codes[i - 1]
+            continue
+        slot = id_hash(data, offsets, values, is_int, i) & mask
+        while True:
+            code = table[slot]
+            if code < 0:
+                table[slot] = n_codes
+                first[n_codes] = i
+                codes[i] = n_codes
+                n_codes += 1
+                break
+            if id_equal(data, offsets, values, data, offsets, values, is_int, first[code], i):
+                codes[i] = code
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return codes, first[:n_codes].copy()
+
+
+@jit
+def merge_sorted_ids(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int):
+    """Walk two sorted id columns; return, for the union in order, the index in a and in b
+    (-1 where absent)."""
+    n_a = len(values_a) if is_int else len(offsets_a) - 1
+    n_b = len(values_b) if is_int else len(offsets_b) - 1
+    in_a = np.empty(n_a + n_b, dtype=np.int64)
+    in_b = np.empty(n_a + n_b, dtype=np.int64)
+    i = j = k = 0
+    while i < n_a or j < n_b:
+        if i == n_a:
+            c = 1
+        elif j == n_b:
+            c = -1
+        else:
+            c = id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j)
+        if c < 0:
+            in_a[k], in_b[k] = i, -1
+            i += 1
+        elif c > 0:
+            in_a[k], in_b[k] = -1, j
+            j += 1
+        else:
+            in_a[k], in_b[k] = i, j
+            i += 1
+            j += 1
+        k += 1
+    return in_a[:k].copy(), in_b[:k].copy()

@@ -1,0 +1,1 @@
+"""I/O layer: files and frames into the CSR containers of :mod:`fastir.data`."""

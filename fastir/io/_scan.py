@@ -1,0 +1,294 @@
+"""Byte-level scanner for TREC qrels and run files (numba, parallel over line-aligned chunks).
+
+Two passes over the raw bytes. The first counts content lines, document-id bytes and
+query groups (maximal blocks of consecutive lines with the same query id) per chunk; the
+second writes, at each chunk's offsets, the packed document ids, the numeric field and
+the query group of every line. Query ids are interned later from the (few) groups.
+
+Numbers are parsed in place when the decimal-to-double conversion is exact (at most 19
+significant digits, mantissa below 2**53, power of ten up to 22: one correctly rounded
+multiplication or division). Any other token is marked and converted afterwards by Python's
+correctly rounded ``float``; the result is always the double ``strtod`` gives.
+"""
+
+import numpy as np
+
+from fastir._jit import jit, pjit, prange
+
+# Line layouts.
+RUN6 = 0  # qid iter docno rank score tag [ignored...]
+RUN3 = 1  # qid docno rank (MS MARCO); score = -rank
+QRELS = 2  # qid iter docno rel
+
+# Per-line error codes (0 = fine).
+TOO_FEW_FIELDS = 1
+TOO_MANY_FIELDS = 2
+BAD_LABEL = 3
+
+_SLOW = np.float64(np.nan)  # marks a number token that Python must convert
+_POW10 = np.array([10.0**k for k in range(23)])
+_TWO53 = np.uint64(2**53)
+
+
+@jit
+def _is_space(c):
+    return c == 32 or (9 <= c <= 13)
+
+
+@jit
+def _skip_space(buf, p, end):
+    while p < end and _is_space(buf[p]):
+        p += 1
+    return p
+
+
+@jit
+def _token_end(buf, p, end):
+    while p < end and not _is_space(buf[p]):
+        p += 1
+    return p
+
+
+@jit
+def parse_float(buf, start, end):
+    """The double of token ``buf[start:end]``, or NaN when Python must convert it."""
+    p = start
+    negative = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        negative = buf[p] == 45
+        p += 1
+    mantissa = np.uint64(0)
+    n_sig = 0
+    n_digits = 0
+    exp10 = 0
+    while p < end and 48 <= buf[p] <= 57:
+        d = buf[p] - 48
+        n_digits += 1
+        if n_sig > 0 or d != 0:
+            n_sig += 1
+            if n_sig <= 19:
+                mantissa = mantissa * np.uint64(10) + np.uint64(d)
+            else:
+                exp10 += 1
+        p += 1
+    if p < end and buf[p] == 46:
+        p += 1
+        while p < end and 48 <= buf[p] <= 57:
+            d = buf[p] - 48
+            n_digits += 1
+            if n_sig > 0 or d != 0:
+                n_sig += 1
+                if n_sig <= 19:
+                    mantissa = mantissa * np.uint64(10) + np.uint64(d)
+                    exp10 -= 1
+            else:
+                exp10 -= 1
+            p += 1
+    if n_digits == 0:
+        return _SLOW
+    if p < end and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        exp_negative = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            exp_negative = buf[p] == 45
+            p += 1
+        if p == end:
+            return _SLOW
+        e = 0
+        while p < end and 48 <= buf[p] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[p] - 48)
+            p += 1
+        exp10 += -e if exp_negative else e
+    if p != end or n_sig > 19:
+        return _SLOW
+    if mantissa == 0:
+        value = 0.0
+    elif mantissa > _TWO53 or exp10 > 22 or exp10 < -22:
+        return _SLOW
+    elif exp10 >= 0:
+        value = np.float64(mantissa) * _POW10[exp10]
+    else:
+        value = np.float64(mantissa) / _POW10[-exp10]
+    return -value if negative else value
+
+
+@jit
+def _parse_label(buf, start, end):
+    """Integer label: optional sign and digits. Returns (value, ok)."""
+    p = start
+    negative = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        negative = buf[p] == 45
+        p += 1
+    if p == end:
+        return 0.0, False
+    value = 0
+    while p < end:
+        c = buf[p]
+        if c < 48 or c > 57 or value > 2**31:
+            return 0.0, False
+        value = value * 10 + (c - 48)
+        p += 1
+    if negative:
+        value = -value
+    if value < -(2**31) or value >= 2**31:
+        return 0.0, False
+    return np.float64(value), True
+
+
+@jit
+def _split_line(buf, p, end, fields):
+    """Fill ``fields`` (rows: start, end) with the line's first fields; return their count
+    (counting one more than ``len(fields)`` when there are extra fields)."""
+    n = 0
+    while True:
+        p = _skip_space(buf, p, end)
+        if p >= end:
+            return n
+        if n == fields.shape[0]:
+            return n + 1
+        q = _token_end(buf, p, end)
+        fields[n, 0] = p
+        fields[n, 1] = q
+        n += 1
+        p = q
+
+
+@jit
+def _line_fields(layout):
+    """(needed, exact, qid field, doc field, value field) of a layout."""
+    if layout == RUN6:
+        return 6, False, 0, 2, 4
+    if layout == RUN3:
+        return 3, True, 0, 1, 2
+    return 4, True, 0, 2, 3
+
+
+@jit
+def _same_bytes(buf, a0, a1, b0, b1):
+    if a1 - a0 != b1 - b0:
+        return False
+    for k in range(a1 - a0):
+        if buf[a0 + k] != buf[b0 + k]:
+            return False
+    return True
+
+
+@jit
+def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_offsets,
+                values, row_group, group_bounds):
+    """Scan one chunk. Returns (rows, doc bytes, groups, error code, error offset)."""
+    needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
+    fields = np.empty((needed, 2), dtype=np.int64)
+    n_rows = 0
+    n_bytes = 0
+    n_groups = 0
+    prev_q0 = -1
+    prev_q1 = -1
+    p = start
+    while p < end:
+        line_end = p
+        while line_end < end and buf[line_end] != 10:
+            line_end += 1
+        first = _skip_space(buf, p, line_end)
+        if first < line_end and buf[first] != 35:  # not blank, not a '#' comment
+            n = _split_line(buf, first, line_end, fields)
+            if n < needed:
+                return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, p
+            if n > needed and exact:
+                return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, p
+            q0 = fields[f_qid, 0]
+            q1 = fields[f_qid, 1]
+            if prev_q0 < 0 or not _same_bytes(buf, q0, q1, prev_q0, prev_q1):
+                if write:
+                    group_bounds[group + n_groups, 0] = q0
+                    group_bounds[group + n_groups, 1] = q1
+                n_groups += 1
+                prev_q0 = q0
+                prev_q1 = q1
+            d0 = fields[f_doc, 0]
+            d1 = fields[f_doc, 1]
+            if layout == QRELS:
+                value, ok = _parse_label(buf, fields[f_value, 0], fields[f_value, 1])
+                if not ok:
+                    return n_rows, n_bytes, n_groups, BAD_LABEL, p
+            else:
+                value = parse_float(buf, fields[f_value, 0], fields[f_value, 1])
+                if layout == RUN3:
+                    value = -value
+            if write:
+                r = row + n_rows
+                b = byte + n_bytes
+                for k in range(d1 - d0):
+                    doc_data[b + k] = buf[d0 + k]
+                doc_offsets[r + 1] = b + d1 - d0
+                values[r] = value
+                row_group[r] = group + n_groups - 1
+            n_rows += 1
+            n_bytes += d1 - d0
+        p = line_end + 1
+    return n_rows, n_bytes, n_groups, 0, -1
+
+
+@pjit
+def count_chunks(buf, starts, ends, layout):
+    """First pass: per chunk (rows, doc bytes, groups, error code, error offset)."""
+    n = len(starts)
+    out = np.zeros((n, 5), dtype=np.int64)
+    dummy_u8 = np.zeros(0, dtype=np.uint8)
+    dummy_i64 = np.zeros(0, dtype=np.int64)
+    dummy_f64 = np.zeros(0, dtype=np.float64)
+    dummy_bounds = np.zeros((0, 2), dtype=np.int64)
+    for c in prange(n):
+        rows, nbytes, groups, err, where = _scan_chunk(
+            buf, starts[c], ends[c], layout, False, 0, 0, 0, dummy_u8, dummy_i64, dummy_f64,
+            dummy_i64, dummy_bounds)
+        out[c, 0] = rows
+        out[c, 1] = nbytes
+        out[c, 2] = groups
+        out[c, 3] = err
+        out[c, 4] = where
+    return out
+
+
+@pjit
+def fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data, doc_offsets, values,
+                row_group, group_bounds):
+    """Second pass: write every chunk's rows at its offsets."""
+    for c in prange(len(starts)):
+        _scan_chunk(buf, starts[c], ends[c], layout, True, row0[c], byte0[c], group0[c],
+                    doc_data, doc_offsets, values, row_group, group_bounds)
+
+
+@jit
+def slow_tokens(buf, starts, ends, layout, rows_wanted, row0):
+    """(start, end) of the number token of each row in ``rows_wanted`` (sorted), rescanning
+    only the chunks that hold them."""
+    needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
+    fields = np.empty((needed, 2), dtype=np.int64)
+    out = np.empty((len(rows_wanted), 2), dtype=np.int64)
+    k = 0
+    for c in range(len(starts)):
+        if k == len(rows_wanted):
+            break
+        next_chunk_row = row0[c + 1] if c + 1 < len(row0) else 1 << 62
+        if rows_wanted[k] >= next_chunk_row:
+            continue
+        row = row0[c]
+        p = starts[c]
+        end = ends[c]
+        while p < end and k < len(rows_wanted):
+            line_end = p
+            while line_end < end and buf[line_end] != 10:
+                line_end += 1
+            first = _skip_space(buf, p, line_end)
+            if first < line_end and buf[first] != 35:
+                if row == rows_wanted[k]:
+                    _split_line(buf, first, line_end, fields)
+                    out[k, 0] = fields[f_value, 0]
+                    out[k, 1] = fields[f_value, 1]
+                    k += 1
+                row += 1
+            p = line_end + 1
+    return out

@@ -1,0 +1,199 @@
+"""Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
+
+import gzip
+import os
+import sys
+
+import numba
+import numpy as np
+
+from fastir.data import InputError, Qrels, Run, csr_from_codes
+from fastir.ids import Ids, intern_ids
+from fastir.io import _scan
+
+_MESSAGES = {
+    _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found fewer",
+    _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found more",
+    _scan.BAD_LABEL: "relevance label {token!r} is not a 32-bit integer",
+}
+
+
+def read_bytes(path):
+    """The file's bytes as a uint8 array (gzip'd files are decompressed; ``-`` is stdin)."""
+    if str(path) == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        if raw[:2] == b"\x1f\x8b":
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError) as exc:
+                raise InputError(f"{path}: corrupt gzip data: {exc}") from None
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+def read_qrels(path):
+    """Read a TREC qrels file: ``qid iter docno rel`` per line.
+
+    Fields are separated by any whitespace, ``#`` starts a comment line, labels are integers
+    (negative: in the pool but unjudged). A doc judged twice for one query is an error.
+
+    Returns
+    -------
+    Qrels
+    """
+    name = os.fspath(path)
+    buf = read_bytes(path)
+    query_ids, codes, docs, values = _scan_file(buf, _scan.QRELS, name)
+    qrels = _assemble(Qrels, query_ids, codes, docs, values.astype(np.int32), name)
+    qrels.index()  # reports duplicate judgments now, with the file name
+    return qrels
+
+
+def read_run(path, name=None):
+    """Read a TREC run file: ``qid iter docno rank score tag`` per line.
+
+    The rank column is ignored: the join ranks by score (ties by docno, as trec_eval does).
+    A file whose lines have three fields, ``qid docno rank`` (MS MARCO), is read with the
+    rank as its order. The run's name is the tag of the last line (trec_eval's ``runid``).
+
+    Returns
+    -------
+    Run
+    """
+    source = os.fspath(path)
+    buf = read_bytes(path)
+    layout, tag = _run_layout(buf, source)
+    query_ids, codes, docs, scores = _scan_file(buf, layout, source)
+    return _assemble(Run, query_ids, codes, docs, scores, source,
+                     name=name if name is not None else tag)
+
+
+def _assemble(cls, query_ids, codes, docs, values, source, **extra):
+    query_ids, indptr, order = csr_from_codes(codes, query_ids)
+    if order is not None:
+        docs = docs.take(order)
+        values = values[order]
+    return cls(query_ids, indptr, docs, values, source=source, **extra)
+
+
+def _content_fields(buf, from_end=False):
+    """Fields of the first (or last) content line, looking at a window of the file first."""
+    window = 1 << 16
+    while True:
+        whole = window >= len(buf)
+        part = buf[max(0, len(buf) - window):] if from_end else buf[:window]
+        lines = part.tobytes().split(b"\n")
+        if from_end:
+            lines = lines[::-1] if whole else lines[:0:-1]  # drop the cut first line
+        elif not whole:
+            lines = lines[:-1]
+        for line in lines:
+            fields = line.split()
+            if fields and not fields[0].startswith(b"#"):
+                return fields
+        if whole:
+            return None
+        window *= 16
+
+
+def _run_layout(buf, source):
+    first = _content_fields(buf)
+    if first is None:
+        raise InputError(f"{source}: empty run file (no result lines)")
+    layout = _scan.RUN3 if len(first) == 3 else _scan.RUN6
+    last = _content_fields(buf, from_end=True)
+    tag = last[5].decode("utf-8", "replace") if layout == _scan.RUN6 and len(last) > 5 else ""
+    return layout, tag
+
+
+def _chunks(buf, n_chunks):
+    n = len(buf)
+    starts = [0]
+    for c in range(1, n_chunks):
+        p = (n * c) // n_chunks
+        nl = np.flatnonzero(buf[p:p + (1 << 20)] == 10)
+        cut = p + int(nl[0]) + 1 if len(nl) else n
+        if cut > starts[-1] and cut < n:
+            starts.append(cut)
+    ends = starts[1:] + [n]
+    return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def _scan_file(buf, layout, source):
+    n_chunks = max(1, min(len(buf) // (1 << 16), 8 * numba.get_num_threads()))
+    starts, ends = _chunks(buf, n_chunks)
+    counts = _scan.count_chunks(buf, starts, ends, layout)
+    bad = np.flatnonzero(counts[:, 3])
+    if len(bad):
+        _raise_line_error(buf, layout, int(counts[bad[0], 3]), int(counts[bad[0], 4]), source)
+    row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
+    byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
+    group0 = np.concatenate(([0], np.cumsum(counts[:, 2])))
+    n_rows = int(row0[-1])
+    if n_rows == 0:
+        kind = "qrels" if layout == _scan.QRELS else "run"
+        raise InputError(f"{source}: empty {kind} file (no content lines)")
+    doc_data = np.empty(int(byte0[-1]), dtype=np.uint8)
+    doc_offsets = np.zeros(n_rows + 1, dtype=np.int64)
+    values = np.empty(n_rows, dtype=np.float64)
+    row_group = np.empty(n_rows, dtype=np.int64)
+    group_bounds = np.empty((int(group0[-1]), 2), dtype=np.int64)
+    _scan.fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data, doc_offsets,
+                      values, row_group, group_bounds)
+    if layout != _scan.QRELS:
+        _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
+    # Intern the query ids of the groups, then give every row its query's code.
+    group_ids = _gather_tokens(buf, group_bounds)
+    group_codes, first = intern_ids(*group_ids.args())
+    return group_ids.take(first), group_codes[row_group], Ids(doc_data, doc_offsets), values
+
+
+def _gather_tokens(buf, bounds):
+    lengths = bounds[:, 1] - bounds[:, 0]
+    offsets = np.zeros(len(bounds) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if len(bounds) == 0:
+        return Ids(np.zeros(0, np.uint8), offsets)
+    index = np.repeat(bounds[:, 0] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return Ids(buf[index], offsets)
+
+
+def _convert_slow_numbers(buf, starts, ends, layout, row0, values, source):
+    slow = np.flatnonzero(np.isnan(values))
+    if len(slow) == 0:
+        return
+    spans = _scan.slow_tokens(buf, starts, ends, layout, slow, row0)
+    raw = buf.tobytes() if len(slow) > 64 else None
+    for k, (a, b) in enumerate(spans.tolist()):
+        token = raw[a:b] if raw is not None else buf[a:b].tobytes()
+        try:
+            value = float(token)
+        except ValueError:
+            value = None
+        if value is None or not np.isfinite(value):
+            what = "is not a number" if value is None else "is not a finite number"
+            _raise_at(buf, a, source, f"score {token.decode('utf-8', 'replace')!r} {what}")
+        values[slow[k]] = -value if layout == _scan.RUN3 else value
+
+
+def _raise_line_error(buf, layout, code, offset, source):
+    needed = {_scan.RUN6: 6, _scan.RUN3: 3, _scan.QRELS: 4}[layout]
+    line_end = offset
+    while line_end < len(buf) and buf[line_end] != 10:
+        line_end += 1
+    fields = buf[offset:line_end].tobytes().split()
+    token = fields[3].decode("utf-8", "replace") if len(fields) > 3 else ""
+    message = _MESSAGES[code].format(needed=needed, token=token)
+    if layout == _scan.RUN3 and code == _scan.TOO_MANY_FIELDS:
+        message += " (the first line has 3 fields, qid docno rank, so every line must)"
+    _raise_at(buf, offset, source, message)
+
+
+def _raise_at(buf, offset, source, message):
+    line = int(np.count_nonzero(buf[:offset] == 10)) + 1
+    raise InputError(f"{source}:{line}: {message}")

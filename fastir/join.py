@@ -1,0 +1,254 @@
+"""The join: rank each run query as trec_eval does and give every ranked position its label.
+
+Done once per (qrels, run, options); every measure then reads only the joined arrays.
+
+Ranking is score descending, ties by document id descending in ``strcmp`` order, then
+truncation to ``max_docs`` (trec_eval ``-M``). Labels use trec_eval's codes: the qrels label
+when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``NOT_POOLED``
+(-1) for a doc absent from the qrels. With ``judged_only`` (``-J``) docs with a negative code
+are then dropped, keeping the order.
+"""
+
+import numba
+import numpy as np
+
+from fastir._jit import chunk_bounds, jit, pjit, prange
+from fastir.data import InputError, query_doc_slot
+from fastir.ids import common_kind, id_cmp, id_equal, id_hash, merge_sorted_ids
+
+NOT_POOLED = -1
+UNJUDGED = -2
+NO_LIMIT = np.iinfo(np.int64).max
+
+
+class Joined:
+    """Ranked labels of the evaluated queries, in CSR form.
+
+    Attributes
+    ----------
+    query_ids : list
+        Evaluated query ids, in trec_eval order.
+    indptr : ndarray of int64
+        Ranked positions of query ``e`` are ``indptr[e]:indptr[e + 1]``.
+    labels : ndarray of int32
+        Label code of every ranked position (see module doc).
+    qrels_query : ndarray of int64
+        Row of each evaluated query in the qrels.
+    in_run : ndarray of bool
+        Whether each evaluated query has results in the run.
+    ignored_run_queries : list
+        Run queries without judgments (never scored).
+    missing_queries : list
+        Judged queries absent from the run (scored 0, or skipped with ``missing="skip"``).
+    """
+
+    def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
+                 missing_queries):
+        self.query_ids = query_ids
+        self.indptr = indptr
+        self.labels = labels
+        self.qrels_query = qrels_query
+        self.in_run = in_run
+        self.ignored_run_queries = ignored_run_queries
+        self.missing_queries = missing_queries
+
+
+def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
+    """Rank ``run`` and look every ranked doc up in ``qrels``.
+
+    Parameters
+    ----------
+    qrels : Qrels
+    run : Run
+    max_docs : int, optional
+        Keep only the first ``max_docs`` ranked docs of each query (trec_eval ``-M``).
+    judged_only : bool
+        Drop ranked docs absent from the qrels or with a negative label (trec_eval ``-J``).
+    missing : {"zero", "skip"}
+        ``"zero"``: every judged query counts, one absent from the run has an empty ranking
+        (trec_eval ``-c``). ``"skip"``: only queries in both count (trec_eval's default).
+    """
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if max_docs is not None and (int(max_docs) != max_docs or max_docs < 0):
+        raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
+    limit = NO_LIMIT if max_docs is None else int(max_docs)
+
+    q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
+    in_qrels, in_run = merge_sorted_ids(*q_qids.args()[:3], *r_qids.args())
+    judged = in_qrels >= 0
+    ignored = [r_qids[i] for i in in_run[~judged].tolist()]
+    missing_queries = [q_qids[i] for i in in_qrels[judged & (in_run < 0)].tolist()]
+    keep = judged if missing == "zero" else judged & (in_run >= 0)
+    qrels_query = in_qrels[keep]
+    run_query = in_run[keep]
+    query_ids = [q_qids[i] for i in qrels_query.tolist()]
+
+    lengths = np.where(run_query >= 0,
+                       run.indptr[run_query + 1] - run.indptr[np.maximum(run_query, 0)], 0)
+    bounded = np.minimum(lengths, limit)
+    indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
+    np.cumsum(bounded, out=indptr[1:])
+
+    q_docs, r_docs = common_kind(qrels.doc_ids, run.doc_ids)
+    if q_docs is not qrels.doc_ids:  # kinds differed: index the converted column
+        table, row_hash = _index_of(qrels, q_docs)
+    else:
+        table, row_hash = qrels.index()
+    labels = np.empty(indptr[-1], dtype=np.int32)
+    kept = np.empty(len(run_query), dtype=np.int64)
+    duplicate = np.full(len(run_query), -1, dtype=np.int64)
+    scratch = int(lengths.max()) if len(lengths) else 0
+    bounds = chunk_bounds(bounded, numba.get_num_threads())
+    _join_kernel(bounds, run_query, qrels_query, indptr, run.indptr, run.scores,
+                 *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
+                 r_docs.is_int, table, row_hash, judged_only, labels, kept, duplicate,
+                 scratch)
+    dup = np.flatnonzero(duplicate >= 0)
+    if len(dup):
+        e = int(dup[0])
+        raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
+                         f"{run.doc_ids[int(duplicate[e])]!r} twice")
+    if judged_only:
+        indptr, labels = _compact(indptr, labels, kept)
+    return Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
+                  missing_queries)
+
+
+def _index_of(qrels, docs):
+    from fastir.data import Qrels
+
+    converted = Qrels(qrels.query_ids, qrels.indptr, docs, qrels.labels, qrels.source)
+    return converted.index()
+
+
+@jit
+def _compact(indptr, labels, kept):
+    new_indptr = np.zeros_like(indptr)
+    for e in range(len(kept)):
+        new_indptr[e + 1] = new_indptr[e] + kept[e]
+    new_labels = np.empty(new_indptr[-1], dtype=labels.dtype)
+    for e in range(len(kept)):
+        new_labels[new_indptr[e]:new_indptr[e + 1]] = labels[indptr[e]:indptr[e] + kept[e]]
+    return new_indptr, new_labels
+
+
+@jit
+def _ranks_before(scores, d_data, d_offsets, d_values, is_int, a, b):
+    """True when row ``a`` ranks strictly before row ``b`` (score desc, docno desc)."""
+    if scores[a] != scores[b]:
+        return scores[a] > scores[b]
+    return id_cmp(d_data, d_offsets, d_values, d_data, d_offsets, d_values, is_int, a, b) > 0
+
+
+@jit
+def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
+    """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order.
+
+    An already ordered query costs one comparison per row; otherwise a merge sort.
+    """
+    n = stop - start
+    in_order = True
+    for i in range(n):
+        order[i] = start + i
+        if i > 0 and in_order and _ranks_before(scores, d_data, d_offsets, d_values, is_int,
+                                                start + i, start + i - 1):
+            in_order = False
+    if in_order:
+        return
+    width = 1
+    src = order
+    dst = buf
+    in_buf = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _ranks_before(scores, d_data, d_offsets, d_values, is_int, src[j], src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        order[:n] = buf[:n]
+
+
+@pjit
+def _join_kernel(bounds, run_query, qrels_query, indptr, r_indptr, scores, d_data, d_offsets,
+                 d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int, table,
+                 row_hash, judged_only, labels, kept, duplicate, scratch):
+    mask = np.uint64(len(table) - 1)
+    seen_size = 16
+    while seen_size < 2 * scratch:
+        seen_size *= 2
+    for c in prange(len(bounds) - 1):
+        order = np.empty(scratch, dtype=np.int64)
+        buf = np.empty(scratch, dtype=np.int64)
+        hashes = np.empty(scratch, dtype=np.uint64)
+        seen = np.full(seen_size, -1, dtype=np.int64)
+        for e in range(bounds[c], bounds[c + 1]):
+            out = indptr[e]
+            m = indptr[e + 1] - out
+            kept[e] = 0
+            r = run_query[e]
+            if r < 0:
+                continue
+            rank_rows(r_indptr[r], r_indptr[r + 1], scores, d_data, d_offsets, d_values,
+                      is_int, order, buf)
+            q = qrels_query[e]
+            q_lo = q_indptr[q]
+            q_hi = q_indptr[q + 1]
+            local = 16
+            while local < 2 * m:
+                local *= 2
+            local_mask = np.uint64(local - 1)
+            seen[:local] = -1
+            n_kept = 0
+            for i in range(m):
+                row = order[i]
+                h = id_hash(d_data, d_offsets, d_values, is_int, row)
+                hashes[i] = h
+                # duplicate check among the kept ranking
+                slot = h & local_mask
+                while seen[slot] >= 0:
+                    other = seen[slot]
+                    if hashes[other] == h and id_equal(d_data, d_offsets, d_values, d_data,
+                                                       d_offsets, d_values, is_int,
+                                                       order[other], row):
+                        duplicate[e] = order[other]
+                        break
+                    slot = (slot + np.uint64(1)) & local_mask
+                if duplicate[e] >= 0:
+                    break
+                seen[slot] = i
+                # label lookup
+                code = -1
+                slot = query_doc_slot(h, q, mask)
+                while table[slot] >= 0:
+                    j = table[slot]
+                    if (row_hash[j] == h and q_lo <= j < q_hi
+                            and id_equal(j_data, j_offsets, j_values, d_data, d_offsets,
+                                         d_values, is_int, j, row)):
+                        code = q_labels[j] if q_labels[j] >= 0 else -2
+                        break
+                    slot = (slot + np.uint64(1)) & mask
+                if judged_only and code < 0:
+                    continue
+                labels[out + n_kept] = code
+                n_kept += 1
+            kept[e] = n_kept
