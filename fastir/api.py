@@ -1,5 +1,7 @@
 """The public API: ``evaluate`` and its ``Results``."""
 
+import math
+
 import numba
 import numpy as np
 
@@ -67,7 +69,7 @@ class Results:
             elif how == "gmean":
                 if log_sums is None:
                     log_sums = kernels.column_log_sums(self.values, _GM_FLOOR)
-                out[j] = np.exp(log_sums[j] / n)
+                out[j] = math.exp(log_sums[j] / n)  # libm exp, as trec_eval (not np.exp)
             else:
                 out[j] = sums[j] / n
         return out
@@ -141,7 +143,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.7}}
     >>> res = fastir.evaluate(qrels, run, ["P@2", "map", "ndcg_cut_3"])
     >>> {k: round(v, 4) for k, v in res.mean.items()}
-    {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.8597}
+    {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
     keys, parsed = parse_all(measures)
     if int(relevance_level) != relevance_level or relevance_level < 0:
@@ -190,7 +192,7 @@ def measure_spec(parsed, relevance_level):
             param[j] = m.cutoff
         elif m.cutoff is not None:
             cutoff[j] = m.cutoff
-        if spec.kind == kernels.NDCG:  # gains are raw labels: trec_eval ignores -l here
+        if spec.kind in (kernels.NDCG, kernels.DCG):  # gains are raw labels: trec_eval ignores -l here
             level[j] = 1 if m.rel is None else m.rel
             gain[j] = GAINS[m.dcg]
         else:

@@ -58,8 +58,10 @@ class Qrels:
                 qids.append(qid)
                 docs.append(doc)
                 labels.append(_integer_label(label, source, qid, doc))
-        return cls.from_arrays(_as_id_array(qids), _as_id_array(docs),
-                               np.array(labels, dtype=np.int64), source=source)
+        empty = [qid for qid, judged in qrels.items() if not judged]
+        return _build(cls, Ids.from_array(_as_id_array(qids + empty)),
+                      Ids.from_array(_as_id_array(docs)), np.array(labels, dtype=np.int32),
+                      source, n_rows=len(labels))
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, labels, source="qrels arrays"):
@@ -169,8 +171,16 @@ class Run:
                 qids.append(qid)
                 docs.append(doc)
                 scores.append(score)
-        return cls.from_arrays(_as_id_array(qids), _as_id_array(docs),
-                               np.array(scores, dtype=np.float64), name=name, source=source)
+        empty = [qid for qid, ranked in run.items() if not ranked]
+        scores = np.array(scores, dtype=np.float64)
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
+                             f"{scores[i]!r} is not finite")
+        return _build(cls, Ids.from_array(_as_id_array(qids + empty)),
+                      Ids.from_array(_as_id_array(docs)), scores, source, n_rows=len(scores),
+                      name=name)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores, name="run", source="run arrays"):
@@ -213,19 +223,25 @@ class Run:
 
 
 # ---------------------------------------------------------------------------------------
-def _build(cls, row_qids, doc_ids, values, source, **extra):
-    """Group rows by query (stable, so each query keeps its input order) into CSR form."""
-    query_ids, indptr, order = group_rows(row_qids)
+def _build(cls, row_qids, doc_ids, values, source, n_rows=None, **extra):
+    """Group rows by query (stable, so each query keeps its input order) into CSR form.
+
+    ``row_qids`` may hold, after the ``n_rows`` row ids, ids of queries with no rows.
+    """
+    query_ids, indptr, order = group_rows(row_qids, n_rows)
     if order is not None:
         doc_ids = doc_ids.take(order)
         values = values[order]
     return cls(query_ids, indptr, doc_ids, values, source=source, **extra)
 
 
-def group_rows(row_qids):
-    """Sorted unique query ids, CSR ``indptr``, and the row permutation (None if identity)."""
+def group_rows(row_qids, n_rows=None):
+    """Sorted unique query ids, CSR ``indptr``, and the row permutation (None if identity).
+
+    Ids after the first ``n_rows`` name queries without rows.
+    """
     codes, first = intern_ids(*row_qids.args())
-    return csr_from_codes(codes, row_qids.take(first))
+    return csr_from_codes(codes[:n_rows], row_qids.take(first))
 
 
 def csr_from_codes(codes, unique):
@@ -245,20 +261,15 @@ def csr_from_codes(codes, unique):
 def _integer_label(label, source, qid, doc):
     if isinstance(label, bool) or not isinstance(label, numbers.Real):
         raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not an integer")
-    if isinstance(label, numbers.Integral):
-        return int(label)
-    if math.isfinite(label) and label == int(label):
-        return int(label)
-    raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not an integer")
+    if isinstance(label, numbers.Integral) or (math.isfinite(label) and label == int(label)):
+        if -(2**31) <= int(label) < 2**31:
+            return int(label)
+    raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not a "
+                     "32-bit integer")
 
 
 def _as_id_array(items):
-    if items and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-                     for x in items):
-        return np.array(items, dtype=np.int64)
-    bad = next((x for x in items if not isinstance(x, (str, bytes))), None)
-    if bad is not None:
-        raise InputError(f"ids must be all str or all int, got {bad!r} ({type(bad).__name__})")
+    """Python ids as a 1-d object array (for :meth:`Ids.from_array`, which checks them)."""
     arr = np.empty(len(items), dtype=object)
     arr[:] = items
     return arr

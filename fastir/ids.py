@@ -66,7 +66,8 @@ class Ids:
                 return cls(values=np.array(items, dtype=np.int64))
             bad = next((x for x in items if not isinstance(x, (str, bytes))), None)
             if bad is not None:
-                raise TypeError(f"ids must be all str/bytes or all integers, got {bad!r}")
+                raise TypeError(f"ids must be all str/bytes or all integers, got {bad!r} "
+                                f"({type(bad).__name__})")
             return cls.from_strings(items)
         raise TypeError(f"unsupported id dtype {array.dtype}")
 

@@ -39,6 +39,7 @@ SUCCESS = 13
 SET_P = 14
 SET_R = 15
 SET_F = 16
+DCG = 17
 
 GAIN_LINEAR = 0
 GAIN_EXP = 1
@@ -73,13 +74,19 @@ def _gain(label, level, gain_kind):
 
 
 @jit
-def _ndcg(ranked, ideal, cutoff, level, gain_kind, log2):
+def _dcg(ranked, cutoff, level, gain_kind, log2):
     n = len(ranked) if cutoff == 0 else min(cutoff, len(ranked))
     dcg = 0.0
     for i in range(n):
         g = _gain(ranked[i], level, gain_kind)
         if g != 0.0:
             dcg += g / log2[i]
+    return dcg
+
+
+@jit
+def _ndcg(ranked, ideal, cutoff, level, gain_kind, log2):
+    dcg = _dcg(ranked, cutoff, level, gain_kind, log2)
     m = len(ideal) if cutoff == 0 else min(cutoff, len(ideal))
     idcg = 0.0
     for i in range(m):
@@ -150,6 +157,8 @@ def query_value(kind, cutoff, level, gain_kind, param, ranked, ideal, log2):
         return np.float64(n)
     if kind == NDCG:
         return _ndcg(ranked, ideal, cutoff, level, gain_kind, log2)
+    if kind == DCG:
+        return _dcg(ranked, cutoff, level, gain_kind, log2)
     if kind == BPREF:
         return _bpref(ranked, n_rel, n_nonrel, level)
     top = n if cutoff == 0 else min(cutoff, n)

@@ -77,6 +77,8 @@ FAMILIES = {f.name: f for f in (
            trec_cut="ndcg_cut",
            doc="nDCG; gains are the labels (dcg='log2') or 2^label-1 (dcg='exp-log2'); "
                "the ideal ranks every judged document."),
+    Family("DCG", K.DCG, cutoff="optional", params=("rel", "dcg"),
+           doc="Discounted cumulative gain (gains as nDCG's), not normalised."),
     Family("Success", K.SUCCESS, cutoff="required", trec="success",
            doc="1 if a relevant document is in the top k."),
     Family("SetP", K.SET_P, trec="set_P", doc="Precision of the whole ranking."),
@@ -93,6 +95,7 @@ _ALIASES = {  # alternative ir_measures spellings
 _RANX = {  # ranx name -> (family, extra params)
     "precision": ("P", {}), "recall": ("R", {}), "mrr": ("RR", {}), "map": ("AP", {}),
     "ndcg": ("nDCG", {}), "ndcg_burges": ("nDCG", {"dcg": "exp-log2"}),
+    "dcg": ("DCG", {}), "dcg_burges": ("DCG", {"dcg": "exp-log2"}),
     "hit_rate": ("Success", {}), "r-precision": ("Rprec", {}), "bpref": ("Bpref", {}),
 }
 

@@ -48,6 +48,7 @@ FAMILIES = frozenset(
         "P",
         "R",
         "nDCG",
+        "DCG",
         "Success",
         "SetP",
         "SetR",
@@ -363,6 +364,8 @@ def measure(
         return _recall_at(codes, R, rel, k)
     if family == "nDCG":
         return _ndcg(codes, qrels_q, rel, gain, k)
+    if family == "DCG":
+        return _dcg([_gain(c, rel, gain) for c in codes], k)
     if family == "Success":
         return _success(codes, rel, k)
     num_rel_ret = sum(1 for c in codes if _is_rel(c, rel))

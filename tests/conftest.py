@@ -1,0 +1,93 @@
+"""Shared test helpers: data generators and the bridge from fastir measures to the naive
+reference."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import naive  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+#: Measures every reference test covers (ir_measures names), with the family and
+#: keyword arguments of ``naive.measure``.
+MEASURES = {
+    "NumRet": ("NumRet", {}),
+    "NumRel": ("NumRel", {}),
+    "NumRelRet": ("NumRelRet", {}),
+    "NumNonRelJudgedRet": ("NumNonRelJudgedRet", {}),
+    "AP": ("AP", {}),
+    "AP@3": ("AP", {"cutoff": 3}),
+    "GMAP": ("GMAP", {}),
+    "Rprec": ("Rprec", {}),
+    "Bpref": ("Bpref", {}),
+    "RR": ("RR", {}),
+    "RR@2": ("RR", {"cutoff": 2}),
+    "IPrec@0.0": ("IPrec", {"recall": 0.0}),
+    "IPrec@0.3": ("IPrec", {"recall": 0.3}),
+    "IPrec@0.5": ("IPrec", {"recall": 0.5}),
+    "IPrec@1.0": ("IPrec", {"recall": 1.0}),
+    "P@1": ("P", {"cutoff": 1}),
+    "P@5": ("P", {"cutoff": 5}),
+    "P(rel=2)@5": ("P", {"cutoff": 5, "rel": 2}),
+    "R@3": ("R", {"cutoff": 3}),
+    "R@50": ("R", {"cutoff": 50}),
+    "nDCG": ("nDCG", {}),
+    "nDCG@3": ("nDCG", {"cutoff": 3}),
+    "nDCG@20": ("nDCG", {"cutoff": 20}),
+    "nDCG(dcg='exp-log2')@5": ("nDCG", {"cutoff": 5, "gain": "exponential"}),
+    "nDCG(rel=2)@5": ("nDCG", {"cutoff": 5, "rel": 2}),
+    "DCG@4": ("DCG", {"cutoff": 4}),
+    "Success@2": ("Success", {"cutoff": 2}),
+    "SetP": ("SetP", {}),
+    "SetR": ("SetR", {}),
+    "SetF": ("SetF", {}),
+    "SetF(beta=0.5)": ("SetF", {"beta": 0.5}),
+}
+
+#: Families whose ``rel`` follows the evaluation's relevance level (nDCG/DCG do not).
+LEVEL_FREE = {"nDCG", "DCG"}
+
+
+def naive_values(qrels, run, names, *, relevance_level=1, missing="zero", max_docs=None,
+                 judged_only=False):
+    """{qid: [value per name]} from the naive reference."""
+    measures = []
+    for name in names:
+        family, params = MEASURES[name]
+        params = dict(params)
+        if family not in LEVEL_FREE:
+            params.setdefault("rel", relevance_level)
+        measures.append((family, params))
+    per_query = naive.evaluate(qrels, run, measures, missing=missing, max_docs=max_docs,
+                               judged_only=judged_only)
+    return {q: [vals[i] for i in range(len(names))] for q, vals in per_query.items()}
+
+
+# -- hypothesis strategies ------------------------------------------------------------------
+# Small vocabularies make ties, shared docs and unjudged docs common. Doc ids share
+# prefixes so that byte-order tie breaking is exercised ("d1" < "d10" < "d2").
+DOC_IDS = st.sampled_from(["d1", "d10", "d2", "d20", "d3", "D3", "d4", "e", "é", "d5#x",
+                           "d6", "d7", "d8", "d9", "d11", "d12"])
+QUERY_IDS = st.sampled_from(["q1", "q2", "q10", "3", "20"])
+LABELS = st.integers(min_value=-1, max_value=3)
+SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 3.25, 1e-3])
+
+
+@st.composite
+def qrels_and_runs(draw):
+    qrels = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, LABELS, max_size=10),
+                                 min_size=1, max_size=4))
+    run = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, SCORES, max_size=12),
+                               max_size=4))
+    return qrels, run
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    return DATA
