@@ -260,7 +260,8 @@ def csr_from_codes(codes, unique):
 
 def _integer_label(label, source, qid, doc):
     if isinstance(label, bool) or not isinstance(label, numbers.Real):
-        raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not an integer")
+        raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not a "
+                         "32-bit integer")
     if isinstance(label, numbers.Integral) or (math.isfinite(label) and label == int(label)):
         if -(2**31) <= int(label) < 2**31:
             return int(label)

@@ -266,10 +266,8 @@ def _parse_ranx(text):
 
 def parse_trec(text):
     """Measures of a trec_eval name (``map``, ``P_5``, ``P.5,10``, ``ndcg_cut``), or None."""
-    if "." in text:
-        base, _, plist = text.partition(".")
-        if base not in _TREC:
-            return None
+    base, dot, plist = text.partition(".")
+    if dot and base in _TREC:
         values = [v for v in plist.split(",")]
         if any(v == "" for v in values):
             raise UnknownMeasureError(f"{text!r}: empty parameter in list")

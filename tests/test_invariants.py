@@ -1,0 +1,67 @@
+"""Invariants: thread count, query order and chunking change nothing; ranges hold."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from conftest import qrels_and_runs
+from hypothesis import given, settings
+
+import fastir
+
+NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "R@100", "RR", "Bpref", "IPrec@0.5", "GMAP"]
+
+SCRIPT = """
+import json, sys
+import numpy as np
+import fastir
+rng = np.random.default_rng(7)
+n_q, n_d = 300, 200
+q = np.repeat(np.arange(n_q), n_d)
+d = np.tile(np.arange(n_d), n_q)
+s = np.round(rng.normal(size=n_q * n_d), 2)
+keep = rng.random(n_q * 60) < 0.5
+qq = np.repeat(np.arange(n_q), 60)[keep]
+qd = np.tile(np.arange(0, 300, 5), n_q)[keep]
+ql = rng.integers(0, 3, size=keep.sum())
+res = fastir.evaluate(fastir.Qrels.from_arrays(qq, qd, ql), fastir.Run.from_arrays(q, d, s),
+                      %r)
+print(json.dumps({"values": res.values.tolist(), "mean": res.mean}))
+""" % (NAMES,)
+
+
+def _run_with_threads(n):
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(n))
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_one_and_two_threads_are_bit_identical():
+    one, two = _run_with_threads(1), _run_with_threads(2)
+    assert one == two  # JSON floats round-trip exactly
+
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_runs())
+def test_input_order_changes_nothing(data):
+    qrels, run = data
+    forward = fastir.evaluate(qrels, run, NAMES)
+    reverse = fastir.evaluate({q: dict(reversed(list(d.items())))
+                               for q, d in reversed(list(qrels.items()))},
+                              {q: dict(reversed(list(d.items())))
+                               for q, d in reversed(list(run.items()))}, NAMES)
+    assert forward.query_ids == reverse.query_ids
+    assert np.array_equal(forward.values, reverse.values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_runs())
+def test_ranges_and_monotonic_recall(data):
+    qrels, run = data
+    res = fastir.evaluate(qrels, run, ["nDCG", "nDCG@3", "R@1", "R@3", "R@10", "AP", "P@5"])
+    v = res.values
+    assert np.all((v >= 0) & (v <= 1))
+    assert np.all(v[:, 2] <= v[:, 3]) and np.all(v[:, 3] <= v[:, 4])

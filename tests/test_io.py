@@ -1,0 +1,166 @@
+"""Reading files, dicts, arrays and frames; bad input gives clear errors."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+import fastir
+from fastir import InputError
+
+RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.25 tag\n"
+QRELS = "q1 0 d1 1\nq1 0 d3 0\nq2 0 d3 2\n"
+
+
+def write(tmp_path, name, text, gz=False):
+    path = tmp_path / name
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_read_plain_and_gzip(tmp_path, gz):
+    run = fastir.read_run(write(tmp_path, "run", RUN, gz))
+    qrels = fastir.read_qrels(write(tmp_path, "qrels", QRELS, gz))
+    assert run.to_dict() == {"q1": {"d1": 2.5, "d2": 1.5}, "q2": {"d3": 0.25}}
+    assert qrels.to_dict() == {"q1": {"d1": 1, "d3": 0}, "q2": {"d3": 2}}
+    assert run.name == "tag"
+
+
+def test_whitespace_comments_blank_lines_and_extra_fields(tmp_path):
+    text = ("# a comment\n\n  q1\tQ0  d1 1   2.5 tagA extra junk\r\n   # indented comment\n"
+            "q1 Q0 d#2 2 1.5e0 tagB")  # no final newline; '#' inside a docno
+    run = fastir.read_run(write(tmp_path, "run", text))
+    assert run.to_dict() == {"q1": {"d1": 2.5, "d#2": 1.5}}
+    assert run.name == "tagB"  # trec_eval keeps the tag of the last line
+
+
+def test_msmarco_three_field_run_uses_rank_as_order(tmp_path):
+    run = fastir.read_run(write(tmp_path, "run", "q1 dA 2\nq1 dB 1\nq1 dC 3\n"))
+    qrels = {"q1": {"dB": 1}}
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 1.0
+
+
+def test_scores_parse_exactly(tmp_path):
+    tokens = ["0.1", "-2.5e-3", "123456789.123456789", "0.30000000000000004", "1e22",
+              "1e23", "7", "+3.", ".5", "-0", "4.9406564584124654e-324", "1.7976931348623157e308"]
+    text = "".join(f"q Q0 d{i} 1 {t} x\n" for i, t in enumerate(tokens))
+    run = fastir.read_run(write(tmp_path, "run", text))
+    assert run.scores.tolist() == [float(t) for t in tokens]
+
+
+def test_integer_ids_from_arrays_stay_integers():
+    run = fastir.Run.from_arrays(np.array([3, 3, 10]), np.array([7, 8, 9]),
+                                 np.array([1.0, 2.0, 3.0]))
+    assert run.query_ids.is_int and run.doc_ids.is_int
+    assert run.to_dict() == {10: {9: 3.0}, 3: {7: 1.0, 8: 2.0}}
+    # queries are in trec_eval (string) order: "10" < "3"
+    assert run.query_ids.tolist() == [10, 3]
+
+
+def test_integer_run_against_text_qrels_matches_decimal_ids():
+    qrels = {"1": {"10": 1, "9": 0}}
+    run = fastir.Run.from_arrays(np.array([1, 1]), np.array([10, 9]), np.array([1.0, 1.0]))
+    # tie: docno descending as strings, "9" > "10", so doc 9 ranks first
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 0.5
+
+
+def test_integer_ties_break_like_strings():
+    qrels = {1: {10: 1, 9: 0}}
+    run = {1: {10: 1.0, 9: 1.0}}
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 0.5
+
+
+def test_from_pandas():
+    pd = pytest.importorskip("pandas")
+    qrels = fastir.Qrels.from_pandas(pd.DataFrame(
+        {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]}))
+    run = fastir.Run.from_pandas(pd.DataFrame(
+        {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [0.5, 0.7]}))
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 0.5
+    with pytest.raises(InputError, match="missing column"):
+        fastir.Run.from_pandas(pd.DataFrame({"q": [1]}))
+
+
+def test_unicode_ids_compare_as_utf8_bytes():
+    qrels = {"q": {"é": 1, "z": 0}}
+    run = {"q": {"é": 1.0, "z": 1.0}}  # UTF-8 of é (0xC3...) > "z" (0x7A): é ranks first
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 1.0
+
+
+# -- errors -----------------------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2\n", r"run:2: malformed line: expected 6 fields"),
+    ("q1 Q0 d1 1 nan t\n", r"run:1: score 'nan' is not a finite number"),
+    ("q1 Q0 d1 1 inf t\n", r"run:1: score 'inf' is not a finite number"),
+    ("q1 Q0 d1 1 1e999 t\n", r"run:1: score '1e999' is not a finite number"),
+    ("# c\nq1 Q0 d1 1 abc t\n", r"run:2: score 'abc' is not a number"),
+    ("q1 d1 1\nq1 Q0 d2 2 1.0 t\n", r"run:2: malformed line: expected 3 fields"),
+    ("", r"run: empty run file"),
+    ("# only a comment\n\n", r"run: empty run file"),
+])
+def test_run_errors(tmp_path, text, message):
+    with pytest.raises(InputError, match=message):
+        fastir.read_run(write(tmp_path, "run", text))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("q1 0 d1 1\nq1 0 d2\n", r"qrels:2: malformed line: expected 4 fields, found fewer"),
+    ("q1 0 d1 1 extra\n", r"qrels:1: malformed line: expected 4 fields, found more"),
+    ("q1 0 d1 1.5\n", r"qrels:1: relevance label '1.5' is not a 32-bit integer"),
+    ("q1 0 d1 x\n", r"qrels:1: relevance label 'x'"),
+    ("q1 0 d1 1\nq1 0 d1 0\n", r"query 'q1' judges doc 'd1' twice"),
+    ("", r"qrels: empty qrels file"),
+])
+def test_qrels_errors(tmp_path, text, message):
+    with pytest.raises(InputError, match=message):
+        fastir.read_qrels(write(tmp_path, "qrels", text))
+
+
+def test_duplicate_doc_in_run_is_an_error(tmp_path):
+    run = fastir.read_run(write(tmp_path, "run", "q1 Q0 d1 1 2 t\nq1 Q0 d2 1 1 t\nq1 Q0 d1 1 0 t\n"))
+    with pytest.raises(InputError, match=r"query 'q1' retrieves doc 'd1' twice"):
+        fastir.evaluate({"q1": {"d1": 1}}, run, ["P@5"])
+    # trec_eval checks only the ranking kept by -M
+    assert fastir.evaluate({"q1": {"d1": 1}}, run, ["P@1"], max_docs=2).mean["P@1"] == 1.0
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        fastir.read_run(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("run, message", [
+    ({"q": {"d": float("nan")}}, "not finite"),
+    ({"q": {"d": "high"}}, "is not a number"),
+    ({"q": ["d"]}, "expected a dict"),
+])
+def test_bad_run_dicts(run, message):
+    with pytest.raises(InputError, match=message):
+        fastir.Run.from_dict(run)
+
+
+@pytest.mark.parametrize("qrels, message", [
+    ({"q": {"d": 1.5}}, "not a 32-bit integer"),
+    ({"q": {"d": "1"}}, "not a 32-bit integer"),
+    ({"q": {"d": 2**40}}, "not a 32-bit integer"),
+])
+def test_bad_qrels_dicts(qrels, message):
+    with pytest.raises(InputError, match=message):
+        fastir.Qrels.from_dict(qrels)
+
+
+def test_integral_float_labels_are_accepted():
+    assert fastir.Qrels.from_dict({"q": {"d": 2.0}}).labels.tolist() == [2]
+
+
+def test_results_report_ignored_and_missing_queries():
+    res = fastir.evaluate({"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}, "z": {"d": 1.0}},
+                          ["P@1"])
+    assert res.query_ids == ["a", "b"]
+    assert res.ignored_queries == ["z"] and res.missing_queries == ["b"]
+    assert "1 run queries without judgments ignored" in repr(res)
+    skip = fastir.evaluate({"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}}, ["P@1"],
+                           missing="skip")
+    assert skip.query_ids == ["a"] and skip.mean["P@1"] == 1.0

@@ -1,0 +1,81 @@
+"""Measure names in the ir_measures, trec_eval and ranx dialects."""
+
+import pytest
+
+import fastir
+from fastir.measures import Measure, UnknownMeasureError, parse
+
+SAME = [  # names that denote one measure, and its canonical string
+    ("nDCG@10", "nDCG@10"), ("ndcg_cut_10", "nDCG@10"), ("ndcg@10", "nDCG@10"),
+    ("ndcg_cut.10", "nDCG@10"), ("NDCG@10", "nDCG@10"),
+    ("P(rel=2)@5", "P(rel=2)@5"), ("precision@5-l2", "P(rel=2)@5"),
+    ("P@5", "P@5"), ("P_5", "P@5"), ("P.5", "P@5"), ("precision@5", "P@5"),
+    ("AP", "AP"), ("map", "AP"), ("MAP", "AP"), ("AP@100", "AP@100"), ("map@100", "AP@100"),
+    ("map_cut_100", "AP@100"), ("RR", "RR"), ("recip_rank", "RR"), ("RR@10", "RR@10"),
+    ("mrr@10", "RR@10"), ("MRR@10", "RR@10"), ("R@1000", "R@1000"), ("recall_1000", "R@1000"),
+    ("recall@1000", "R@1000"), ("Success@5", "Success@5"), ("success_5", "Success@5"),
+    ("hit_rate@5", "Success@5"), ("Rprec", "Rprec"), ("r-precision", "Rprec"),
+    ("Bpref", "Bpref"), ("bpref", "Bpref"), ("gm_map", "GMAP"),
+    ("ndcg@10-l2", "nDCG(rel=2)@10"), ("ndcg_burges@10", "nDCG(dcg='exp-log2')@10"),
+    ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
+    ("nDCG(dcg=exp-log2)@10", "nDCG(dcg='exp-log2')@10"),
+    ("iprec_at_recall_0.10", "IPrec@0.1"), ("IPrec@0.1", "IPrec@0.1"),
+    ("num_ret", "NumRet"), ("set_F", "SetF"), ("SetF(beta=0.5)", "SetF(beta=0.5)"),
+]
+
+
+@pytest.mark.parametrize("name, canonical", SAME)
+def test_dialects(name, canonical):
+    [(key, measure)] = parse(name)
+    assert key == name
+    assert str(measure) == canonical
+
+
+def test_trec_lists_expand_sorted_with_trec_keys():
+    assert [k for k, _ in parse("ndcg_cut.20,10")] == ["ndcg_cut_10", "ndcg_cut_20"]
+    assert [k for k, _ in parse("P")][:3] == ["P_5", "P_10", "P_15"]
+    assert [k for k, _ in parse("iprec_at_recall")][0] == "iprec_at_recall_0.00"
+    assert [str(m) for _, m in parse("ndcg_cut.23.4")] == ["nDCG@23"]  # trec_eval's atol
+
+
+def test_mean_is_keyed_by_the_callers_strings():
+    res = fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}},
+                          ["ndcg@10", "nDCG@10", "P.1,2"])
+    assert list(res.mean) == ["ndcg@10", "nDCG@10", "P_1", "P_2"]
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("nDGC@10", "nDCG"), ("ndcg_cutt_10", "ndcg_cut"), ("precison@5", "precision"),
+    ("mapp", "map"), ("Foo", ""),
+])
+def test_unknown_measures_suggest_close_names(name, hint):
+    with pytest.raises(UnknownMeasureError, match="unknown measure") as info:
+        parse(name)
+    assert hint in str(info.value)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("P", None), ("P@0", "positive integer"), ("IPrec@1.5", r"\[0, 1\]"),
+    ("AP(gain=2)", "no parameter 'gain'"), ("Rprec@5", "takes no cutoff"),
+    ("nDCG(dcg=cubic)", "dcg must be"), ("R", None),
+])
+def test_bad_parameters(name, message):
+    if message is None:  # bare trec names are valid (default cutoffs); bare "R" is not
+        if name == "P":
+            assert len(parse(name)) == 9
+            return
+        with pytest.raises(UnknownMeasureError, match="needs a cutoff"):
+            parse(name)
+        return
+    with pytest.raises(UnknownMeasureError, match=message):
+        parse(name)
+
+
+def test_measure_objects_are_accepted():
+    m = Measure("P", 5)
+    assert parse(m) == [("P@5", m)]
+
+
+def test_duplicate_keys_are_rejected():
+    with pytest.raises(ValueError, match="twice"):
+        fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@5", "P@5"])
