@@ -192,7 +192,7 @@ def measure_spec(parsed, relevance_level):
             param[j] = m.cutoff
         elif m.cutoff is not None:
             cutoff[j] = m.cutoff
-        if spec.kind in (kernels.NDCG, kernels.DCG):  # gains are raw labels: trec_eval ignores -l here
+        if spec.kind in (kernels.NDCG, kernels.DCG):  # raw-label gains: -l does not apply
             level[j] = 1 if m.rel is None else m.rel
             gain[j] = GAINS[m.dcg]
         else:

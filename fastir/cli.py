@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from fastir.data import InputError
-from fastir.measures import OFFICIAL, UnknownMeasureError
+from fastir.measures import UnknownMeasureError
 
 USAGE = ("fastir trec_eval [-q] [-c] [-l N] [-M N] [-J] [-n] [-m MEASURE]... "
          "QRELS RUN")

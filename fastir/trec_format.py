@@ -78,7 +78,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                 j += 1
     if summary:
         j = 0
-        for base, name, measure in columns:
+        for _, name, measure in columns:
             if measure is None:
                 lines.append(f"{'runid':<22}\tall\t{run.name}\n")
                 continue

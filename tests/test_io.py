@@ -119,7 +119,8 @@ def test_qrels_errors(tmp_path, text, message):
 
 
 def test_duplicate_doc_in_run_is_an_error(tmp_path):
-    run = fastir.read_run(write(tmp_path, "run", "q1 Q0 d1 1 2 t\nq1 Q0 d2 1 1 t\nq1 Q0 d1 1 0 t\n"))
+    text = "q1 Q0 d1 1 2 t\nq1 Q0 d2 1 1 t\nq1 Q0 d1 1 0 t\n"
+    run = fastir.read_run(write(tmp_path, "run", text))
     with pytest.raises(InputError, match=r"query 'q1' retrieves doc 'd1' twice"):
         fastir.evaluate({"q1": {"d1": 1}}, run, ["P@5"])
     # trec_eval checks only the ranking kept by -M
