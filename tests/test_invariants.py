@@ -27,9 +27,9 @@ qq = np.repeat(np.arange(n_q), 60)[keep]
 qd = np.tile(np.arange(0, 300, 5), n_q)[keep]
 ql = rng.integers(0, 3, size=keep.sum())
 res = fastir.evaluate(fastir.Qrels.from_arrays(qq, qd, ql), fastir.Run.from_arrays(q, d, s),
-                      NAMES)
+                      __NAMES__)
 print(json.dumps({"values": res.values.tolist(), "mean": res.mean}))
-""".replace("NAMES)", repr(NAMES) + ")", 1)
+""".replace("__NAMES__", repr(NAMES))
 
 
 def _run_with_threads(n):
