@@ -9,7 +9,7 @@ from fastir import kernels
 from fastir._jit import chunk_bounds
 from fastir.data import Qrels, Run
 from fastir.join import join
-from fastir.measures import GAINS, parse_all
+from fastir.measures import GAINS, STRING, parse_all
 
 _GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
 
@@ -34,7 +34,7 @@ class Results:
     """
 
     def __init__(self, query_ids, measures, parsed, values, ignored_queries, missing_queries,
-                 missing, in_run):
+                 missing, in_run, strings=None):
         self.query_ids = query_ids
         self.measures = measures
         self.parsed = parsed
@@ -43,6 +43,7 @@ class Results:
         self.missing_queries = missing_queries
         self.missing = missing
         self.in_run = in_run
+        self.strings = strings or {}
 
     @property
     def mean(self):
@@ -52,7 +53,9 @@ class Results:
         a geometric mean (values floored at 1e-5). Sums run in query order, as trec_eval's.
         With no query, every summary is 0.
         """
-        return dict(zip(self.measures, self.summary().tolist()))
+        return {key: value for key, value, m in zip(self.measures, self.summary().tolist(),
+                                                    self.parsed)
+                if m.spec.aggregate != "none"}
 
     def summary(self):
         """The summaries as an array, in the order of ``measures``."""
@@ -66,6 +69,8 @@ class Results:
             how = measure.spec.aggregate
             if how == "sum":
                 out[j] = sums[j]
+            elif how == "none":
+                out[j] = np.nan
             elif how == "gmean":
                 if log_sums is None:
                     log_sums = kernels.column_log_sums(self.values, _GM_FLOOR)
@@ -77,7 +82,11 @@ class Results:
     def to_dict(self):
         """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
         rows = self.values.tolist()
-        return {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
+        out = {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
+        for key, texts in self.strings.items():
+            for q, text in zip(self.query_ids, texts):
+                out[q][key] = text
+        return out
 
     def to_pandas(self):
         """A DataFrame indexed by query id, one column per measure (needs pandas)."""
@@ -100,7 +109,7 @@ class Results:
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
-             judged_only=False):
+             judged_only=False, num_docs=0, compat=None):
     """Evaluate a run against relevance judgments.
 
     Parameters
@@ -124,6 +133,12 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         Evaluate only the top ``max_docs`` documents of each query (trec_eval ``-M``).
     judged_only : bool, default False
         Drop unjudged documents from the ranking first (trec_eval ``-J``).
+    num_docs : int, default 0
+        Number of documents in the collection (trec_eval ``-N``; only ``Utility`` uses it).
+    compat : {None, "10.0", "9.0.8"}, default None
+        ``"9.0.8"`` reproduces trec_eval 9.0.8, the version inside pytrec_eval and
+        ir_measures: scores rounded to float32 before ranking, recall levels rounded with
+        ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj measures.
 
     Returns
     -------
@@ -135,6 +150,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     -----
     Ranking is by score descending, ties broken by document id descending in byte order,
     exactly as trec_eval. Values are bit-identical to trec_eval 10.0 for its measures.
+    A query with an empty ranking scores 0 on every measure but ``NumRel``/``NumQ``.
 
     Examples
     --------
@@ -146,15 +162,28 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
     keys, parsed = parse_all(measures)
+    check_options(parsed, relevance_level, compat)
+    qrels = as_qrels(qrels)
+    run = as_run(run, compat)
+    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
+    values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
+                     compat=compat)
+    strings = {key: relstrings(joined, m.cutoff or 10) for key, m in zip(keys, parsed)
+               if m.spec.kind == STRING}
+    return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
+                   joined.missing_queries, missing, joined.in_run, strings)
+
+
+def check_options(parsed, relevance_level, compat):
     if int(relevance_level) != relevance_level or relevance_level < 0:
         raise ValueError(f"relevance_level must be a non-negative integer, "
                          f"got {relevance_level!r}")
-    qrels = as_qrels(qrels)
-    run = as_run(run)
-    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
-    values = compute(joined, qrels, parsed, int(relevance_level))
-    return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
-                   joined.missing_queries, missing, joined.in_run)
+    if compat not in (None, "10.0", "9.0.8"):
+        raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {compat!r}")
+    if compat == "9.0.8":
+        newer = [str(m) for m in parsed if m.spec.since_10]
+        if newer:
+            raise ValueError(f"{', '.join(newer)}: not in trec_eval 9.0.8 (compat='9.0.8')")
 
 
 def as_qrels(qrels):
@@ -167,54 +196,90 @@ def as_qrels(qrels):
     return read_qrels(qrels)
 
 
-def as_run(run):
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    from fastir.io.trec import read_run
+def as_run(run, compat=None):
+    """A :class:`Run` from any accepted form (scores rounded to float32 under 9.0.8)."""
+    if not isinstance(run, Run):
+        if isinstance(run, dict):
+            run = Run.from_dict(run)
+        else:
+            from fastir.io.trec import read_run
 
-    return read_run(run)
+            run = read_run(run)
+    if compat == "9.0.8":
+        run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
+    return run
 
 
-def measure_spec(parsed, relevance_level):
-    """The kernel's measure arrays (kind, cutoff, level, gain, param) for ``parsed``."""
+def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=None):
+    """The kernel's measure arrays (kind, cutoff, level, gain, params, compat)."""
     n = len(parsed)
+    width = max([5, max_label + 1] + [len(m.recalls) for m in parsed])
     kind = np.empty(n, dtype=np.int64)
     cutoff = np.zeros(n, dtype=np.int64)
     level = np.empty(n, dtype=np.int64)
     gain = np.zeros(n, dtype=np.int64)
-    param = np.zeros(n, dtype=np.float64)
+    params = np.zeros((n, width), dtype=np.float64)
+    old_rounding = np.zeros(n, dtype=np.int64)
     for j, m in enumerate(parsed):
         spec = m.spec
-        kind[j] = spec.kind
-        if spec.cutoff == "recall":
-            param[j] = m.cutoff
+        kind[j] = spec.kind if spec.kind != STRING else kernels.NUM_Q
+        if spec.cutoff in ("recall", "mult"):
+            params[j, 0] = m.cutoff
         elif m.cutoff is not None:
             cutoff[j] = m.cutoff
-        if spec.kind in (kernels.NDCG, kernels.DCG):  # raw-label gains: -l does not apply
+        level[j] = relevance_level if m.rel is None else m.rel
+        if spec.level_free:  # gains are raw labels: the relevance level does not apply
             level[j] = 1 if m.rel is None else m.rel
             gain[j] = GAINS[m.dcg]
-        else:
-            level[j] = relevance_level if m.rel is None else m.rel
+        if m.gains is not None or spec.kind in (kernels.NDCG_REL, kernels.RNDCG, kernels.G):
+            gain[j] = kernels.GAIN_TABLE
+            params[j, :] = np.nan
+            for label, value in m.gains or ():
+                if label < width:
+                    params[j, label] = value
         if spec.kind == kernels.SET_F:
-            param[j] = m.beta
-    return kind, cutoff, level, gain, param
+            params[j, 0] = m.beta
+        elif spec.kind == kernels.RBP:
+            params[j, 0] = m.p
+        elif spec.kind == kernels.UTILITY:
+            params[j, :5] = (m.a, m.b, m.c, m.d, num_docs)
+        elif spec.kind == kernels.IPREC_AVG:
+            cutoff[j] = len(m.recalls)
+            params[j, :len(m.recalls)] = sorted(m.recalls)
+        old_rounding[j] = compat == "9.0.8"
+    return kind, cutoff, level, gain, params, old_rounding
 
 
-def compute(joined, qrels, parsed, relevance_level):
-    """Per-query values (n_queries, n_measures) of ``parsed`` measures on a join."""
-    spec = measure_spec(parsed, relevance_level)
+def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
+    """Per-query values (n_queries, n_measures) of ``parsed`` measures on a join.
+
+    Text measures (RelString) get NaN here; see :func:`relstrings`.
+    """
+    max_label = int(qrels.labels.max()) if len(qrels.labels) else 0
+    spec = measure_spec(parsed, relevance_level, max_label=max(max_label, 0),
+                        num_docs=num_docs, compat=compat)
     n_queries = len(joined.query_ids)
     out = np.zeros((n_queries, len(parsed)))
-    if n_queries == 0:
-        return out
-    ideal = qrels.ideal_labels()
-    lengths = np.diff(joined.indptr)
-    ideal_lengths = np.diff(qrels.indptr)
-    longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
-    log2 = kernels.log2_table(longest + 1)
-    bounds = chunk_bounds(lengths, numba.get_num_threads())
-    kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
-                             joined.qrels_query, *spec, log2, out)
+    if n_queries:
+        ideal = qrels.ideal_labels()
+        lengths = np.diff(joined.indptr)
+        ideal_lengths = np.diff(qrels.indptr)
+        longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
+        log2 = kernels.log2_table(longest + 2)
+        bounds = chunk_bounds(lengths, numba.get_num_threads())
+        kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
+                                 joined.qrels_query, *spec, log2, out)
+    for j, m in enumerate(parsed):
+        if m.spec.kind == STRING:
+            out[:, j] = np.nan
+    return out
+
+
+def relstrings(joined, k):
+    """trec_eval's relstring of every evaluated query: the top ``k`` label codes as text."""
+    chars = np.frombuffer(b"<.-0123456789>", dtype=np.uint8)  # codes -3 .. 10
+    out = []
+    for e in range(len(joined.query_ids)):
+        codes = joined.labels[joined.indptr[e]:joined.indptr[e + 1]][:k].astype(np.int64)
+        out.append(chars[np.clip(codes, -3, 10) + 3].tobytes().decode("ascii"))
     return out

@@ -6,8 +6,8 @@ import sys
 from fastir.data import InputError
 from fastir.measures import UnknownMeasureError
 
-USAGE = ("fastir trec_eval [-q] [-c] [-l N] [-M N] [-J] [-n] [-m MEASURE]... "
-         "QRELS RUN")
+USAGE = ("fastir trec_eval [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
+         "[--compat 9.0.8] [-m MEASURE]... QRELS RUN")
 
 
 def trec_eval_parser():
@@ -23,6 +23,12 @@ def trec_eval_parser():
                    help="evaluate only the top N documents per query")
     p.add_argument("-J", action="store_true", help="drop unjudged documents first")
     p.add_argument("-n", action="store_true", help="no summary ('all') lines")
+    p.add_argument("-N", type=int, default=0, metavar="N",
+                   help="number of documents in the collection (for utility)")
+    p.add_argument("-Z", metavar="FILE", default=None,
+                   help="print z-scores against the per-query means/stddevs in FILE")
+    p.add_argument("--compat", choices=["10.0", "9.0.8"], default="10.0",
+                   help="reproduce this trec_eval version (9.0.8: pytrec_eval's)")
     p.add_argument("-m", action="append", default=[], metavar="MEASURE",
                    help="measure or nickname (official, all_trec); repeatable")
     p.add_argument("qrels", metavar="QRELS")
@@ -31,14 +37,17 @@ def trec_eval_parser():
 
 
 def trec_eval_main(argv):
-    from fastir.trec_format import format_trec_eval, trec_measures
+    from fastir.trec_format import format_trec_eval, read_zscores, trec_measures
 
     args = trec_eval_parser().parse_args(argv)
+    compat = None if args.compat == "10.0" else args.compat
     try:
-        names = trec_measures(args.m or ["official"])
+        names = trec_measures(args.m or ["official"], compat)
+        zscores = read_zscores(args.Z) if args.Z else None
         text = format_trec_eval(args.qrels, args.run, names, per_query=args.q,
                                 complete=args.c, relevance_level=args.l, max_docs=args.M,
-                                judged_only=args.J, summary=not args.n)
+                                judged_only=args.J, summary=not args.n, num_docs=args.N,
+                                zscores=zscores, compat=compat)
     except (InputError, UnknownMeasureError, ValueError) as exc:
         print(f"fastir trec_eval: {exc}", file=sys.stderr)
         return 1

@@ -212,6 +212,10 @@ class Run:
     def __len__(self):
         return len(self.scores)
 
+    def with_scores(self, scores):
+        """The same run with other scores (same rows, same order)."""
+        return Run(self.query_ids, self.indptr, self.doc_ids, scores, self.name, self.source)
+
     def __repr__(self):
         return f"Run({self.name!r}: {self.n_queries} queries, {len(self)} rows, from {self.source})"
 

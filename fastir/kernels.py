@@ -40,9 +40,28 @@ SET_P = 14
 SET_R = 15
 SET_F = 16
 DCG = 17
+IDEAL_DCG = 18
+INFAP = 19
+RPREC_MULT = 20
+UTILITY = 21
+IPREC_AVG = 22
+BING = 23
+G = 24
+NDCG_REL = 25
+RNDCG = 26
+REL_P = 27
+SET_REL_P = 28
+SET_AP = 29
+RBP = 30
+RBP_RESID = 31
+UNJ = 32
+YAAP = 33
 
-GAIN_LINEAR = 0
-GAIN_EXP = 1
+GAIN_LINEAR = 0  # the label (labels below the level count 0)
+GAIN_EXP = 1  # 2**label - 1
+GAIN_TABLE = 2  # params[m, label] where not NaN, else the label (trec_eval "ndcg.1=3,2=9")
+
+INFAP_EPSILON = 0.00001
 
 _LOG2 = np.zeros(0)
 
@@ -65,7 +84,21 @@ def _lround(x):
 
 
 @jit
-def _gain(label, level, gain_kind):
+def _recall_count(recall, n_rel, compat):
+    """Number of relevant docs at a recall level: lround (10.0) or (long)(x*R + 0.9) (9.0.8)."""
+    if compat:
+        return np.int64(recall * n_rel + 0.9)
+    return _lround(recall * n_rel)
+
+
+@jit
+def _gain(label, level, gain_kind, table):
+    if label < 0:
+        return 0.0
+    if gain_kind == GAIN_TABLE:
+        if label < len(table) and not np.isnan(table[label]):
+            return table[label]
+        return np.float64(label)
     if label < level or label <= 0:
         return 0.0
     if gain_kind == GAIN_EXP:
@@ -74,34 +107,46 @@ def _gain(label, level, gain_kind):
 
 
 @jit
-def _dcg(ranked, cutoff, level, gain_kind, log2):
+def _ideal_gains(ideal, level, gain_kind, table, out):
+    """Positive gains of all judged docs, descending, into ``out``; returns their count."""
+    m = 0
+    for label in ideal:
+        g = _gain(label, level, gain_kind, table)
+        if g > 0.0:
+            out[m] = g
+            m += 1
+        elif gain_kind != GAIN_TABLE:
+            break  # labels are sorted descending, and so are these gains
+    if gain_kind == GAIN_TABLE and m > 1:
+        out[:m] = np.sort(out[:m])[::-1]
+    return m
+
+
+@jit
+def _dcg(ranked, cutoff, level, gain_kind, table, log2):
     n = len(ranked) if cutoff == 0 else min(cutoff, len(ranked))
     dcg = 0.0
     for i in range(n):
-        g = _gain(ranked[i], level, gain_kind)
+        g = _gain(ranked[i], level, gain_kind, table)
         if g != 0.0:
             dcg += g / log2[i]
     return dcg
 
 
 @jit
-def _ndcg(ranked, ideal, cutoff, level, gain_kind, log2):
-    dcg = _dcg(ranked, cutoff, level, gain_kind, log2)
-    m = len(ideal) if cutoff == 0 else min(cutoff, len(ideal))
+def _ideal_dcg(ig, m, cutoff, log2):
+    top = m if cutoff == 0 else min(cutoff, m)
     idcg = 0.0
-    for i in range(m):
-        g = _gain(ideal[i], level, gain_kind)
-        if g <= 0.0:
-            break
-        idcg += g / log2[i]
-    return dcg / idcg if idcg > 0.0 else 0.0
+    for i in range(top):
+        idcg += ig[i] / log2[i]
+    return idcg
 
 
 @jit
-def _iprec(ranked, n_rel, n_rel_ret, level, recall):
-    """trec_eval 10.0 m_iprec_at_recall.c for one recall level."""
+def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
+    """trec_eval m_iprec_at_recall.c for one recall level."""
     n = len(ranked)
-    cut = _lround(recall * n_rel)
+    cut = _recall_count(recall, n_rel, compat)
     if cut > n_rel_ret:
         return 0.0
     int_precis = n_rel_ret / n
@@ -137,8 +182,174 @@ def _bpref(ranked, n_rel, n_nonrel, level):
 
 
 @jit
-def query_value(kind, cutoff, level, gain_kind, param, ranked, ideal, log2):
-    """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending)."""
+def _infap(ranked, n_rel, level):
+    """m_infap.c: inferred AP (Yilmaz & Aslam) with its epsilon smoothing."""
+    nonrel_so_far = 0
+    rel_so_far = 0
+    unjudged_so_far = 0
+    total = 0.0
+    for j in range(len(ranked)):
+        code = ranked[j]
+        if code == -1:
+            continue
+        if code == -2:
+            unjudged_so_far += 1
+            continue
+        if code < level:
+            nonrel_so_far += 1
+            continue
+        rel_so_far += 1
+        if j == 0:
+            total += 1.0
+        else:
+            fj = np.float64(j)
+            total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj) * (
+                (rel_so_far - 1 + INFAP_EPSILON)
+                / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON))
+    return total / n_rel if n_rel > 0 else total
+
+
+@jit
+def _ndcg_rel(ranked, ig, m, level, gain_kind, table, log2):
+    """m_ndcg_rel.c: nDCG averaged over the ranks of the relevant docs."""
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    n_rel_ret = 0
+    for i in range(len(ranked)):
+        g = _gain(ranked[i], level, gain_kind, table)
+        if g != 0.0:
+            results_dcg += g / log2[i]
+        if i < m:
+            ideal_dcg += ig[i] / log2[i]
+        if g > 0.0:
+            total += results_dcg / ideal_dcg
+            n_rel_ret += 1
+    for i in range(len(ranked), m):
+        ideal_dcg += ig[i] / log2[i]
+    total += np.float64(m - n_rel_ret) * results_dcg / ideal_dcg
+    return total / m if total > 0.0 else 0.0
+
+
+@jit
+def _rndcg(ranked, ig, m, n_rel, level, gain_kind, table, log2):
+    """m_Rndcg.c: nDCG averaged at the ranks where the ideal gain changes."""
+    if n_rel == 0:
+        return 0.0
+    n = len(ranked)
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    count = 0
+    old = ig[0] if m > 0 else 0.0
+    ideal_gain = old
+    i = 0
+    while i < n and ideal_gain > 0.0:
+        g = _gain(ranked[i], level, gain_kind, table)
+        ideal_gain = ig[i] if i < m else 0.0
+        if old != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                count += 1
+            old = ideal_gain
+        if g != 0.0:
+            results_dcg += g / log2[i]
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / log2[i]
+        i += 1
+    if i < n:
+        while i < n:
+            g = _gain(ranked[i], level, gain_kind, table)
+            if g != 0.0:
+                results_dcg += g / log2[i]
+            i += 1
+        if ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            count += 1
+    while ideal_gain > 0.0:
+        ideal_gain = ig[i] if i < m else 0.0
+        if old != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                count += 1
+            old = ideal_gain
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / log2[i]
+        i += 1
+    return total / count if count > 0 else 0.0
+
+
+@jit
+def _g(ranked, ig, m, level, gain_kind, table):
+    """m_G.c: gain discounted by the ideal gain still missing."""
+    n = len(ranked)
+    results_g = 0.0
+    sum_results = 0.0
+    sum_ideal = 0.0
+    sum_cost = 0.0
+    ideal_gain = ig[0] if m > 0 else 0.0
+    i = 0
+    while i < n and ideal_gain > 0.0:
+        g = _gain(ranked[i], level, gain_kind, table)
+        sum_results += g
+        ideal_gain = ig[i] if i < m else 0.0
+        if ideal_gain > 0.0:
+            sum_ideal += ideal_gain
+        sum_cost += ideal_gain if ideal_gain >= 1.0 else 1.0
+        if g != 0.0:
+            results_g += g / math.log2(2 + sum_cost - sum_results)
+        i += 1
+    while i < n:
+        g = _gain(ranked[i], level, gain_kind, table)
+        sum_results += g
+        sum_cost += 1.0
+        if g != 0.0:
+            results_g += g / math.log2(2 + sum_cost - sum_results)
+        i += 1
+    for k in range(i, m):
+        sum_ideal += ig[k]
+    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+@jit
+def _rbp(ranked, ideal, p):
+    """m_rbp.c with default gains (the labels), scaled by the query's largest label when
+    it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value)."""
+    top = np.float64(ideal[0]) if len(ideal) > 0 and ideal[0] > 0 else 0.0
+    total = 0.0
+    cur_p = 1.0
+    for i in range(len(ranked)):
+        label = ranked[i]
+        if label > 0:
+            g = np.float64(label)
+            if top > 1.0:
+                g = (g - 0.0) / (top - 0.0)
+            total += g * cur_p
+        cur_p = cur_p * p
+    return (1.0 - p) * total
+
+
+@jit
+def _rbp_resid(ranked):
+    p = 0.9
+    total = 0.0
+    cur_p = 1.0
+    unjudged = 0
+    for i in range(len(ranked)):
+        if ranked[i] < 0:
+            unjudged += 1
+            total += cur_p
+        cur_p = cur_p * p
+    return cur_p + (1 - p) * total if unjudged > 0 else 0.0
+
+
+@jit
+def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, scratch):
+    """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending).
+
+    ``scratch`` holds at least ``len(ideal)`` floats (the ideal gains of nDCG-like kinds).
+    """
     n_rel = 0
     n_nonrel = 0
     for label in ideal:
@@ -155,81 +366,130 @@ def query_value(kind, cutoff, level, gain_kind, param, ranked, ideal, log2):
         return 0.0
     if kind == NUM_RET:
         return np.float64(n)
-    if kind == NDCG:
-        return _ndcg(ranked, ideal, cutoff, level, gain_kind, log2)
-    if kind == DCG:
-        return _dcg(ranked, cutoff, level, gain_kind, log2)
+    if kind == NDCG or kind == DCG or kind == IDEAL_DCG or kind == NDCG_REL or kind == RNDCG \
+            or kind == G:
+        m = _ideal_gains(ideal, level, gain_kind, params, scratch)
+        if kind == DCG:
+            return _dcg(ranked, cutoff, level, gain_kind, params, log2)
+        if kind == IDEAL_DCG:
+            return _ideal_dcg(scratch, m, cutoff, log2)
+        if kind == NDCG:
+            idcg = _ideal_dcg(scratch, m, cutoff, log2)
+            dcg = _dcg(ranked, cutoff, level, gain_kind, params, log2)
+            return dcg / idcg if idcg > 0.0 else 0.0
+        if kind == NDCG_REL:
+            return _ndcg_rel(ranked, scratch, m, level, gain_kind, params, log2)
+        if kind == RNDCG:
+            return _rndcg(ranked, scratch, m, n_rel, level, gain_kind, params, log2)
+        return _g(ranked, scratch, m, level, gain_kind, params)
     if kind == BPREF:
         return _bpref(ranked, n_rel, n_nonrel, level)
-    top = n if cutoff == 0 else min(cutoff, n)
+    if kind == INFAP:
+        return _infap(ranked, n_rel, level)
+    if kind == RBP:
+        return _rbp(ranked, ideal, params[0])
+    if kind == RBP_RESID:
+        return _rbp_resid(ranked)
+    top = n if cutoff == 0 or kind == IPREC_AVG else min(cutoff, n)
     if kind == RPREC:
         top = min(n, n_rel)
         if top == 0:
             return 0.0
+    elif kind == RPREC_MULT:  # precision at rank (long)(mult * R + 0.9)
+        cutoff = np.int64(params[0] * n_rel + 0.9)
+        if cutoff == 0:
+            return 0.0
+        top = min(cutoff, n)
     # One scan of the top ranks serves the counting measures.
     rel_ret = 0
     nonrel_ret = 0
+    unjudged = 0
     ap_sum = 0.0
+    bing_sum = 0.0
     first = -1
     for i in range(top):
         code = ranked[i]
         if code >= level:
             rel_ret += 1
             ap_sum += rel_ret / (i + 1)
+            bing_sum += 1.0 / log2[1 + i - rel_ret]  # log2(3 + i - rel_so_far)
             if first < 0:
                 first = i
         elif code >= 0:
             nonrel_ret += 1
+        else:
+            unjudged += 1
     if kind == NUM_REL_RET:
         return np.float64(rel_ret)
     if kind == NUM_NONREL_JUDGED_RET:
         return np.float64(nonrel_ret)
     if kind == AP:
         return ap_sum / n_rel if rel_ret > 0 else 0.0
+    if kind == YAAP:
+        return math.log((1.0 + ap_sum) / (1.0 + np.float64(n_rel) - ap_sum))
+    if kind == BING:
+        return bing_sum / n_rel if rel_ret > 0 else 0.0
     if kind == RR:
         return 1.0 / (first + 1) if first >= 0 else 0.0
     if kind == RPREC:
         return rel_ret / n_rel
-    if kind == P:
+    if kind == P or kind == RPREC_MULT:
         return rel_ret / cutoff
     if kind == RECALL:
         return rel_ret / n_rel if n_rel > 0 else 0.0
+    if kind == REL_P:
+        denominator = min(cutoff, n_rel)
+        return rel_ret / denominator if denominator > 0 else 0.0
+    if kind == UNJ:
+        return unjudged / cutoff
     if kind == SUCCESS:
         return 1.0 if rel_ret > 0 else 0.0
     if kind == IPREC:
-        return _iprec(ranked, n_rel, rel_ret, level, param)
+        return _iprec(ranked, n_rel, rel_ret, level, params[0], compat)
+    if kind == IPREC_AVG:  # 11pt_avg (cutoff: number of levels), summed from the top level
+        total = 0.0
+        for k in range(cutoff - 1, -1, -1):
+            total += _iprec(ranked, n_rel, rel_ret, level, params[k], compat)
+        return total / np.float64(cutoff)
+    if kind == UTILITY:
+        return (params[0] * rel_ret + params[1] * (n - rel_ret) + params[2] * (n_rel - rel_ret)
+                + params[3] * (np.int64(params[4]) + rel_ret - n - n_rel))
     if kind == SET_P:
         return rel_ret / n
     if kind == SET_R:
         return rel_ret / n_rel if n_rel > 0 else 0.0
+    if kind == SET_REL_P:
+        denominator = min(n, n_rel)
+        return rel_ret / denominator if denominator > 0 else 0.0
+    if kind == SET_AP:
+        return (np.float64(rel_ret) * np.float64(rel_ret)) / (np.float64(n) * np.float64(n_rel)) \
+            if n_rel > 0 else 0.0
     if kind == SET_F:
         if rel_ret == 0:
             return 0.0
         precision = rel_ret / n
         recall = rel_ret / n_rel
-        return (param + 1.0) * precision * recall / (param * precision + recall)
+        beta = params[0]
+        return (beta + 1.0) * precision * recall / (beta * precision + recall)
     return np.nan
-
-
-@jit
-def _evaluate_query(e, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind, cutoff,
-                    level, gain_kind, param, log2, out):
-    ranked = labels[indptr[e]:indptr[e + 1]]
-    q = qrels_query[e]
-    ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
-    for m in range(len(kind)):
-        out[e, m] = query_value(kind[m], cutoff[m], level[m], gain_kind[m], param[m], ranked,
-                                ideal, log2)
 
 
 @pjit
 def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
-                     cutoff, level, gain_kind, param, log2, out):
+                     cutoff, level, gain_kind, params, compat, log2, out):
     """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures."""
+    longest = 0
+    for q in range(len(ideal_indptr) - 1):
+        longest = max(longest, ideal_indptr[q + 1] - ideal_indptr[q])
     for c in prange(len(bounds) - 1):
+        scratch = np.empty(longest + 1)
         for e in range(bounds[c], bounds[c + 1]):
-            _evaluate_query(e, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
-                            cutoff, level, gain_kind, param, log2, out)
+            ranked = labels[indptr[e]:indptr[e + 1]]
+            q = qrels_query[e]
+            ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
+            for m in range(len(kind)):
+                out[e, m] = query_value(kind[m], cutoff[m], level[m], gain_kind[m], params[m],
+                                        compat[m], ranked, ideal, log2, scratch)
 
 
 @jit

@@ -15,13 +15,21 @@ Relevance codes (as in ``form_res_rels.c``): a retrieved doc gets its qrels labe
 the label is >= 0, ``-2`` (RELVALUE_UNJUDGED, "pooled but unjudged") when it is in the
 qrels with a negative label, and ``-1`` (RELVALUE_NONPOOL) when it is absent from the
 qrels. Codes -1 and -2 are never relevant.
+
+The less common trec_eval measures (infAP, binG, G, ndcg_rel, Rndcg, dcg / ideal_dcg, ndcg
+with gain overrides, rbp, ...) are line-by-line ports of their ``m_*.c`` loops, since their
+exact value depends on details of those loops (gain table order, early loop exits). An
+empty ``run_q`` stands for a topic missing from the run (trec_eval ``-c``) and scores what
+trec_eval prints for it. ``compat="9.0.8"`` selects trec_eval 9.0.8 behaviour: scores
+rounded to float32 before ranking and ``(long)(x * R + 0.9)`` recall counts.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 
-__all__ = ["rank", "judge", "measure", "aggregate", "evaluate"]
+__all__ = ["rank", "judge", "measure", "aggregate", "evaluate", "relstring"]
 
 #: trec_eval's RELVALUE_NONPOOL: retrieved doc absent from the qrels.
 NONPOOL = -1
@@ -29,6 +37,17 @@ NONPOOL = -1
 UNJUDGED = -2
 #: trec_eval's MIN_GEO_MEAN, the floor applied before the log in gm_map.
 MIN_GEO_MEAN = 0.00001
+#: trec_eval's INFAP_EPSILON (trec_eval.h).
+INFAP_EPSILON = 0.00001
+
+#: The doc of trec_eval 10.0's placeholder ranking for a topic missing from the run (-c).
+PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
+
+#: Supported trec_eval behaviours for ``compat``.
+COMPATS = ("10.0", "9.0.8")
+
+#: Default recall levels of iprec_at_recall / 11pt_avg (the C array literals).
+DEFAULT_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 #: Families whose summary is a sum over queries instead of a mean.
 SUM_FAMILIES = frozenset({"NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
@@ -53,11 +72,63 @@ FAMILIES = frozenset(
         "SetP",
         "SetR",
         "SetF",
+        "infAP",
+        "GMBpref",
+        "RprecMult",
+        "Utility",
+        "IPrecAvg",
+        "binG",
+        "G",
+        "nDCGRel",
+        "RnDCG",
+        "trec_dcg",
+        "trec_ideal_dcg",
+        "RelP",
+        "SetRelP",
+        "SetAP",
+        "RBP",
+        "RBPResid",
+        "Unj",
+        "YAAP",
     }
 )
 
+#: Families summarised with a geometric mean (floor MIN_GEO_MEAN) instead of a mean.
+GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
+
 #: Families for which a cutoff is mandatory.
-_NEEDS_CUTOFF = frozenset({"P", "R", "Success"})
+_NEEDS_CUTOFF = frozenset({"P", "R", "Success", "RelP", "Unj"})
+
+#: Families whose gains come from trec_eval's setup_gains (gain_init.c), so they accept a
+#: ``gains`` override (nDCG only without a cutoff).
+_GAIN_TABLE_FAMILIES = frozenset(
+    {"nDCG", "trec_dcg", "trec_ideal_dcg", "nDCGRel", "RnDCG", "G", "RBP"}
+)
+
+#: Families added on top of the original set; with compat="9.0.8" a topic missing from the
+#: run (empty ``run_q``) scores 0 for them (9.0.8 does not evaluate missing topics at all).
+_NEW_FAMILIES = frozenset(
+    {
+        "infAP",
+        "GMBpref",
+        "RprecMult",
+        "Utility",
+        "IPrecAvg",
+        "binG",
+        "G",
+        "nDCGRel",
+        "RnDCG",
+        "trec_dcg",
+        "trec_ideal_dcg",
+        "RelP",
+        "SetRelP",
+        "SetAP",
+        "RBP",
+        "RBPResid",
+        "Unj",
+        "YAAP",
+    }
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -147,13 +218,57 @@ def _dcg(gains: list[float], k: int | None = None) -> float:
     return total
 
 
+def _float32(x: float) -> float:
+    """``x`` rounded to the nearest float32 (C ``(float) x``: overflow gives +-inf)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _check_compat(compat: str) -> None:
+    if compat not in COMPATS:
+        raise ValueError(f"compat must be one of {COMPATS}, got {compat!r}")
+
+
+def _recall_count(x: float, R: int, compat: str) -> int:
+    """Number of relevant docs for recall level x (iprec_at_recall, 11pt_avg):
+    ``lround(x * R)`` in 10.0, ``(long) (x * R + 0.9)`` (truncation) in 9.0.8."""
+    if compat == "9.0.8":
+        return int(x * R + 0.9)  # int() truncates toward zero like the C cast
+    return _lround(x * R)
+
+
+def _cdiv(a: float, b: float) -> float:
+    """C double division: +-inf or nan on a zero divisor instead of an exception."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _clog2(x: float) -> float:
+    """C ``log2``: -inf at 0 and nan below 0 instead of an exception."""
+    if x > 0:
+        return math.log2(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
 def _prepare(
     qrels_q: dict[str, int],
     run_q: dict[str, float],
     max_docs: int | None,
     judged_only: bool,
+    compat: str = "10.0",
 ) -> list[int]:
-    """Relevance codes of the ranking after -M truncation and then -J filtering."""
+    """Relevance codes of the ranking after -M truncation and then -J filtering.
+    With compat="9.0.8" the scores are first rounded to float32 (9.0.8 stores them as
+    ``float``), which can create new ties; ties then break by docno as usual."""
+    if compat == "9.0.8":
+        run_q = {doc: _float32(score) for doc, score in run_q.items()}
     ranked = rank(run_q)
     if max_docs is not None:
         if max_docs < 0:
@@ -224,8 +339,9 @@ def _rr(codes: list[int], rel: int, k: int | None) -> float:
     return 0.0
 
 
-def _iprec(codes: list[int], R: int, rel: int, recall: float) -> float:
-    """m_iprec_at_recall.c (10.0): c = lround(recall * R); 0 if c > num_rel_ret;
+def _iprec(codes: list[int], R: int, rel: int, recall: float, compat: str = "10.0") -> float:
+    """m_iprec_at_recall.c (10.0): c = lround(recall * R) (9.0.8: see _recall_count);
+    0 if c > num_rel_ret;
     otherwise the largest precision at any rank at or after the c-th relevant doc
     (c == 0: at or after the first relevant doc, or the precision at n if none).
 
@@ -234,7 +350,7 @@ def _iprec(codes: list[int], R: int, rel: int, recall: float) -> float:
     n = len(codes)
     if n == 0:
         return 0.0
-    cut = _lround(recall * R)
+    cut = _recall_count(recall, R, compat)
     num_rel_ret = sum(1 for c in codes if _is_rel(c, rel))
     if cut > num_rel_ret:
         return 0.0
@@ -303,6 +419,453 @@ def _set_f(num_rel_ret: int, n: int, R: int, beta: float) -> float:
 
 
 # --------------------------------------------------------------------------------------
+# trec_eval's gain table (gain_init.c), shared by ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg,
+# G and rbp. An entry is [rel_level, gain, num_at_level].
+# --------------------------------------------------------------------------------------
+
+
+def _trec_comp_rel_gain(a: list, b: list) -> int:
+    """gain_init.c's comparator, bug included: ``return (ptr1->gain - ptr2->gain);`` in a
+    function returning int, so the double difference is truncated toward zero and gains
+    less than 1 apart compare equal (and the relation is not even transitive)."""
+    return int(a[1] - b[1])
+
+
+def _glibc_msort(items: list, cmp) -> list:
+    """glibc's qsort for small arrays: the top-down merge sort of msort.c
+    (``msort_with_tmp``): n1 = n / 2 first elements and the n - n1 others are sorted
+    recursively, then merged taking the left element when ``cmp(left, right) <= 0``.
+    Every released glibc qsort sorts this way when the temporary buffer can be allocated
+    (the introsort rewrite of 2.37 development was replaced by the merge sort again before
+    2.37 / 2.39 shipped), so with an inconsistent comparator the result is still a
+    deterministic function of the input order."""
+    n = len(items)
+    if n <= 1:
+        return list(items)
+    n1 = n // 2
+    left = _glibc_msort(items[:n1], cmp)
+    right = _glibc_msort(items[n1:], cmp)
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if cmp(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
+
+
+def _gain_table(
+    qrels_q: dict[str, int], gains: dict[int, float] | None, sort_bug: bool
+) -> list[list]:
+    """setup_gains of gain_init.c: one entry per override (in the given order; count 0),
+    then for every level 0..max label of the query's qrels either the count is put on the
+    override of that level or a new entry with gain = level is added; finally the table is
+    sorted by increasing gain. ``sort_bug=False`` sorts correctly (ties keep their order,
+    which never changes a value); ``sort_bug=True`` reproduces trec_eval's truncating
+    comparator under glibc's merge sort."""
+    counts: dict[int, int] = {}
+    for label in qrels_q.values():
+        if label >= 0:
+            counts[label] = counts.get(label, 0) + 1
+    # rel_levels has max_rel + 1 entries and num_rel_levels = highest non-empty level + 1.
+    # (With only negative labels trec_eval leaves num_rel_levels stale from the previous
+    # topic; zero levels is the sane value.)
+    num_rel_levels = max(counts) + 1 if counts else 0
+    table: list[list] = []
+    for level, gain in (gains or {}).items():
+        table.append([int(level), float(gain), 0])
+    for level in range(num_rel_levels):
+        for entry in table:
+            if entry[0] == level:
+                entry[2] = counts.get(level, 0)
+                break
+        else:
+            table.append([level, float(level), counts.get(level, 0)])
+    if sort_bug:
+        return _glibc_msort(table, _trec_comp_rel_gain)
+    return sorted(table, key=lambda entry: entry[1])
+
+
+def _get_gain(code: int, table: list[list]) -> float:
+    """get_gain: gain of the first entry with that level, else 0 (codes -1 / -2 normally)."""
+    for entry in table:
+        if entry[0] == code:
+            return entry[1]
+    return 0.0
+
+
+class _IdealWalk:
+    """The ideal ranking as walked by m_ndcg.c & co: from the end of the sorted gain table
+    (highest gain) down, ``num_at_level`` docs per entry. ``gain`` is the current ideal
+    gain; trec_eval stops the ideal at the first gain <= 0."""
+
+    def __init__(self, table: list[list]) -> None:
+        self.table = table
+        self.cur_level = len(table) - 1
+        self.gain = table[self.cur_level][1] if self.cur_level >= 0 else 0.0
+        self.num_at_level = 0
+
+    def step(self) -> None:
+        """One more ideal doc (``num_at_level++`` and the level-change loop)."""
+        self.num_at_level += 1
+        while self.cur_level >= 0 and self.num_at_level > self.table[self.cur_level][2]:
+            self.num_at_level = 1
+            self.cur_level -= 1
+            self.gain = self.table[self.cur_level][1] if self.cur_level >= 0 else 0.0
+
+
+def _trec_ndcg(codes: list[int], table: list[list], which: str) -> float:
+    """m_ndcg.c (te_calc_ndcg, shared by ndcg / dcg / ideal_dcg): the run's DCG over the
+    whole ranking; the ideal DCG over the walk while its gain is > 0."""
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    walk = _IdealWalk(table)
+    n = len(codes)
+    i = 0
+    while i < n and walk.gain > 0.0:
+        results_gain = _get_gain(codes[i], table)
+        if results_gain != 0:
+            results_dcg += results_gain / math.log2(i + 2)
+        walk.step()
+        if walk.gain > 0.0:
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        i += 1
+    while i < n:
+        results_gain = _get_gain(codes[i], table)
+        if results_gain != 0:
+            results_dcg += results_gain / math.log2(i + 2)
+        i += 1
+    while walk.gain > 0.0:
+        walk.step()
+        if walk.gain > 0.0:
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        i += 1
+    if which == "dcg":
+        return results_dcg
+    if which == "ideal_dcg":
+        return ideal_dcg
+    return results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
+
+
+def _ndcg_rel(codes: list[int], table: list[list]) -> float:
+    """m_ndcg_rel.c: ndcg averaged over the relevant docs (gain > 0): at each retrieved one
+    the ndcg at its rank, and for each one not retrieved the ndcg at the end."""
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    num_rel_ret = 0
+    num_rel = 0
+    walk = _IdealWalk(table)
+    n = len(codes)
+    i = 0
+    while i < n and walk.gain > 0.0:
+        results_gain = _get_gain(codes[i], table)
+        if results_gain != 0:
+            results_dcg += results_gain / math.log2(i + 2)
+        walk.step()
+        if walk.gain > 0.0:
+            num_rel += 1
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        if results_gain > 0:
+            total += _cdiv(results_dcg, ideal_dcg)
+            num_rel_ret += 1
+        i += 1
+    while i < n:
+        results_gain = _get_gain(codes[i], table)
+        if results_gain != 0:
+            results_dcg += results_gain / math.log2(i + 2)
+        if results_gain > 0:
+            total += _cdiv(results_dcg, ideal_dcg)
+            num_rel_ret += 1
+        i += 1
+    while walk.gain > 0.0:
+        walk.step()
+        if walk.gain > 0.0:
+            num_rel += 1
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        i += 1
+    # C: sum += ((double) (num_rel - num_rel_ret)) * results_dcg / ideal_dcg;
+    total += _cdiv(float(num_rel - num_rel_ret) * results_dcg, ideal_dcg)
+    if total > 0.0:  # false for nan
+        return total / num_rel
+    return 0.0
+
+
+def _rndcg(codes: list[int], table: list[list], R: int) -> float:
+    """m_Rndcg.c: mean of the ndcg values taken where the ideal gain changes (and at the
+    end of the retrieved list when the ideal goes beyond it). 0 when R == 0 (R uses the
+    relevance level). trec_eval divides 0.0 by 0 when no point was taken (possible only
+    when no ideal gain is positive): nan here too."""
+    if R == 0:
+        return 0.0
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0
+    walk = _IdealWalk(table)
+    old_ideal_gain = walk.gain
+    num_changed = 0
+    n = len(codes)
+    i = 0
+    while i < n and walk.gain > 0.0:
+        results_gain = _get_gain(codes[i], table)
+        walk.step()
+        if old_ideal_gain != walk.gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                num_changed += 1
+            old_ideal_gain = walk.gain
+        if results_gain != 0:
+            results_dcg += results_gain / math.log2(i + 2)
+        if walk.gain > 0.0:
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        i += 1
+    if i < n:
+        while i < n:
+            results_gain = _get_gain(codes[i], table)
+            if results_gain != 0:
+                results_dcg += results_gain / math.log2(i + 2)
+            i += 1
+        if ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            num_changed += 1
+    while walk.gain > 0.0:
+        walk.step()
+        if old_ideal_gain != walk.gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                num_changed += 1
+            old_ideal_gain = walk.gain
+        if walk.gain > 0.0:
+            ideal_dcg += walk.gain / math.log2(i + 2)
+        i += 1
+    return _cdiv(total, float(num_changed))
+
+
+def _g(codes: list[int], table: list[list]) -> float:
+    """m_G.c: sum of gain(doc) / log2(2 + cost(i) - results_gain(i)) over the retrieved
+    docs, where cost(i) adds max(ideal gain, 1) per rank (1 beyond the ideal), divided by
+    the total ideal gain; 0 when that is not positive."""
+    results_g = 0.0
+    sum_results = 0.0
+    sum_ideal = 0.0
+    sum_cost = 0.0
+    min_cost = 1.0
+    walk = _IdealWalk(table)
+    n = len(codes)
+    i = 0
+    while i < n and walk.gain > 0.0:
+        results_gain = _get_gain(codes[i], table)
+        sum_results += results_gain
+        walk.step()
+        if walk.gain > 0.0:
+            sum_ideal += walk.gain
+        if walk.gain >= min_cost:
+            sum_cost += walk.gain
+        else:
+            sum_cost += min_cost
+        if results_gain != 0:
+            results_g += _cdiv(results_gain, _clog2(2 + sum_cost - sum_results))
+        i += 1
+    while i < n:
+        results_gain = _get_gain(codes[i], table)
+        sum_results += results_gain
+        sum_cost += min_cost
+        if results_gain != 0:
+            results_g += _cdiv(results_gain, _clog2(2 + sum_cost - sum_results))
+        i += 1
+    while walk.gain > 0.0:
+        walk.step()
+        if walk.gain > 0.0:
+            sum_ideal += walk.gain
+        i += 1
+    if sum_ideal > 0.0:
+        return results_g / sum_ideal
+    return 0.0
+
+
+def _rbp(codes: list[int], table: list[list], p: float) -> float:
+    """m_rbp.c: (1 - p) * sum of gain(rank i) * p**(i-1), p**i built by repeated products.
+    Gains are first normalised to [0, 1] as (g - min) / (max - min) when some gain lies
+    outside [0, 1]. trec_eval declares ``double sum, min, max;`` and never initialises min
+    and max before ``if (gain < min) min = gain; if (gain > max) max = gain;`` (undefined
+    behaviour); here they are the true minimum and maximum over the gain table (all levels
+    0..max label plus overrides, whatever their counts)."""
+    if table:
+        lo = min(entry[1] for entry in table)
+        hi = max(entry[1] for entry in table)
+        if lo < 0 or hi > 1:
+            table = [[lvl, _cdiv(g - lo, hi - lo), cnt] for lvl, g, cnt in table]
+    total = 0.0
+    cur_p = 1.0
+    for code in codes:
+        gain = _get_gain(code, table)
+        if gain != 0:
+            total += gain * cur_p
+        cur_p = cur_p * p
+    return (1.0 - p) * total
+
+
+def _rbp_resid(codes: list[int], p: float) -> float:
+    """m_rbp_resid.c: p**n + (1 - p) * sum of p**(i-1) over the unjudged ranks (code < 0),
+    0 when no retrieved doc is unjudged."""
+    unj = 0
+    total = 0.0
+    cur_p = 1.0
+    for code in codes:
+        if code < 0:
+            unj += 1
+            total += cur_p
+        cur_p = cur_p * p
+    if unj:
+        return cur_p + (1 - p) * total
+    return 0.0
+
+
+def _infap(codes: list[int], R: int, rel: int) -> float:
+    """m_infap.c: docs absent from the pool (-1) are skipped; pooled unjudged (-2) are
+    counted; at each judged relevant doc of 0-based rank j add 1 if j == 0, else
+    1/(j+1) + (j/(j+1)) * ((rel_above + nonrel_above + unjudged_above) / j)
+    * ((rel_above + eps) / (rel_above + nonrel_above + 2 eps)); divide by R if R > 0."""
+    nonrel_so_far = 0
+    rel_so_far = 0
+    pool_unjudged_so_far = 0
+    inf_ap = 0.0
+    for j, c in enumerate(codes):
+        if c == NONPOOL:
+            continue
+        if c == UNJUDGED:
+            pool_unjudged_so_far += 1
+            continue
+        if 0 <= c < rel:
+            nonrel_so_far += 1
+        else:
+            rel_so_far += 1
+            if j == 0:
+                inf_ap += 1.0
+            else:
+                fj = float(j)
+                inf_ap += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                    (rel_so_far - 1 + nonrel_so_far + pool_unjudged_so_far) / fj
+                ) * (
+                    (rel_so_far - 1 + INFAP_EPSILON)
+                    / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON)
+                )
+    if R:
+        inf_ap /= R
+    return inf_ap
+
+
+def _rprec_mult(codes: list[int], rel: int, R: int, mult: float) -> float:
+    """m_Rprec_mult.c: precision at rank c = (long) (mult * R + 0.9) (truncation, in 10.0
+    as in 9.0.8); beyond the ranking num_rel_ret / c; 0 when c == 0."""
+    n = len(codes)
+    c = int(mult * R + 0.9)
+    num_rel_ret = sum(1 for code in codes if _is_rel(code, rel))
+    if c > n:
+        return num_rel_ret / c
+    # Reverse loop of the C: stops once no relevant doc is left above rank i.
+    rel_so_far = num_rel_ret
+    for i in range(n, 0, -1):
+        if rel_so_far <= 0:
+            break
+        if i == c:
+            return rel_so_far / i
+        if codes[i - 1] >= rel:
+            rel_so_far -= 1
+    return 0.0
+
+
+def _iprec_avg(codes: list[int], R: int, rel: int, recalls, compat: str) -> float:
+    """m_11pt_avg.c: the interpolated precisions at the recall levels, summed in the C's
+    order (its loop assumes the levels ascending, as trec_eval's defaults are; user levels
+    are not sorted by trec_eval and are taken as given), divided by their number.
+    An empty ranking scores 0 (see _iprec)."""
+    n = len(codes)
+    if n == 0:
+        return 0.0
+    cutoffs = [_recall_count(x, R, compat) for x in recalls]
+    num_rel_ret = sum(1 for c in codes if c >= rel)
+    current_cut = len(cutoffs) - 1
+    while current_cut >= 0 and cutoffs[current_cut] > num_rel_ret:
+        current_cut -= 1
+    total = 0.0
+    int_precis = num_rel_ret / n
+    rel_so_far = num_rel_ret
+    i = n
+    while i > 0 and rel_so_far > 0:
+        precis = rel_so_far / i
+        if int_precis < precis:
+            int_precis = precis
+        if codes[i - 1] >= rel:
+            while current_cut >= 0 and rel_so_far == cutoffs[current_cut]:
+                total += int_precis
+                current_cut -= 1
+            rel_so_far -= 1
+        i -= 1
+    while current_cut >= 0:
+        total += int_precis
+        current_cut -= 1
+    return total / len(recalls)
+
+
+def _bin_g(codes: list[int], R: int, rel: int) -> float:
+    """m_binG.c: sum over retrieved relevant docs of 1 / log2(2 + nonrel docs above it),
+    divided by R (0 when nothing relevant was retrieved)."""
+    rel_so_far = 0
+    total = 0.0
+    for i, c in enumerate(codes):
+        if c >= rel:
+            rel_so_far += 1
+            total += 1.0 / math.log2(3 + i - rel_so_far)
+    if rel_so_far:
+        return total / R
+    return 0.0
+
+
+def _relative_p(codes: list[int], R: int, rel: int, k: int) -> float:
+    """m_rel_P.c: relevant in the top k divided by min(k, R); 0 when R == 0."""
+    if R == 0:
+        return 0.0
+    rel_so_far = sum(1 for c in codes[:k] if _is_rel(c, rel))
+    return rel_so_far / min(k, R)
+
+
+def _unjudged_at(codes: list[int], k: int) -> float:
+    """m_unjudged.c (unj): docs with code -1 or -2 in the top k, divided by k."""
+    return sum(1 for c in codes[:k] if c in (NONPOOL, UNJUDGED)) / k
+
+
+def _yaap(codes: list[int], R: int, rel: int) -> float:
+    """m_yaap.c: log((1 + s) / (1 + R - s)), s = sum of precisions at the relevant docs."""
+    rel_so_far = 0
+    total = 0.0
+    for i, c in enumerate(codes):
+        if c >= rel:
+            rel_so_far += 1
+            total += rel_so_far / (i + 1)
+    return math.log((1.0 + total) / (1.0 + R - total))
+
+
+def _utility(
+    num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int
+) -> float:
+    """m_utility.c: p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant
+    retrieved, b nonrelevant retrieved, c relevant not retrieved, d = N - a - b - c)."""
+    p1, p2, p3, p4 = (float(x) for x in coeffs)
+    return (
+        p1 * num_rel_ret
+        + p2 * (num_ret - num_rel_ret)
+        + p3 * (num_rel - num_rel_ret)
+        + p4 * (num_docs + num_rel_ret - num_ret - num_rel)
+    )
+
+
+# --------------------------------------------------------------------------------------
 # Public entry points
 # --------------------------------------------------------------------------------------
 
@@ -319,23 +882,65 @@ def measure(
     beta: float = 1.0,
     max_docs: int | None = None,
     judged_only: bool = False,
+    mult: float | None = None,
+    utility: tuple[float, float, float, float] = (1.0, -1.0, 0.0, 0.0),
+    num_docs: int = 0,
+    recalls: tuple[float, ...] = DEFAULT_RECALLS,
+    gains: dict[int, float] | None = None,
+    trec_gain_sort_bug: bool = False,
+    p: float = 0.9,
+    compat: str = "10.0",
 ) -> float:
     """Value of one measure for one query.
 
     Steps: rank the run (trec_eval order), truncate to ``max_docs`` (-M), drop docs with a
     negative code if ``judged_only`` (-J, order kept), then compute. R counts qrels labels
     >= rel; a ranked doc is relevant iff its code >= rel (codes -1/-2 never are).
+
+    Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
+    coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
+    ``p`` (RBP, RBPResid persistence), ``gains`` ({label: gain} overrides as in
+    ``-m ndcg.1=3,2=9``, in command-line order; for nDCG without cutoff, trec_dcg,
+    trec_ideal_dcg, nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
+    ``trec_gain_sort_bug`` (sort the gain table with trec_eval's truncating comparator under
+    glibc's merge sort instead of correctly), and ``compat`` ("10.0" or "9.0.8").
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown measure family {family!r}")
+    _check_compat(compat)
     if family in _NEEDS_CUTOFF and cutoff is None:
         raise ValueError(f"{family} needs a cutoff")
     if cutoff is not None and cutoff <= 0:
         raise ValueError(f"cutoff must be a positive integer, got {cutoff}")
     if family == "IPrec" and recall is None:
         raise ValueError("IPrec needs a recall level")
+    if family == "RprecMult" and mult is None:
+        raise ValueError("RprecMult needs a multiple of R (mult)")
+    if family == "IPrecAvg" and len(recalls) == 0:
+        raise ValueError("IPrecAvg needs at least one recall level")
+    if family == "Utility" and len(utility) != 4:
+        raise ValueError(f"utility needs 4 coefficients, got {utility!r}")
+    if gains is not None:
+        if family not in _GAIN_TABLE_FAMILIES or (family == "nDCG" and cutoff is not None):
+            raise ValueError(f"gains overrides are not supported for {family} (cutoff={cutoff})")
+        if family == "nDCG" and gain != "linear":
+            raise ValueError("gains overrides and gain='exponential' are exclusive")
+        if not all(isinstance(level, int) for level in gains):
+            raise ValueError(f"gains keys must be integer labels, got {list(gains)!r}")
+    if not run_q and (family in _NEW_FAMILIES or gains is not None):
+        # A topic missing from the run (trec_eval -c).
+        if compat == "9.0.8":
+            # 9.0.8 does not evaluate it at all: every value is 0.
+            return 0.0
+        if family in ("Utility", "Unj", "RBPResid"):
+            # 10.0 resets these after evaluating ("clean up leftovers" in trec_eval.c).
+            return 0.0
+        # 10.0 evaluates it on a one-doc placeholder ranking; its doc is not in the pool
+        # (code -1), which only matters for a gain override of label -1 (and for YAAP and
+        # ideal_dcg, which do not depend on the ranking being empty).
+        run_q = {PLACEHOLDER_DOC: 1.0}
 
-    codes = _prepare(qrels_q, run_q, max_docs, judged_only)
+    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
     n = len(codes)
     R = _num_rel(qrels_q, rel)
     k = cutoff
@@ -352,22 +957,54 @@ def measure(
         return _ap(codes, R, rel, k)
     if family == "Rprec":
         return _rprec(codes, R, rel)
-    if family == "Bpref":
+    if family in ("Bpref", "GMBpref"):
+        # gm_bpref: per-query value is bpref; the geometric mean is taken in aggregate().
         return _bpref(codes, R, _num_judged_nonrel(qrels_q, rel), rel)
     if family == "RR":
         return _rr(codes, rel, k)
     if family == "IPrec":
-        return _iprec(codes, R, rel, recall)
+        return _iprec(codes, R, rel, recall, compat)
+    if family == "IPrecAvg":
+        return _iprec_avg(codes, R, rel, recalls, compat)
     if family == "P":
         return _precision_at(codes, rel, k)
     if family == "R":
         return _recall_at(codes, R, rel, k)
+    if family in _GAIN_TABLE_FAMILIES and (family != "nDCG" or gains is not None):
+        table = _gain_table(qrels_q, gains, trec_gain_sort_bug)
+        if family == "nDCG":
+            return _trec_ndcg(codes, table, "ndcg")
+        if family == "trec_dcg":
+            return _trec_ndcg(codes, table, "dcg")
+        if family == "trec_ideal_dcg":
+            return _trec_ndcg(codes, table, "ideal_dcg")
+        if family == "nDCGRel":
+            return _ndcg_rel(codes, table)
+        if family == "RnDCG":
+            return _rndcg(codes, table, R)
+        if family == "G":
+            return _g(codes, table)
+        return _rbp(codes, table, p)
     if family == "nDCG":
         return _ndcg(codes, qrels_q, rel, gain, k)
     if family == "DCG":
         return _dcg([_gain(c, rel, gain) for c in codes], k)
     if family == "Success":
         return _success(codes, rel, k)
+    if family == "infAP":
+        return _infap(codes, R, rel)
+    if family == "RprecMult":
+        return _rprec_mult(codes, rel, R, mult)
+    if family == "binG":
+        return _bin_g(codes, R, rel)
+    if family == "RelP":
+        return _relative_p(codes, R, rel, k)
+    if family == "RBPResid":
+        return _rbp_resid(codes, p)
+    if family == "Unj":
+        return _unjudged_at(codes, k)
+    if family == "YAAP":
+        return _yaap(codes, R, rel)
     num_rel_ret = sum(1 for c in codes if _is_rel(c, rel))
     if family == "SetP":
         return num_rel_ret / n if n else 0.0
@@ -375,13 +1012,54 @@ def measure(
         return num_rel_ret / R if R else 0.0
     if family == "SetF":
         return _set_f(num_rel_ret, n, R, beta)
+    if family == "SetRelP":
+        # m_set_rel_P.c: num_rel_ret / min(num_ret, R) when both are non-zero.
+        return num_rel_ret / min(n, R) if n and R else 0.0
+    if family == "SetAP":
+        # m_set_map.c: num_rel_ret**2 / (num_ret * R) when both are non-zero.
+        if n and R:
+            return (float(num_rel_ret) * float(num_rel_ret)) / (float(n) * float(R))
+        return 0.0
+    if family == "Utility":
+        return _utility(n, R, num_rel_ret, utility, num_docs)
     raise AssertionError(family)  # unreachable: FAMILIES checked above
+
+
+def relstring(
+    qrels_q: dict[str, int],
+    run_q: dict[str, float],
+    *,
+    cutoff: int = 10,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    compat: str = "10.0",
+) -> str:
+    """m_relstring.c: one character per doc of the top ``cutoff`` (``(long)`` of the
+    parameter): the label if 0..9, '>' above 9, '-' for -1 (not in the pool), '.' for -2
+    (pooled, unjudged). trec_eval prints it between single quotes (not included here); a
+    topic missing from the run gives ''."""
+    _check_compat(compat)
+    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
+    length = max(0, min(int(cutoff), len(codes)))
+    chars = []
+    for code in codes[:length]:
+        if code > 9:
+            chars.append(">")
+        elif code >= 0:
+            chars.append(str(code))
+        elif code == NONPOOL:
+            chars.append("-")
+        elif code == UNJUDGED:
+            chars.append(".")
+        else:
+            chars.append("<")
+    return "".join(chars)
 
 
 def aggregate(family: str, values: list[float]) -> float:
     """The summary over queries: arithmetic mean (sequential left-to-right sum divided by
     the count), except NumRet/NumRel/NumRelRet/NumNonRelJudgedRet which are sums and GMAP
-    which is exp(mean(log(max(v, 1e-5)))) computed as in trec_eval meas_avg.c
+    and GMBpref which are exp(mean(log(max(v, 1e-5)))) computed as in trec_eval meas_avg.c
     (sum of logs sequentially, divide, exp). Empty list -> 0.0."""
     if not values:
         return 0.0
@@ -390,8 +1068,8 @@ def aggregate(family: str, values: list[float]) -> float:
         for v in values:
             total += v
         return total
-    if family == "GMAP":
-        # m_gm_map.c stores log(MAX(ap, MIN_GEO_MEAN)) per query; te_acc_meas_s sums
+    if family in GEOMETRIC_FAMILIES:
+        # m_gm_map.c / m_gm_bpref.c store log(MAX(ap, MIN_GEO_MEAN)) per query; te_acc_meas_s sums
         # them; te_calc_avg_meas_s_gm takes exp(sum / num_queries).
         total = 0.0
         for v in values:
@@ -411,12 +1089,14 @@ def evaluate(
     missing: str = "zero",
     max_docs: int | None = None,
     judged_only: bool = False,
+    compat: str = "10.0",
 ) -> dict[str, dict[int, float]]:
     """Per-query values {qid: {measure_index: value}} for the queries that count:
     missing="zero": every qrels query (a qrels query absent from the run is evaluated
     with an empty ranking); missing="skip": queries in both. Run-only queries never count.
     Each measure is (family, params) where params are the keyword arguments of measure().
-    ``max_docs`` / ``judged_only`` apply to every measure unless its params override them.
+    ``max_docs`` / ``judged_only`` / ``compat`` apply to every measure unless its params
+    override them.
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -427,7 +1107,7 @@ def evaluate(
         run_q = run.get(qid, {})
         per_q: dict[int, float] = {}
         for idx, (family, params) in enumerate(measures):
-            kwargs = {"max_docs": max_docs, "judged_only": judged_only}
+            kwargs = {"max_docs": max_docs, "judged_only": judged_only, "compat": compat}
             kwargs.update(params)
             per_q[idx] = measure(family, qrels[qid], run_q, **kwargs)
         out[qid] = per_q
@@ -505,6 +1185,89 @@ def _self_check() -> None:
         {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, [("AP", {})], missing="skip"
     )
     assert per_q == {"q1": {0: 1.0}}, per_q
+
+    # --- the additional trec_eval families -------------------------------------------
+    # Ranking d1..d6; d2 is absent from the qrels (-1), d4 pooled but unjudged (-2).
+    run = {f"d{i}": 10.0 - i for i in range(1, 7)}
+    qrels = {"d1": 1, "d3": 0, "d4": -1, "d5": 1, "d6": 0, "x": 1, "y": 2}
+    assert judge(qrels, rank(run)) == [1, -1, 0, -2, 1, 0]
+    # infAP: d1 at j=0 adds 1; d5 at j=4 (rel_above 1, nonrel_above 1, unjudged_above 1).
+    eps = INFAP_EPSILON
+    d5 = 1 / 5 + (4 / 5) * (3 / 4) * ((1 + eps) / (2 + 2 * eps))
+    assert measure("infAP", qrels, run) == (1.0 + d5) / 4
+    # Rprec_mult: c = (long) (0.2 * 4 + 0.9) = 1 -> P@1; c = (long) (0.5 * 4 + 0.9) = 2.
+    assert measure("RprecMult", qrels, run, mult=0.2) == 1.0
+    assert measure("RprecMult", qrels, run, mult=0.5) == 0.5
+    assert measure("RprecMult", qrels, run, mult=2.0) == 2 / 8  # c = 8 > 6 retrieved
+    # utility with the default (1, -1, 0, 0) and with a collection size.
+    assert measure("Utility", qrels, run) == 2 - 4
+    assert measure("Utility", qrels, run, utility=(0, 0, 0, 1), num_docs=100) == 100 + 2 - 6 - 4
+    assert measure("Utility", qrels, {}, utility=(0, 0, 1, 0)) == 0.0  # missing topic
+    # 11pt_avg is the mean of iprec_at_recall at ascending levels.
+    ip = [measure("IPrec", qrels, run, recall=x) for x in DEFAULT_RECALLS]
+    assert close(measure("IPrecAvg", qrels, run), sum(ip) / 11)
+    # binG: 1 / log2(2 + nonrel above) at d1 (0 above) and d5 (3 above), over R = 4.
+    assert measure("binG", qrels, run) == (1.0 + 1.0 / math.log2(5)) / 4
+    # relative_P, set_relative_P, set_map, unj, yaap.
+    assert measure("RelP", qrels, run, cutoff=2) == 0.5
+    assert measure("RelP", qrels, run, cutoff=6) == 2 / 4
+    assert measure("SetRelP", qrels, run) == 2 / 4
+    assert measure("SetAP", qrels, run) == 4 / 24
+    assert measure("Unj", qrels, run, cutoff=5) == 2 / 5
+    assert measure("Unj", qrels, run, cutoff=20) == 2 / 20
+    s_ = 1.0 + 2 / 5
+    assert measure("YAAP", qrels, run) == math.log((1 + s_) / (1 + 4 - s_))
+    # rbp / rbp_resid: labels up to 2, so gains are normalised to label / 2.
+    p_ = 0.9
+    assert close(measure("RBP", qrels, run), (1 - p_) * (0.5 + 0.5 * p_**4))
+    assert close(measure("RBPResid", qrels, run), p_**6 + (1 - p_) * (p_ + p_**3))
+    assert measure("RBPResid", qrels, run, judged_only=True) == 0.0
+    assert relstring(qrels, run) == "1-0.10"
+    assert relstring(qrels, run, cutoff=3, judged_only=True) == "101"
+    assert relstring({"a": 12, "b": 3}, {"a": 2.0, "b": 1.0}) == ">3"
+
+    # trec_eval's gain-table ndcg equals the direct nDCG with default gains.
+    for q_ in (qrels, {"d1": 3, "d2": 0, "d6": 2, "z": 3}):
+        for r_ in (run, {}, {"d6": 1.0}):
+            for fam in ("nDCG",):
+                direct = measure(fam, q_, r_)
+                assert measure(fam, q_, r_, gains={}) == direct, (q_, r_)
+        # dcg / ideal_dcg split of the same computation.
+        dcg = measure("trec_dcg", q_, run)
+        idcg = measure("trec_ideal_dcg", q_, run)
+        assert dcg / idcg == measure("nDCG", q_, run), (dcg, idcg)
+    # Binary labels: G equals binG (cost = rank, results gain = relevant so far).
+    qb = {"d1": 1, "d3": 0, "d5": 1, "x": 1}
+    assert close(measure("G", qb, run), measure("binG", qb, run))
+    # Gain overrides: only the order of gains matters for the ideal; scaling cancels out.
+    assert close(measure("nDCG", qb, run, gains={1: 3.0, 2: 9.0, 4: 4.5}), measure("nDCG", qb, run))
+    # The truncating comparator: 0.5 vs 0.0 compare equal, glibc's merge sort keeps the
+    # input order (override first), so the gain-0 level ends on top of the 0.5 one and the
+    # ideal stops there: no ideal gain at all, ndcg 0 instead of the correct value.
+    graded = {"d1": 1, "d3": 0, "y": 2}
+    assert [e[0] for e in _gain_table(graded, {1: 0.5}, True)] == [1, 0, 2]
+    assert [e[0] for e in _gain_table(graded, {1: 0.5}, False)] == [0, 1, 2]
+    good = measure("nDCG", graded, run, gains={1: 0.5})
+    bad = measure("nDCG", graded, run, gains={1: 0.5}, trec_gain_sort_bug=True)
+    assert close(good, 0.5 / (2.0 + 0.5 / math.log2(3))) and bad == 0.5 / 2.0, (good, bad)
+    # ndcg_rel / Rndcg on a perfect ranking are 1.
+    perfect = {"a": 3.0, "b": 2.0, "c": 1.0}
+    q_perfect = {"a": 2, "b": 1, "c": 0}
+    assert close(measure("nDCGRel", q_perfect, perfect), 1.0)
+    assert close(measure("RnDCG", q_perfect, perfect), 1.0)
+
+    # compat="9.0.8": float32 scores (new ties broken by docno) and (long)(x*R + 0.9).
+    tie = {"a": 1.0000000001, "b": 1.0}
+    assert _prepare({"a": 1}, tie, None, False) == [1, -1]
+    assert _prepare({"a": 1}, tie, None, False, "9.0.8") == [-1, 1]
+    assert _recall_count(0.1, 6, "10.0") == 1 and _recall_count(0.1, 6, "9.0.8") == 1
+    assert _recall_count(0.2, 3, "10.0") == 1 and _recall_count(0.2, 3, "9.0.8") == 1
+    assert _recall_count(0.1, 2, "10.0") == 0 and _recall_count(0.1, 2, "9.0.8") == 1
+    assert measure("YAAP", {"a": 1}, {}, compat="9.0.8") == 0.0
+    assert measure("YAAP", {"a": 1}, {}) == math.log(1 / 2)
+    assert close(aggregate("GMBpref", [0.5, 0.0]), math.sqrt(0.5 * 1e-5))
+    per_q = evaluate({"q1": qrels}, {"q1": run}, [("Unj", {"cutoff": 5}), ("GMBpref", {})])
+    assert per_q == {"q1": {0: 0.4, 1: measure("Bpref", qrels, run)}}, per_q
     print("OK")
 
 
