@@ -245,7 +245,7 @@ def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=Non
             params[j, :5] = (m.a, m.b, m.c, m.d, num_docs)
         elif spec.kind == kernels.IPREC_AVG:
             cutoff[j] = len(m.recalls)
-            params[j, :len(m.recalls)] = sorted(m.recalls)
+            params[j, :len(m.recalls)] = m.recalls
         old_rounding[j] = compat == "9.0.8"
     return kind, cutoff, level, gain, params, old_rounding
 
@@ -272,6 +272,8 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
     for j, m in enumerate(parsed):
         if m.spec.kind == STRING:
             out[:, j] = np.nan
+        elif compat == "9.0.8" and m.spec.kind not in (kernels.NUM_Q, kernels.NUM_REL):
+            out[~joined.in_run, j] = 0.0  # 9.0.8 does not evaluate missing queries at all
     return out
 
 

@@ -62,14 +62,25 @@ def example_main(argv):
     return main(argv)
 
 
-COMMANDS = {"trec_eval": trec_eval_main, "example": example_main}
+def measures_main(argv):
+    """List the measure families: name, trec_eval name, parameters, description."""
+    from fastir.measures import FAMILIES
+
+    print("| family | trec_eval | cutoff | parameters | description |")
+    print("|---|---|---|---|---|")
+    for f in FAMILIES.values():
+        print(f"| {f.name} | {f.trec or ''} | {f.cutoff} | {', '.join(f.params)} | {f.doc} |")
+    return 0
+
+
+COMMANDS = {"trec_eval": trec_eval_main, "example": example_main, "measures": measures_main}
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: fastir {{{','.join(COMMANDS)}}} ...\n  {USAGE}\n  fastir example",
-              file=sys.stderr)
+        print(f"usage: fastir {{{','.join(COMMANDS)}}} ...\n  {USAGE}\n  fastir example"
+              "\n  fastir measures", file=sys.stderr)
         return 2
     return COMMANDS[argv[0]](argv[1:])
 

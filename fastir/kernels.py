@@ -165,6 +165,38 @@ def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
 
 
 @jit
+def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
+    """m_11pt_avg.c: the C loop as is (it assumes ascending levels; given ones are not
+    sorted), summing from the highest level down."""
+    n = len(ranked)
+    k = len(recalls)
+    cuts = np.empty(k, dtype=np.int64)
+    for j in range(k):
+        cuts[j] = _recall_count(recalls[j], n_rel, compat)
+    current = k - 1
+    while current >= 0 and cuts[current] > n_rel_ret:
+        current -= 1
+    total = 0.0
+    int_precis = n_rel_ret / n
+    rel_so_far = n_rel_ret
+    i = n
+    while i > 0 and rel_so_far > 0:
+        precis = rel_so_far / i
+        if int_precis < precis:
+            int_precis = precis
+        if ranked[i - 1] >= level:
+            while current >= 0 and rel_so_far == cuts[current]:
+                total += int_precis
+                current -= 1
+            rel_so_far -= 1
+        i -= 1
+    while current >= 0:
+        total += int_precis
+        current -= 1
+    return total / np.float64(k)
+
+
+@jit
 def _bpref(ranked, n_rel, n_nonrel, level):
     nonrel_so_far = 0
     total = 0.0
@@ -349,6 +381,9 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
     """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending).
 
     ``scratch`` holds at least ``len(ideal)`` floats (the ideal gains of nDCG-like kinds).
+    An empty ranking scores 0 but on NUM_Q, NUM_REL, IDEAL_DCG and YAAP (trec_eval 10.0 -c
+    evaluates a missing query on one unjudged placeholder document: these four are the
+    values that differ from 0 on it).
     """
     n_rel = 0
     n_nonrel = 0
@@ -362,7 +397,7 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
     if kind == NUM_REL:
         return np.float64(n_rel)
     n = len(ranked)
-    if n == 0:
+    if n == 0 and kind != IDEAL_DCG and kind != YAAP:  # the two that do not need a ranking
         return 0.0
     if kind == NUM_RET:
         return np.float64(n)
@@ -446,11 +481,8 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
         return 1.0 if rel_ret > 0 else 0.0
     if kind == IPREC:
         return _iprec(ranked, n_rel, rel_ret, level, params[0], compat)
-    if kind == IPREC_AVG:  # 11pt_avg (cutoff: number of levels), summed from the top level
-        total = 0.0
-        for k in range(cutoff - 1, -1, -1):
-            total += _iprec(ranked, n_rel, rel_ret, level, params[k], compat)
-        return total / np.float64(cutoff)
+    if kind == IPREC_AVG:  # 11pt_avg (cutoff: the number of levels)
+        return _iprec_avg(ranked, n_rel, rel_ret, level, params[:cutoff], compat)
     if kind == UTILITY:
         return (params[0] * rel_ret + params[1] * (n - rel_ret) + params[2] * (n_rel - rel_ret)
                 + params[3] * (np.int64(params[4]) + rel_ret - n - n_rel))

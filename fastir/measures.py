@@ -462,7 +462,7 @@ def _trec_single(base, family, raw):
             raise UnknownMeasureError(f"utility needs 4 coefficients, got {raw!r}")
         return make(family, label=label, **dict(zip("abcd", values)))
     if family == "IPrecAvg":
-        return make(family, recalls=tuple(sorted(float(v) for v in values)), label=label)
+        return make(family, recalls=tuple(float(v) for v in values), label=label)
     pairs = dict(v.split("=", 1) if "=" in v else (v, "") for v in values)
     if family == "RBP":
         if set(pairs) - {"p"}:

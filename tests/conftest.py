@@ -48,14 +48,36 @@ MEASURES = {
     "SetR": ("SetR", {}),
     "SetF": ("SetF", {}),
     "SetF(beta=0.5)": ("SetF", {"beta": 0.5}),
+    "infAP": ("infAP", {}),
+    "GMBpref": ("GMBpref", {}),
+    "RprecMult@0.2": ("RprecMult", {"mult": 0.2}),
+    "RprecMult@1.5": ("RprecMult", {"mult": 1.5}),
+    "Utility": ("Utility", {}),
+    "Utility(a=2,b=-1,c=0.5,d=0.25)": ("Utility", {"utility": (2.0, -1.0, 0.5, 0.25)}),
+    "IPrecAvg": ("IPrecAvg", {}),
+    "IPrecAvg(recalls='0.25,0.5,0.75')": ("IPrecAvg", {"recalls": (0.25, 0.5, 0.75)}),
+    "BinG": ("binG", {}),
+    "G": ("G", {}),
+    "nDCGRel": ("nDCGRel", {}),
+    "RnDCG": ("RnDCG", {}),
+    "IDCG": ("trec_ideal_dcg", {}),
+    "nDCG(gains='1=3,2=9')": ("nDCG", {"gains": {1: 3.0, 2: 9.0}}),
+    "RelP@3": ("RelP", {"cutoff": 3}),
+    "Unj@3": ("Unj", {"cutoff": 3}),
+    "SetRelP": ("SetRelP", {}),
+    "SetAP": ("SetAP", {}),
+    "RBP": ("RBP", {}),
+    "RBP(p=0.8)": ("RBP", {"p": 0.8}),
+    "RBPResid": ("RBPResid", {}),
+    "YAAP": ("YAAP", {}),
 }
 
 #: Families whose ``rel`` follows the evaluation's relevance level (nDCG/DCG do not).
-LEVEL_FREE = {"nDCG", "DCG"}
+LEVEL_FREE = {"nDCG", "DCG", "trec_ideal_dcg", "RBP"}
 
 
 def naive_values(qrels, run, names, *, relevance_level=1, missing="zero", max_docs=None,
-                 judged_only=False):
+                 judged_only=False, num_docs=0):
     """{qid: [value per name]} from the naive reference."""
     measures = []
     for name in names:
@@ -63,6 +85,8 @@ def naive_values(qrels, run, names, *, relevance_level=1, missing="zero", max_do
         params = dict(params)
         if family not in LEVEL_FREE:
             params.setdefault("rel", relevance_level)
+        if family == "Utility":
+            params["num_docs"] = num_docs
         measures.append((family, params))
     per_query = naive.evaluate(qrels, run, measures, missing=missing, max_docs=max_docs,
                                judged_only=judged_only)

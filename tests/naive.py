@@ -40,8 +40,6 @@ MIN_GEO_MEAN = 0.00001
 #: trec_eval's INFAP_EPSILON (trec_eval.h).
 INFAP_EPSILON = 0.00001
 
-#: The doc of trec_eval 10.0's placeholder ranking for a topic missing from the run (-c).
-PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
 
 #: Supported trec_eval behaviours for ``compat``.
 COMPATS = ("10.0", "9.0.8")
@@ -643,7 +641,9 @@ def _rndcg(codes: list[int], table: list[list], R: int) -> float:
         if walk.gain > 0.0:
             ideal_dcg += walk.gain / math.log2(i + 2)
         i += 1
-    return _cdiv(total, float(num_changed))
+    # trec_eval divides 0 by 0 (NaN) when no boundary had a positive ideal DCG (only
+    # possible with -l0 or gain overrides); fastir's convention is 0.
+    return total / num_changed if num_changed else 0.0
 
 
 def _g(codes: list[int], table: list[list]) -> float:
@@ -851,9 +851,7 @@ def _yaap(codes: list[int], R: int, rel: int) -> float:
     return math.log((1.0 + total) / (1.0 + R - total))
 
 
-def _utility(
-    num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int
-) -> float:
+def _utility(num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int) -> float:
     """m_utility.c: p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant
     retrieved, b nonrelevant retrieved, c relevant not retrieved, d = N - a - b - c)."""
     p1, p2, p3, p4 = (float(x) for x in coeffs)
@@ -927,8 +925,10 @@ def measure(
             raise ValueError("gains overrides and gain='exponential' are exclusive")
         if not all(isinstance(level, int) for level in gains):
             raise ValueError(f"gains keys must be integer labels, got {list(gains)!r}")
-    if not run_q and (family in _NEW_FAMILIES or gains is not None):
-        # A topic missing from the run (trec_eval -c).
+    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
+    if not codes and (family in _NEW_FAMILIES or gains is not None):
+        # An empty ranking (a topic missing from the run, trec_eval -c; or emptied by
+        # max_docs / judged_only) is evaluated as trec_eval 10.0 evaluates a missing topic.
         if compat == "9.0.8":
             # 9.0.8 does not evaluate it at all: every value is 0.
             return 0.0
@@ -936,11 +936,8 @@ def measure(
             # 10.0 resets these after evaluating ("clean up leftovers" in trec_eval.c).
             return 0.0
         # 10.0 evaluates it on a one-doc placeholder ranking; its doc is not in the pool
-        # (code -1), which only matters for a gain override of label -1 (and for YAAP and
-        # ideal_dcg, which do not depend on the ranking being empty).
-        run_q = {PLACEHOLDER_DOC: 1.0}
-
-    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
+        # (code -1), which only matters for YAAP and ideal_dcg (they do not need a ranking).
+        codes = [NONPOOL]
     n = len(codes)
     R = _num_rel(qrels_q, rel)
     k = cutoff

@@ -165,3 +165,20 @@ def test_results_report_ignored_and_missing_queries():
     skip = fastir.evaluate({"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}}, ["P@1"],
                            missing="skip")
     assert skip.query_ids == ["a"] and skip.mean["P@1"] == 1.0
+
+
+def test_relstring_is_text_and_has_no_summary():
+    res = fastir.evaluate({"q": {"a": 1, "b": 0, "c": -1, "e": 12}},
+                          {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}},
+                          ["RelString@10", "P@1"])
+    assert res.to_dict()["q"]["RelString@10"] == "10.->"
+    assert list(res.mean) == ["P@1"]
+
+
+def test_compat_908_rounds_scores_to_float32():
+    qrels = {"q": {"z": 1, "a": 0}}
+    run = {"q": {"z": 1.0, "a": 1.0 + 1e-12}}  # a first; in float32 a tie, so z ("z" > "a")
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 0.5
+    assert fastir.evaluate(qrels, run, ["RR"], compat="9.0.8").mean["RR"] == 1.0
+    with pytest.raises(ValueError, match="not in trec_eval 9.0.8"):
+        fastir.evaluate(qrels, run, ["RBP"], compat="9.0.8")

@@ -21,7 +21,24 @@ SAME = [  # names that denote one measure, and its canonical string
     ("nDCG(dcg=exp-log2)@10", "nDCG(dcg='exp-log2')@10"),
     ("iprec_at_recall_0.10", "IPrec@0.1"), ("IPrec@0.1", "IPrec@0.1"),
     ("num_ret", "NumRet"), ("set_F", "SetF"), ("SetF(beta=0.5)", "SetF(beta=0.5)"),
+    ("infAP", "infAP"), ("gm_bpref", "GMBpref"), ("Rprec_mult_0.20", "RprecMult@0.2"),
+    ("utility.2,-1,0,0", "Utility(a=2)"), ("Utility(a=2, b=-1)", "Utility(a=2)"),
+    ("11pt_avg", "IPrecAvg"), ("11pt_avg..25,.5", "IPrecAvg(recalls='0.25,0.5')"),
+    ("binG", "BinG"), ("G", "G"), ("ndcg_rel", "nDCGRel"), ("Rndcg", "RnDCG"),
+    ("ndcg.1=3,2=9", "nDCG(gains='1=3,2=9')"), ("nDCG(gains={1: 3, 2: 9})",
+                                                 "nDCG(gains='1=3,2=9')"),
+    ("relative_P_5", "RelP@5"), ("set_relative_P", "SetRelP"), ("set_map", "SetAP"),
+    ("rbp", "RBP"), ("rbp.p=0.8", "RBP(p=0.8)"), ("rbp_resid", "RBPResid"),
+    ("unj_5", "Unj@5"), ("yaap", "YAAP"), ("relstring.20", "RelString@20"),
+    ("ideal_dcg", "IDCG"), ("dcg", "DCG"), ("set_F.0.5", "SetF(beta=0.5)"),
 ]
+
+
+def test_trec_labels_of_parameterised_single_measures():
+    assert [m.trec_name() for _, m in parse("utility.2,-1,0,0")] == ["utility_2,-1,0,0"]
+    assert [m.trec_name() for _, m in parse("ndcg.1=3,2=9")] == ["ndcg_1=3,2=9"]
+    assert [m.trec_name() for _, m in parse("Rprec_mult")][-1] == "Rprec_mult_2.00"
+    assert [m.trec_name() for _, m in parse("unj")] == ["unj_5", "unj_10", "unj_20"]
 
 
 @pytest.mark.parametrize("name, canonical", SAME)

@@ -46,10 +46,11 @@ def test_kernels_match_naive(data):
 
 @settings(max_examples=150, deadline=None)
 @given(qrels_and_runs(), st.sampled_from(["zero", "skip"]), st.integers(0, 3),
-       st.one_of(st.none(), st.integers(0, 6)), st.booleans())
-def test_kernels_match_naive_with_options(data, missing, level, max_docs, judged_only):
+       st.one_of(st.none(), st.integers(0, 6)), st.booleans(), st.integers(0, 50))
+def test_kernels_match_naive_with_options(data, missing, level, max_docs, judged_only,
+                                          num_docs):
     _check(*data, missing=missing, relevance_level=level, max_docs=max_docs,
-           judged_only=judged_only)
+           judged_only=judged_only, num_docs=num_docs)
 
 
 def test_cutoff_beyond_ranking_and_empty_queries():
