@@ -134,39 +134,35 @@ def _compact(indptr, labels, kept):
 
 
 @jit
-def _ranks_before(scores, d_data, d_offsets, d_values, is_int, a, b):
-    """True when row ``a`` ranks strictly before row ``b`` (score desc, docno desc)."""
-    if scores[a] != scores[b]:
-        return scores[a] > scores[b]
+def _doc_before(d_data, d_offsets, d_values, is_int, a, b):
+    """Among equal scores, row ``a`` ranks before row ``b`` when its docno is greater."""
     return id_cmp(d_data, d_offsets, d_values, d_data, d_offsets, d_values, is_int, a, b) > 0
 
 
 @jit
-def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
-    """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order.
-
-    An already ordered query costs one comparison per row; otherwise a merge sort.
-    """
-    n = stop - start
-    in_order = True
-    for i in range(n):
-        order[i] = start + i
-        if i > 0 and in_order and _ranks_before(scores, d_data, d_offsets, d_values, is_int,
-                                                start + i, start + i - 1):
-            in_order = False
-    if in_order:
+def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
+    """Sort ``order[lo:hi]`` (rows of one score) by docno descending."""
+    if hi - lo <= 16:  # insertion sort
+        for i in range(lo + 1, hi):
+            row = order[i]
+            j = i - 1
+            while j >= lo and _doc_before(d_data, d_offsets, d_values, is_int, row, order[j]):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = row
         return
     width = 1
-    src = order
-    dst = buf
+    n = hi - lo
+    src = order[lo:hi]
+    dst = buf[:n]
     in_buf = False
     while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if _ranks_before(scores, d_data, d_offsets, d_values, is_int, src[j], src[i]):
+        for start in range(0, n, 2 * width):
+            mid = min(start + width, n)
+            stop = min(start + 2 * width, n)
+            i, j, k = start, mid, start
+            while i < mid and j < stop:
+                if _doc_before(d_data, d_offsets, d_values, is_int, src[j], src[i]):
                     dst[k] = src[j]
                     j += 1
                 else:
@@ -177,7 +173,7 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
                 dst[k] = src[i]
                 i += 1
                 k += 1
-            while j < hi:
+            while j < stop:
                 dst[k] = src[j]
                 j += 1
                 k += 1
@@ -185,7 +181,38 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
         in_buf = not in_buf
         width *= 2
     if in_buf:
-        order[:n] = buf[:n]
+        order[lo:hi] = buf[:n]
+
+
+@jit
+def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
+    """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
+    descending, then docno descending.
+
+    Rows already in score order (the usual run file) cost one pass; otherwise a stable
+    argsort of the scores. Then each group of equal scores is put in docno order.
+    """
+    n = stop - start
+    by_score = True
+    for i in range(1, n):
+        if scores[start + i] > scores[start + i - 1]:
+            by_score = False
+            break
+    if by_score:
+        for i in range(n):
+            order[i] = start + i
+    else:
+        idx = np.argsort(-scores[start:stop], kind="mergesort")
+        for i in range(n):
+            order[i] = start + idx[i]
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and scores[order[hi]] == scores[order[lo]]:
+            hi += 1
+        if hi - lo > 1:
+            _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf)
+        lo = hi
 
 
 @pjit
