@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from fastir._jit import jit
-from fastir.ids import Ids, id_equal, id_hash, intern_ids, mix64, sort_ids
+from fastir.ids import Ids, id_equal, id_hash, intern_blocks, mix64, sort_ids
 
 
 class InputError(ValueError):
@@ -129,16 +129,19 @@ class Qrels:
 
 
 class Run:
-    """A ranked run: ``{query: {doc: score}}`` in CSR form.
+    """A ranked run: ``{query: {doc: score}}``, one row segment per query.
 
     Rows keep their input order; ranking (score descending, ties by doc id descending) is
-    done by the join, which also applies ``max_docs``.
+    done by the join, which also applies ``max_docs``. The segments need not be in query
+    order (a file grouped by query keeps its row order: no copy), so a run has per-query
+    ``starts`` and ``stops`` where qrels have an ``indptr``.
 
     Attributes
     ----------
     query_ids : Ids
         Sorted query ids.
-    indptr : ndarray of int64
+    starts, stops : ndarray of int64
+        Rows of query ``q`` are ``starts[q]:stops[q]``.
     doc_ids : Ids
         Document id of each row.
     scores : ndarray of float64
@@ -148,9 +151,10 @@ class Run:
     source : str
     """
 
-    def __init__(self, query_ids, indptr, doc_ids, scores, name="run", source="run"):
+    def __init__(self, query_ids, starts, stops, doc_ids, scores, name="run", source="run"):
         self.query_ids = query_ids
-        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.stops = np.ascontiguousarray(stops, dtype=np.int64)
         self.doc_ids = doc_ids
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.name = name
@@ -207,14 +211,15 @@ class Run:
 
     @property
     def n_queries(self):
-        return len(self.indptr) - 1
+        return len(self.starts)
 
     def __len__(self):
         return len(self.scores)
 
     def with_scores(self, scores):
         """The same run with other scores (same rows, same order)."""
-        return Run(self.query_ids, self.indptr, self.doc_ids, scores, self.name, self.source)
+        return Run(self.query_ids, self.starts, self.stops, self.doc_ids, scores, self.name,
+                   self.source)
 
     def __repr__(self):
         return f"Run({self.name!r}: {self.n_queries} queries, {len(self)} rows, from {self.source})"
@@ -222,44 +227,59 @@ class Run:
     def to_dict(self):
         qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
         scores = self.scores.tolist()
-        return {qids[q]: {docs[r]: scores[r] for r in range(self.indptr[q], self.indptr[q + 1])}
+        return {qids[q]: {docs[r]: scores[r] for r in range(self.starts[q], self.stops[q])}
                 for q in range(self.n_queries)}
 
 
 # ---------------------------------------------------------------------------------------
 def _build(cls, row_qids, doc_ids, values, source, n_rows=None, **extra):
-    """Group rows by query (stable, so each query keeps its input order) into CSR form.
+    """Group rows by query (each query keeps its input row order).
 
     ``row_qids`` may hold, after the ``n_rows`` row ids, ids of queries with no rows.
     """
-    query_ids, indptr, order = group_rows(row_qids, n_rows)
-    if order is not None:
-        doc_ids = doc_ids.take(order)
-        values = values[order]
-    return cls(query_ids, indptr, doc_ids, values, source=source, **extra)
+    block_first, block_code, first = intern_blocks(*row_qids.args())
+    n_rows = len(values) if n_rows is None else n_rows
+    in_rows = block_first < n_rows
+    return assemble(cls, row_qids.take(first), block_code[in_rows], block_first[in_rows],
+                    doc_ids, values, source, **extra)
 
 
-def group_rows(row_qids, n_rows=None):
-    """Sorted unique query ids, CSR ``indptr``, and the row permutation (None if identity).
+def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **extra):
+    """A Qrels or Run from rows in blocks: rows ``block_first[b]`` up to the next block's
+    first row have query ``unique[block_code[b]]``.
 
-    Ids after the first ``n_rows`` name queries without rows.
+    Queries are sorted by id. A Run whose queries each sit in one block keeps its rows in
+    place (no copy); otherwise, and for Qrels unless already in order, rows are stably
+    regrouped.
     """
-    codes, first = intern_ids(*row_qids.args())
-    return csr_from_codes(codes[:n_rows], row_qids.take(first))
-
-
-def csr_from_codes(codes, unique):
-    """CSR layout of rows whose query is ``unique[codes[row]]``; queries sorted by id."""
+    n_rows = len(values)
+    if len(block_code) > 1:  # merge neighbouring blocks of one query
+        keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
+        block_code, block_first = block_code[keep], block_first[keep]
+    block_len = np.diff(np.append(block_first, n_rows))
     order = sort_ids(*unique.args())
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    row_rank = rank[codes]
-    indptr = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row_rank, minlength=len(order)), out=indptr[1:])
-    permutation = None
-    if np.any(row_rank[1:] < row_rank[:-1]):
-        permutation = np.argsort(row_rank, kind="stable")
-    return unique.take(order), indptr, permutation
+    n_queries = len(order)
+    rank = np.empty(n_queries, dtype=np.int64)
+    rank[order] = np.arange(n_queries)
+    block_rank = rank[block_code]
+    query_ids = unique.take(order)
+    counts = np.zeros(n_queries, dtype=np.int64)
+    np.add.at(counts, block_rank, block_len)
+    sorted_blocks = bool(np.all(np.diff(block_rank) > 0))
+    one_block_each = len(np.unique(block_rank)) == len(block_rank)
+    if sorted_blocks or (cls is Run and one_block_each):
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        starts[block_rank] = block_first
+        stops = starts + counts
+    else:
+        permutation = np.argsort(np.repeat(block_rank, block_len), kind="stable")
+        doc_ids = doc_ids.take(permutation)
+        values = values[permutation]
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        stops = starts + counts
+    if cls is Run:
+        return cls(query_ids, starts, stops, doc_ids, values, source=source, **extra)
+    return cls(query_ids, np.append(starts, n_rows), doc_ids, values, source=source, **extra)
 
 
 def _integer_label(label, source, qid, doc):

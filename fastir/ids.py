@@ -313,38 +313,61 @@ def sort_ids(data, offsets, values, is_int):
 
 
 @jit
-def intern_ids(data, offsets, values, is_int):
-    """Codes of a column's ids in order of first appearance, and the first row of each code.
+def _grow(a, size):
+    out = np.empty(max(size, 2 * len(a)), dtype=a.dtype)
+    out[:len(a)] = a
+    return out
 
-    Consecutive equal ids (the usual grouped file) cost one comparison; others one hash probe.
+
+@jit
+def intern_blocks(data, offsets, values, is_int):
+    """Intern a column of ids that usually comes in blocks of equal ids (a run or qrels
+    grouped by query). Returns ``(block_first, block_code, first)``: the first row and the
+    code of every block of consecutive equal ids, and the first row of every code.
+
+    Consecutive equal ids cost one comparison, a new block one hash probe; memory is
+    proportional to the number of blocks, not of rows.
     """
     n = len(values) if is_int else len(offsets) - 1
-    codes = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
+    block_first = np.empty(16, dtype=np.int64)
+    block_code = np.empty(16, dtype=np.int64)
+    first = np.empty(16, dtype=np.int64)
     size = 16
-    while size < 2 * n:
-        size *= 2
     table = np.full(size, -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
+    n_blocks = 0
     n_codes = 0
     for i in range(n):
         if i > 0 and id_equal(data, offsets, values, data, offsets, values, is_int, i, i - 1):
-            codes[i] = codes[i - 1]
             continue
-        slot = id_hash(data, offsets, values, is_int, i) & mask
+        if 2 * (n_codes + 1) > size:  # keep the table at most half full
+            size *= 4
+            table = np.full(size, -1, dtype=np.int64)
+            for c in range(n_codes):
+                slot = id_hash(data, offsets, values, is_int, first[c]) & np.uint64(size - 1)
+                while table[slot] >= 0:
+                    slot = (slot + np.uint64(1)) & np.uint64(size - 1)
+                table[slot] = c
+        slot = id_hash(data, offsets, values, is_int, i) & np.uint64(size - 1)
         while True:
             code = table[slot]
             if code < 0:
+                if n_codes == len(first):
+                    first = _grow(first, n_codes + 1)
                 table[slot] = n_codes
                 first[n_codes] = i
-                codes[i] = n_codes
+                code = n_codes
                 n_codes += 1
                 break
             if id_equal(data, offsets, values, data, offsets, values, is_int, first[code], i):
-                codes[i] = code
                 break
-            slot = (slot + np.uint64(1)) & mask
-    return codes, first[:n_codes].copy()
+            slot = (slot + np.uint64(1)) & np.uint64(size - 1)
+        if n_blocks == len(block_first):
+            block_first = _grow(block_first, n_blocks + 1)
+            block_code = _grow(block_code, n_blocks + 1)
+        block_first[n_blocks] = i
+        block_code[n_blocks] = code
+        n_blocks += 1
+    return block_first[:n_blocks].copy(), block_code[:n_blocks].copy(), first[:n_codes].copy()
 
 
 @jit

@@ -84,8 +84,9 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
     run_query = in_run[keep]
     query_ids = [q_qids[i] for i in qrels_query.tolist()]
 
-    lengths = np.where(run_query >= 0,
-                       run.indptr[run_query + 1] - run.indptr[np.maximum(run_query, 0)], 0)
+    lengths = np.zeros(len(run_query), dtype=np.int64)
+    present = run_query >= 0
+    lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
     bounded = np.minimum(lengths, limit)
     indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
     np.cumsum(bounded, out=indptr[1:])
@@ -100,7 +101,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
     scratch = int(lengths.max()) if len(lengths) else 0
     bounds = chunk_bounds(bounded, numba.get_num_threads())
-    _join_kernel(bounds, run_query, qrels_query, indptr, run.indptr, run.scores,
+    _join_kernel(bounds, run_query, qrels_query, indptr, run.starts, run.stops, run.scores,
                  *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
                  r_docs.is_int, table, row_hash, judged_only, labels, kept, duplicate,
                  scratch)
@@ -216,9 +217,9 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
 
 
 @pjit
-def _join_kernel(bounds, run_query, qrels_query, indptr, r_indptr, scores, d_data, d_offsets,
-                 d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int, table,
-                 row_hash, judged_only, labels, kept, duplicate, scratch):
+def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
+                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
+                 table, row_hash, judged_only, labels, kept, duplicate, scratch):
     mask = np.uint64(len(table) - 1)
     seen_size = 16
     while seen_size < 2 * scratch:
@@ -235,7 +236,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_indptr, scores, d_dat
             r = run_query[e]
             if r < 0:
                 continue
-            rank_rows(r_indptr[r], r_indptr[r + 1], scores, d_data, d_offsets, d_values,
+            rank_rows(r_starts[r], r_stops[r], scores, d_data, d_offsets, d_values,
                       is_int, order, buf)
             q = qrels_query[e]
             q_lo = q_indptr[q]

@@ -176,58 +176,100 @@ def _same_bytes(buf, a0, a1, b0, b1):
 
 
 @jit
+def _blank(c):
+    """Whitespace inside a line (isspace without the newline)."""
+    return c == 32 or (9 <= c <= 13 and c != 10)
+
+
+@jit
+def _token(c):
+    return c != 32 and (c < 9 or c > 13)
+
+
+@jit
 def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_offsets,
-                values, row_group, group_bounds):
-    """Scan one chunk. Returns (rows, doc bytes, groups, error code, error offset)."""
+                values, groups):
+    """Scan one chunk line by line, each line token by token up to the needed fields.
+
+    Returns (rows, doc bytes, groups, error code, error offset); with ``write`` it also
+    stores every row at ``row``/``byte``/``group``. Positions are unsigned so that numba
+    indexes without negative-index checks (the loops are byte-at-a-time).
+    """
     needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
-    fields = np.empty((needed, 2), dtype=np.int64)
+    one = np.uint64(1)
+    stop = np.uint64(end)
+    p = np.uint64(start)
     n_rows = 0
     n_bytes = 0
     n_groups = 0
-    prev_q0 = -1
-    prev_q1 = -1
-    p = start
-    while p < end:
-        line_end = p
-        while line_end < end and buf[line_end] != 10:
-            line_end += 1
-        first = _skip_space(buf, p, line_end)
-        if first < line_end and buf[first] != 35:  # not blank, not a '#' comment
-            n = _split_line(buf, first, line_end, fields)
-            if n < needed:
-                return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, p
-            if n > needed and exact:
-                return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, p
-            q0 = fields[f_qid, 0]
-            q1 = fields[f_qid, 1]
-            if prev_q0 < 0 or not _same_bytes(buf, q0, q1, prev_q0, prev_q1):
-                if write:
-                    group_bounds[group + n_groups, 0] = q0
-                    group_bounds[group + n_groups, 1] = q1
-                n_groups += 1
-                prev_q0 = q0
-                prev_q1 = q1
-            d0 = fields[f_doc, 0]
-            d1 = fields[f_doc, 1]
+    prev_q0 = np.uint64(0)
+    prev_q1 = np.uint64(0)
+    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
+    while p < stop:
+        line_start = p
+        while p < stop and _blank(buf[p]):
+            p += one
+        if p == stop:
+            break
+        if buf[p] == 10:
+            p += one
+            continue
+        if buf[p] == 35:  # '#': a comment line
+            while p < stop and buf[p] != 10:
+                p += one
+            p += one
+            continue
+        n_fields = 0
+        while True:
+            a = p
+            while p < stop and _token(buf[p]):
+                p += one
+            if n_fields == f_qid:
+                q0, q1 = a, p
+            elif n_fields == f_doc:
+                d0, d1 = a, p
+            elif n_fields == f_value:
+                v0, v1 = a, p
+            n_fields += 1
+            while p < stop and _blank(buf[p]):
+                p += one
+            if p == stop or buf[p] == 10 or n_fields == needed:
+                break
+        if n_fields < needed:
+            return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, np.int64(line_start)
+        if exact and p < stop and buf[p] != 10:
+            return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, np.int64(line_start)
+        while p < stop and buf[p] != 10:  # ignored fields (the run tag and beyond)
+            p += one
+        p += one
+        if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
+                                            np.int64(prev_q1)):
+            if write:  # the query id's bytes and the group's first row
+                groups[group + n_groups, 0] = np.int64(q0)
+                groups[group + n_groups, 1] = np.int64(q1)
+                groups[group + n_groups, 2] = row + n_rows
+            n_groups += 1
+            prev_q0 = q0
+            prev_q1 = q1
+        length = np.int64(d1 - d0)
+        if write:
             if layout == QRELS:
-                value, ok = _parse_label(buf, fields[f_value, 0], fields[f_value, 1])
+                value, ok = _parse_label(buf, np.int64(v0), np.int64(v1))
                 if not ok:
-                    return n_rows, n_bytes, n_groups, BAD_LABEL, p
+                    return n_rows, n_bytes, n_groups, BAD_LABEL, np.int64(line_start)
             else:
-                value = parse_float(buf, fields[f_value, 0], fields[f_value, 1])
+                value = parse_float(buf, np.int64(v0), np.int64(v1))
                 if layout == RUN3:
                     value = -value
-            if write:
-                r = row + n_rows
-                b = byte + n_bytes
-                for k in range(d1 - d0):
-                    doc_data[b + k] = buf[d0 + k]
-                doc_offsets[r + 1] = b + d1 - d0
-                values[r] = value
-                row_group[r] = group + n_groups - 1
-            n_rows += 1
-            n_bytes += d1 - d0
-        p = line_end + 1
+            r = row + n_rows
+            b = byte + n_bytes
+            first = np.int64(d0)
+            for k in range(length):
+                doc_data[b + k] = buf[first + k]
+            doc_offsets[r + 1] = b + length
+            values[r] = value
+        n_rows += 1
+        n_bytes += length
     return n_rows, n_bytes, n_groups, 0, -1
 
 
@@ -239,11 +281,11 @@ def count_chunks(buf, starts, ends, layout):
     dummy_u8 = np.zeros(0, dtype=np.uint8)
     dummy_i64 = np.zeros(0, dtype=np.int64)
     dummy_f64 = np.zeros(0, dtype=np.float64)
-    dummy_bounds = np.zeros((0, 2), dtype=np.int64)
+    dummy_groups = np.zeros((0, 3), dtype=np.int64)
     for c in prange(n):
         rows, nbytes, groups, err, where = _scan_chunk(
             buf, starts[c], ends[c], layout, False, 0, 0, 0, dummy_u8, dummy_i64, dummy_f64,
-            dummy_i64, dummy_bounds)
+            dummy_groups)
         out[c, 0] = rows
         out[c, 1] = nbytes
         out[c, 2] = groups
@@ -254,11 +296,16 @@ def count_chunks(buf, starts, ends, layout):
 
 @pjit
 def fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data, doc_offsets, values,
-                row_group, group_bounds):
-    """Second pass: write every chunk's rows at its offsets."""
+                groups):
+    """Second pass: write every chunk's rows at its offsets; per chunk (error, offset)."""
+    errors = np.zeros((len(starts), 2), dtype=np.int64)
     for c in prange(len(starts)):
-        _scan_chunk(buf, starts[c], ends[c], layout, True, row0[c], byte0[c], group0[c],
-                    doc_data, doc_offsets, values, row_group, group_bounds)
+        _, _, _, err, where = _scan_chunk(buf, starts[c], ends[c], layout, True, row0[c],
+                                          byte0[c], group0[c], doc_data, doc_offsets, values,
+                                          groups)
+        errors[c, 0] = err
+        errors[c, 1] = where
+    return errors
 
 
 @jit

@@ -1,14 +1,15 @@
 """Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
 
 import gzip
+import mmap
 import os
 import sys
 
 import numba
 import numpy as np
 
-from fastir.data import InputError, Qrels, Run, csr_from_codes
-from fastir.ids import Ids, intern_ids
+from fastir.data import InputError, Qrels, Run, assemble
+from fastir.ids import Ids, intern_blocks
 from fastir.io import _scan
 
 _MESSAGES = {
@@ -19,21 +20,24 @@ _MESSAGES = {
 
 
 def read_bytes(path):
-    """The file's bytes as a uint8 array (gzip'd files are decompressed; ``-`` is stdin)."""
+    """The file's bytes as a read-only uint8 array: memory-mapped (no copy) for plain files,
+    decompressed for gzip'd ones; ``-`` reads standard input."""
     if str(path) == "-":
-        raw = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        if raw[:2] == b"\x1f\x8b":
-            try:
-                raw = gzip.decompress(raw)
-            except (OSError, EOFError) as exc:
-                raise InputError(f"{path}: corrupt gzip data: {exc}") from None
-    return np.frombuffer(raw, dtype=np.uint8)
+        return np.frombuffer(sys.stdin.buffer.read(), dtype=np.uint8)
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":
+                f.seek(0)
+                try:
+                    return np.frombuffer(gzip.decompress(f.read()), dtype=np.uint8)
+                except (OSError, EOFError) as exc:
+                    raise InputError(f"{path}: corrupt gzip data: {exc}") from None
+            if os.fstat(f.fileno()).st_size == 0:
+                return np.zeros(0, dtype=np.uint8)
+            return np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ),
+                                 dtype=np.uint8)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def read_qrels(path):
@@ -48,8 +52,9 @@ def read_qrels(path):
     """
     name = os.fspath(path)
     buf = read_bytes(path)
-    query_ids, codes, docs, values = _scan_file(buf, _scan.QRELS, name)
-    qrels = _assemble(Qrels, query_ids, codes, docs, values.astype(np.int32), name)
+    query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name)
+    qrels = assemble(Qrels, query_ids, block_code, block_first, docs, values.astype(np.int32),
+                     name)
     qrels.index()  # reports duplicate judgments now, with the file name
     return qrels
 
@@ -68,17 +73,9 @@ def read_run(path, name=None):
     source = os.fspath(path)
     buf = read_bytes(path)
     layout, tag = _run_layout(buf, source)
-    query_ids, codes, docs, scores = _scan_file(buf, layout, source)
-    return _assemble(Run, query_ids, codes, docs, scores, source,
-                     name=name if name is not None else tag)
-
-
-def _assemble(cls, query_ids, codes, docs, values, source, **extra):
-    query_ids, indptr, order = csr_from_codes(codes, query_ids)
-    if order is not None:
-        docs = docs.take(order)
-        values = values[order]
-    return cls(query_ids, indptr, docs, values, source=source, **extra)
+    query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source)
+    return assemble(Run, query_ids, block_code, block_first, docs, scores, source,
+                    name=name if name is not None else tag)
 
 
 def _content_fields(buf, from_end=False):
@@ -141,16 +138,19 @@ def _scan_file(buf, layout, source):
     doc_data = np.empty(int(byte0[-1]), dtype=np.uint8)
     doc_offsets = np.zeros(n_rows + 1, dtype=np.int64)
     values = np.empty(n_rows, dtype=np.float64)
-    row_group = np.empty(n_rows, dtype=np.int64)
-    group_bounds = np.empty((int(group0[-1]), 2), dtype=np.int64)
-    _scan.fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data, doc_offsets,
-                      values, row_group, group_bounds)
+    groups = np.empty((int(group0[-1]), 3), dtype=np.int64)  # qid start, qid end, first row
+    errors = _scan.fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data,
+                               doc_offsets, values, groups)
+    bad = np.flatnonzero(errors[:, 0])
+    if len(bad):
+        _raise_line_error(buf, layout, int(errors[bad[0], 0]), int(errors[bad[0], 1]), source)
     if layout != _scan.QRELS:
         _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
-    # Intern the query ids of the groups, then give every row its query's code.
-    group_ids = _gather_tokens(buf, group_bounds)
-    group_codes, first = intern_ids(*group_ids.args())
-    return group_ids.take(first), group_codes[row_group], Ids(doc_data, doc_offsets), values
+    # Intern the query ids of the groups (blocks of lines with one query id).
+    group_ids = _gather_tokens(buf, groups[:, :2])
+    block_first, block_code, first = intern_blocks(*group_ids.args())
+    return (group_ids.take(first), block_code, groups[block_first, 2],
+            Ids(doc_data, doc_offsets), values)
 
 
 def _gather_tokens(buf, bounds):
