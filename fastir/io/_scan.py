@@ -27,7 +27,6 @@ BAD_LABEL = 3
 
 _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
-_TWO53 = np.uint64(2**53)
 
 
 @jit
@@ -54,39 +53,38 @@ def parse_float(buf, start, end):
     """The double of token ``buf[start:end]``, or NaN when Python must convert it."""
     p = start
     negative = False
-    if p < end and (buf[p] == 43 or buf[p] == 45):
-        negative = buf[p] == 45
+    c = buf[p]
+    if c == 43 or c == 45:  # '+' or '-'
+        negative = c == 45
         p += 1
-    mantissa = np.uint64(0)
-    n_sig = 0
+    mantissa = 0
+    n_sig = 0  # significant digits kept in the mantissa (at most 18: no int64 overflow)
     n_digits = 0
     exp10 = 0
-    while p < end and 48 <= buf[p] <= 57:
-        d = buf[p] - 48
-        n_digits += 1
-        if n_sig > 0 or d != 0:
-            n_sig += 1
-            if n_sig <= 19:
-                mantissa = mantissa * np.uint64(10) + np.uint64(d)
-            else:
-                exp10 += 1
-        p += 1
-    if p < end and buf[p] == 46:
-        p += 1
-        while p < end and 48 <= buf[p] <= 57:
-            d = buf[p] - 48
+    dot = False
+    while p < end:
+        c = buf[p]
+        if 48 <= c <= 57:
             n_digits += 1
-            if n_sig > 0 or d != 0:
+            if n_sig > 0 or c != 48:
                 n_sig += 1
-                if n_sig <= 19:
-                    mantissa = mantissa * np.uint64(10) + np.uint64(d)
+                if n_sig > 18:
+                    return _SLOW
+                mantissa = mantissa * 10 + np.int64(c - 48)
+                if dot:
                     exp10 -= 1
-            else:
+            elif dot:
                 exp10 -= 1
-            p += 1
+        elif c == 46 and not dot:  # '.'
+            dot = True
+        else:
+            break
+        p += 1
     if n_digits == 0:
         return _SLOW
-    if p < end and (buf[p] == 101 or buf[p] == 69):
+    if p < end:  # an exponent, or garbage: Python decides
+        if buf[p] != 101 and buf[p] != 69:
+            return _SLOW
         p += 1
         exp_negative = False
         if p < end and (buf[p] == 43 or buf[p] == 45):
@@ -95,16 +93,16 @@ def parse_float(buf, start, end):
         if p == end:
             return _SLOW
         e = 0
-        while p < end and 48 <= buf[p] <= 57:
-            if e < 100000:
-                e = e * 10 + (buf[p] - 48)
+        while p < end:
+            c = buf[p]
+            if c < 48 or c > 57 or e > 100000:
+                return _SLOW
+            e = e * 10 + np.int64(c - 48)
             p += 1
         exp10 += -e if exp_negative else e
-    if p != end or n_sig > 19:
-        return _SLOW
     if mantissa == 0:
         value = 0.0
-    elif mantissa > _TWO53 or exp10 > 22 or exp10 < -22:
+    elif mantissa > 9007199254740992 or exp10 > 22 or exp10 < -22:
         return _SLOW
     elif exp10 >= 0:
         value = np.float64(mantissa) * _POW10[exp10]

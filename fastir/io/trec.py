@@ -34,7 +34,8 @@ def read_bytes(path):
                     raise InputError(f"{path}: corrupt gzip data: {exc}") from None
             if os.fstat(f.fileno()).st_size == 0:
                 return np.zeros(0, dtype=np.uint8)
-            return np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ),
+            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+            return np.frombuffer(mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ),
                                  dtype=np.uint8)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
