@@ -19,12 +19,19 @@ _ZERO_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
 class Ids:
-    """A column of exact identifiers: byte strings (``data``/``offsets``) or int64 ``values``."""
+    """A column of exact identifiers: byte strings (``data``/``offsets``) or int64 ``values``.
 
-    __slots__ = ("data", "offsets", "values", "is_int")
+    ``text`` marks integers that stand for canonical decimal text (``"0"``, ``"123"``, no
+    sign, no leading zero: a file's MS MARCO-style doc ids). They are kept as integers
+    (half the memory, cheap hashing) and given back as strings; since the mapping is
+    one-to-one and integers order as their decimal strings, nothing else changes.
+    """
 
-    def __init__(self, data=None, offsets=None, values=None):
+    __slots__ = ("data", "offsets", "values", "is_int", "text")
+
+    def __init__(self, data=None, offsets=None, values=None, text=False):
         self.is_int = values is not None
+        self.text = text and self.is_int
         if self.is_int:
             self.data, self.offsets = _EMPTY_U8, _ZERO_OFFSETS
             self.values = np.ascontiguousarray(values, dtype=np.int64)
@@ -76,13 +83,14 @@ class Ids:
 
     def __getitem__(self, i):
         if self.is_int:
-            return int(self.values[i])
+            return str(self.values[i]) if self.text else int(self.values[i])
         return bytes(self.data[self.offsets[i]:self.offsets[i + 1]]).decode(
             "utf-8", "surrogateescape")
 
     def tolist(self):
         if self.is_int:
-            return self.values.tolist()
+            values = self.values.tolist()
+            return [str(v) for v in values] if self.text else values
         raw, offs = self.data.tobytes(), self.offsets.tolist()
         return [raw[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offs, offs[1:])]
 
@@ -90,7 +98,7 @@ class Ids:
         """The ids at positions ``index`` (an int64 array), as a new column."""
         index = np.asarray(index, dtype=np.int64)
         if self.is_int:
-            return Ids(values=self.values[index])
+            return Ids(values=self.values[index], text=self.text)
         data, offsets = _gather_bytes(self.data, self.offsets, index)
         return Ids(data, offsets)
 
@@ -99,6 +107,13 @@ class Ids:
         if not self.is_int:
             return self
         return Ids.from_strings([str(v) for v in self.values.tolist()])
+
+    def as_canonical_ints(self):
+        """The same ids as integers if every one is canonical decimal text, else None."""
+        if self.is_int:
+            return self
+        values, ok = _canonical_ints(self.data, self.offsets)
+        return Ids(values=values, text=True) if ok else None
 
     def args(self):
         """The arrays kernels take for this column, in their order."""
@@ -110,10 +125,41 @@ class Ids:
 
 
 def common_kind(a, b):
-    """Return ``a, b`` converted so that both are integers or both are text."""
+    """Return ``a, b`` as two integer columns or two text columns (integers match text by
+    their decimal strings). Text that is all canonical decimal becomes integers (cheap);
+    otherwise the integers become text."""
     if a.is_int == b.is_int:
         return a, b
+    as_ints = (b if a.is_int else a).as_canonical_ints()
+    if as_ints is not None:
+        return (a, as_ints) if a.is_int else (as_ints, b)
     return a.as_text(), b.as_text()
+
+
+@jit
+def canonical_int(data, start, end):
+    """The value of canonical decimal text (``0`` or ``[1-9][0-9]{0,17}``), or -1."""
+    n = end - start
+    if n == 0 or n > 18 or (n > 1 and data[start] == 48):
+        return -1
+    value = 0
+    for p in range(start, end):
+        c = data[p]
+        if c < 48 or c > 57:
+            return -1
+        value = value * 10 + np.int64(c - 48)
+    return value
+
+
+@jit
+def _canonical_ints(data, offsets):
+    n = len(offsets) - 1
+    values = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        values[i] = canonical_int(data, offsets[i], offsets[i + 1])
+        if values[i] < 0:
+            return values, False
+    return values, True
 
 
 def _pack_fixed_width(matrix):

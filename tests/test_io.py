@@ -182,3 +182,23 @@ def test_compat_908_rounds_scores_to_float32():
     assert fastir.evaluate(qrels, run, ["RR"], compat="9.0.8").mean["RR"] == 1.0
     with pytest.raises(ValueError, match="not in trec_eval 9.0.8"):
         fastir.evaluate(qrels, run, ["RBP"], compat="9.0.8")
+
+
+def test_canonical_integer_doc_ids_are_stored_as_integers_exactly(tmp_path):
+    run_text = "q1 Q0 10 1 1.0 t\nq1 Q0 9 2 1.0 t\nq1 Q0 123 3 0.5 t\nq1 Q0 0 4 0.1 t\n"
+    run = fastir.read_run(write(tmp_path, "run", run_text))
+    assert run.doc_ids.is_int and run.doc_ids.text
+    assert run.to_dict() == {"q1": {"10": 1.0, "9": 1.0, "123": 0.5, "0": 0.1}}
+    # "9" > "10" as strings: 9 ranks first among the tie, as trec_eval does
+    qrels = {"q1": {"10": 1}}
+    assert fastir.evaluate(qrels, run, ["RR"]).mean["RR"] == 0.5
+    # a qrels id with a leading zero is another document
+    qrels_file = write(tmp_path, "qrels", "q1 0 0123 1\nq1 0 123 0\nq1 0 9 1\n")
+    res = fastir.evaluate(fastir.read_qrels(qrels_file), run, ["NumRelRet", "RR"])
+    assert res.mean == {"NumRelRet": 1.0, "RR": 1.0}
+
+
+def test_non_canonical_doc_ids_stay_text(tmp_path):
+    run = fastir.read_run(write(tmp_path, "run", "q Q0 007 1 1.0 t\nq Q0 7 2 0.5 t\n"))
+    assert not run.doc_ids.is_int
+    assert fastir.evaluate({"q": {"7": 1}}, run, ["RR"]).mean["RR"] == 0.5

@@ -14,6 +14,7 @@ correctly rounded ``float``; the result is always the double ``strtod`` gives.
 import numpy as np
 
 from fastir._jit import jit, pjit, prange
+from fastir.ids import canonical_int
 
 # Line layouts.
 RUN6 = 0  # qid iter docno rank score tag [ignored...]
@@ -185,13 +186,15 @@ def _token(c):
 
 
 @jit
-def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_offsets,
-                values, groups):
+def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, doc_data,
+                doc_offsets, doc_values, values, groups):
     """Scan one chunk line by line, each line token by token up to the needed fields.
 
-    Returns (rows, doc bytes, groups, error code, error offset); with ``write`` it also
-    stores every row at ``row``/``byte``/``group``. Positions are unsigned so that numba
-    indexes without negative-index checks (the loops are byte-at-a-time).
+    Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
+    integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
+    doc ids as integers when ``int_docs`` (see :meth:`fastir.ids.Ids.as_canonical_ints`).
+    Positions are unsigned so that numba indexes without negative-index checks (the loops
+    are byte-at-a-time).
     """
     needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
     one = np.uint64(1)
@@ -200,6 +203,7 @@ def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_
     n_rows = 0
     n_bytes = 0
     n_groups = 0
+    all_int = True
     prev_q0 = np.uint64(0)
     prev_q1 = np.uint64(0)
     q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
@@ -234,9 +238,9 @@ def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_
             if p == stop or buf[p] == 10 or n_fields == needed:
                 break
         if n_fields < needed:
-            return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, np.int64(line_start)
+            return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, np.int64(line_start), all_int
         if exact and p < stop and buf[p] != 10:
-            return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, np.int64(line_start)
+            return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, np.int64(line_start), all_int
         while p < stop and buf[p] != 10:  # ignored fields (the run tag and beyond)
             p += one
         p += one
@@ -250,59 +254,67 @@ def _scan_chunk(buf, start, end, layout, write, row, byte, group, doc_data, doc_
             prev_q0 = q0
             prev_q1 = q1
         length = np.int64(d1 - d0)
+        if not write and all_int:
+            all_int = canonical_int(buf, np.int64(d0), np.int64(d1)) >= 0
         if write:
             if layout == QRELS:
                 value, ok = _parse_label(buf, np.int64(v0), np.int64(v1))
                 if not ok:
-                    return n_rows, n_bytes, n_groups, BAD_LABEL, np.int64(line_start)
+                    return (n_rows, n_bytes, n_groups, BAD_LABEL, np.int64(line_start),
+                            all_int)
             else:
                 value = parse_float(buf, np.int64(v0), np.int64(v1))
                 if layout == RUN3:
                     value = -value
             r = row + n_rows
-            b = byte + n_bytes
-            first = np.int64(d0)
-            for k in range(length):
-                doc_data[b + k] = buf[first + k]
-            doc_offsets[r + 1] = b + length
+            if int_docs:
+                doc_values[r] = canonical_int(buf, np.int64(d0), np.int64(d1))
+            else:
+                b = byte + n_bytes
+                first = np.int64(d0)
+                for k in range(length):
+                    doc_data[b + k] = buf[first + k]
+                doc_offsets[r + 1] = b + length
             values[r] = value
         n_rows += 1
         n_bytes += length
-    return n_rows, n_bytes, n_groups, 0, -1
+    return n_rows, n_bytes, n_groups, 0, -1, all_int
 
 
 @pjit
 def count_chunks(buf, starts, ends, layout):
-    """First pass: per chunk (rows, doc bytes, groups, error code, error offset)."""
+    """First pass: per chunk (rows, doc bytes, groups, error code, error offset, all doc ids
+    canonical integers)."""
     n = len(starts)
-    out = np.zeros((n, 5), dtype=np.int64)
+    out = np.zeros((n, 6), dtype=np.int64)
     dummy_u8 = np.zeros(0, dtype=np.uint8)
     dummy_i64 = np.zeros(0, dtype=np.int64)
     dummy_f64 = np.zeros(0, dtype=np.float64)
     dummy_groups = np.zeros((0, 3), dtype=np.int64)
     for c in prange(n):
-        rows, nbytes, groups, err, where = _scan_chunk(
-            buf, starts[c], ends[c], layout, False, 0, 0, 0, dummy_u8, dummy_i64, dummy_f64,
-            dummy_groups)
+        rows, nbytes, groups, err, where, all_int = _scan_chunk(
+            buf, starts[c], ends[c], layout, False, False, 0, 0, 0, dummy_u8, dummy_i64,
+            dummy_i64, dummy_f64, dummy_groups)
         out[c, 0] = rows
         out[c, 1] = nbytes
         out[c, 2] = groups
         out[c, 3] = err
         out[c, 4] = where
+        out[c, 5] = all_int
     return out
 
 
 @pjit
-def fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data, doc_offsets, values,
-                groups):
+def fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0, doc_data,
+                doc_offsets, doc_values, values, groups):
     """Second pass: write every chunk's rows at its offsets; per chunk (error, offset)."""
     errors = np.zeros((len(starts), 2), dtype=np.int64)
     for c in prange(len(starts)):
-        _, _, _, err, where = _scan_chunk(buf, starts[c], ends[c], layout, True, row0[c],
-                                          byte0[c], group0[c], doc_data, doc_offsets, values,
-                                          groups)
-        errors[c, 0] = err
-        errors[c, 1] = where
+        result = _scan_chunk(buf, starts[c], ends[c], layout, True, int_docs, row0[c],
+                             byte0[c], group0[c], doc_data, doc_offsets, doc_values, values,
+                             groups)
+        errors[c, 0] = result[3]
+        errors[c, 1] = result[4]
     return errors
 
 

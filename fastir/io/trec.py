@@ -136,12 +136,14 @@ def _scan_file(buf, layout, source):
     if n_rows == 0:
         kind = "qrels" if layout == _scan.QRELS else "run"
         raise InputError(f"{source}: empty {kind} file (no content lines)")
-    doc_data = np.empty(int(byte0[-1]), dtype=np.uint8)
-    doc_offsets = np.zeros(n_rows + 1, dtype=np.int64)
+    int_docs = bool(counts[:, 5].all())  # every doc id canonical decimal: keep integers
+    doc_data = np.empty(0 if int_docs else int(byte0[-1]), dtype=np.uint8)
+    doc_offsets = np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64)
+    doc_values = np.empty(n_rows if int_docs else 0, dtype=np.int64)
     values = np.empty(n_rows, dtype=np.float64)
     groups = np.empty((int(group0[-1]), 3), dtype=np.int64)  # qid start, qid end, first row
-    errors = _scan.fill_chunks(buf, starts, ends, layout, row0, byte0, group0, doc_data,
-                               doc_offsets, values, groups)
+    errors = _scan.fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0,
+                               doc_data, doc_offsets, doc_values, values, groups)
     bad = np.flatnonzero(errors[:, 0])
     if len(bad):
         _raise_line_error(buf, layout, int(errors[bad[0], 0]), int(errors[bad[0], 1]), source)
@@ -150,8 +152,8 @@ def _scan_file(buf, layout, source):
     # Intern the query ids of the groups (blocks of lines with one query id).
     group_ids = _gather_tokens(buf, groups[:, :2])
     block_first, block_code, first = intern_blocks(*group_ids.args())
-    return (group_ids.take(first), block_code, groups[block_first, 2],
-            Ids(doc_data, doc_offsets), values)
+    docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
+    return group_ids.take(first), block_code, groups[block_first, 2], docs, values
 
 
 def _gather_tokens(buf, bounds):
