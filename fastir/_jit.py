@@ -16,6 +16,13 @@ def jit(func):
     return numba.njit(**_POLICY)(func)
 
 
+def inline(func):
+    """Compile a helper that takes arrays and is called per element: inlined into its
+    callers (numba IR inlining), since a real call would reference-count every array
+    argument (atomic operations costing ~100 ns a call)."""
+    return numba.njit(inline="always", **_POLICY)(func)
+
+
 def pjit(func):
     """Compile a kernel whose ``numba.prange`` loops run in parallel."""
     return numba.njit(parallel=True, **_POLICY)(func)

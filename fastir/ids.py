@@ -11,7 +11,7 @@ and reports exactly like the same run written to a file.
 
 import numpy as np
 
-from fastir._jit import jit
+from fastir._jit import inline, jit
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
@@ -136,7 +136,7 @@ def common_kind(a, b):
     return a.as_text(), b.as_text()
 
 
-@jit
+@inline
 def canonical_int(data, start, end):
     """The value of canonical decimal text (``0`` or ``[1-9][0-9]{0,17}``), or -1."""
     n = end - start
@@ -221,7 +221,7 @@ def mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@jit
+@inline
 def bytes_hash(data, start, end):
     h = _FNV_OFFSET
     for p in range(start, end):
@@ -229,14 +229,14 @@ def bytes_hash(data, start, end):
     return mix64(h)
 
 
-@jit
+@inline
 def id_hash(data, offsets, values, is_int, i):
     if is_int:
         return mix64(np.uint64(values[i]))
     return bytes_hash(data, offsets[i], offsets[i + 1])
 
 
-@jit
+@inline
 def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
     """strcmp of two byte ranges: -1, 0 or 1."""
     n_a = end_a - start_a
@@ -250,6 +250,18 @@ def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
     if n_a == n_b:
         return 0
     return -1 if n_a < n_b else 1
+
+
+@inline
+def bytes_equal(data, start_a, end_a, start_b, end_b):
+    """Equality of two byte ranges of one array."""
+    n = end_a - start_a
+    if end_b - start_b != n:
+        return False
+    for k in range(n):
+        if data[start_a + k] != data[start_b + k]:
+            return False
+    return True
 
 
 @jit
@@ -300,7 +312,7 @@ def int_str_cmp(a, b):
     return _digits_cmp(_abs_u64(a), _abs_u64(b))
 
 
-@jit
+@inline
 def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
     """Order of id ``i`` of column a against id ``j`` of column b (same kind)."""
     if is_int:
@@ -309,7 +321,7 @@ def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, 
                      data_b, offsets_b[j], offsets_b[j + 1])
 
 
-@jit
+@inline
 def id_equal(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
     if is_int:
         return values_a[i] == values_b[j]
@@ -358,14 +370,6 @@ def sort_ids(data, offsets, values, is_int):
     return order
 
 
-@jit
-def _grow(a, size):
-    out = np.empty(max(size, 2 * len(a)), dtype=a.dtype)
-    out[:len(a)] = a
-    return out
-
-
-@jit
 def intern_blocks(data, offsets, values, is_int):
     """Intern a column of ids that usually comes in blocks of equal ids (a run or qrels
     grouped by query). Returns ``(block_first, block_code, first)``: the first row and the
@@ -374,46 +378,85 @@ def intern_blocks(data, offsets, values, is_int):
     Consecutive equal ids cost one comparison, a new block one hash probe; memory is
     proportional to the number of blocks, not of rows.
     """
-    n = len(values) if is_int else len(offsets) - 1
-    block_first = np.empty(16, dtype=np.int64)
-    block_code = np.empty(16, dtype=np.int64)
-    first = np.empty(16, dtype=np.int64)
-    size = 16
-    table = np.full(size, -1, dtype=np.int64)
+    if is_int:
+        return _intern_int_blocks(values)
+    return _intern_text_blocks(data, offsets)
+
+
+# The two kernels below index their arrays directly in the row loop: calling a helper that
+# takes several arrays would reference-count them on every row (~100 ns a row).
+@jit
+def _intern_int_blocks(values):
+    n = len(values)
     n_blocks = 0
+    for i in range(n):
+        if i == 0 or values[i] != values[i - 1]:
+            n_blocks += 1
+    block_first = np.empty(n_blocks, dtype=np.int64)
+    block_code = np.empty(n_blocks, dtype=np.int64)
+    first = np.empty(n_blocks, dtype=np.int64)
+    size = 16
+    while size < 2 * n_blocks:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int64)
+    b = 0
     n_codes = 0
     for i in range(n):
-        if i > 0 and id_equal(data, offsets, values, data, offsets, values, is_int, i, i - 1):
+        if i > 0 and values[i] == values[i - 1]:
             continue
-        if 2 * (n_codes + 1) > size:  # keep the table at most half full
-            size *= 4
-            table = np.full(size, -1, dtype=np.int64)
-            for c in range(n_codes):
-                slot = id_hash(data, offsets, values, is_int, first[c]) & np.uint64(size - 1)
-                while table[slot] >= 0:
-                    slot = (slot + np.uint64(1)) & np.uint64(size - 1)
-                table[slot] = c
-        slot = id_hash(data, offsets, values, is_int, i) & np.uint64(size - 1)
-        while True:
+        slot = mix64(np.uint64(values[i])) & mask
+        code = table[slot]
+        while code >= 0 and values[first[code]] != values[i]:
+            slot = (slot + np.uint64(1)) & mask
             code = table[slot]
-            if code < 0:
-                if n_codes == len(first):
-                    first = _grow(first, n_codes + 1)
-                table[slot] = n_codes
-                first[n_codes] = i
-                code = n_codes
-                n_codes += 1
-                break
-            if id_equal(data, offsets, values, data, offsets, values, is_int, first[code], i):
-                break
-            slot = (slot + np.uint64(1)) & np.uint64(size - 1)
-        if n_blocks == len(block_first):
-            block_first = _grow(block_first, n_blocks + 1)
-            block_code = _grow(block_code, n_blocks + 1)
-        block_first[n_blocks] = i
-        block_code[n_blocks] = code
-        n_blocks += 1
-    return block_first[:n_blocks].copy(), block_code[:n_blocks].copy(), first[:n_codes].copy()
+        if code < 0:
+            code = n_codes
+            table[slot] = code
+            first[code] = i
+            n_codes += 1
+        block_first[b] = i
+        block_code[b] = code
+        b += 1
+    return block_first, block_code, first[:n_codes].copy()
+
+
+@jit
+def _intern_text_blocks(data, offsets):
+    n = len(offsets) - 1
+    n_blocks = 0
+    for i in range(n):
+        if i == 0 or not bytes_equal(data, offsets[i], offsets[i + 1], offsets[i - 1],
+                                     offsets[i]):
+            n_blocks += 1
+    block_first = np.empty(n_blocks, dtype=np.int64)
+    block_code = np.empty(n_blocks, dtype=np.int64)
+    first = np.empty(n_blocks, dtype=np.int64)
+    size = 16
+    while size < 2 * n_blocks:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int64)
+    b = 0
+    n_codes = 0
+    for i in range(n):
+        if i > 0 and bytes_equal(data, offsets[i], offsets[i + 1], offsets[i - 1], offsets[i]):
+            continue
+        slot = bytes_hash(data, offsets[i], offsets[i + 1]) & mask
+        code = table[slot]
+        while code >= 0 and not bytes_equal(data, offsets[first[code]], offsets[first[code] + 1],
+                                            offsets[i], offsets[i + 1]):
+            slot = (slot + np.uint64(1)) & mask
+            code = table[slot]
+        if code < 0:
+            code = n_codes
+            table[slot] = code
+            first[code] = i
+            n_codes += 1
+        block_first[b] = i
+        block_code[b] = code
+        b += 1
+    return block_first, block_code, first[:n_codes].copy()
 
 
 @jit

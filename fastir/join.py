@@ -12,9 +12,9 @@ are then dropped, keeping the order.
 import numba
 import numpy as np
 
-from fastir._jit import chunk_bounds, jit, pjit, prange
+from fastir._jit import chunk_bounds, inline, jit, pjit, prange
 from fastir.data import InputError, query_doc_slot
-from fastir.ids import common_kind, id_cmp, id_equal, id_hash, merge_sorted_ids
+from fastir.ids import bytes_hash, common_kind, id_cmp, id_equal, merge_sorted_ids, mix64
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -134,13 +134,13 @@ def _compact(indptr, labels, kept):
     return new_indptr, new_labels
 
 
-@jit
+@inline
 def _doc_before(d_data, d_offsets, d_values, is_int, a, b):
     """Among equal scores, row ``a`` ranks before row ``b`` when its docno is greater."""
     return id_cmp(d_data, d_offsets, d_values, d_data, d_offsets, d_values, is_int, a, b) > 0
 
 
-@jit
+@inline
 def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
     """Sort ``order[lo:hi]`` (rows of one score) by docno descending."""
     if hi - lo <= 16:  # insertion sort
@@ -185,7 +185,7 @@ def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
         order[lo:hi] = buf[:n]
 
 
-@jit
+@inline
 def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
     """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
     descending, then docno descending.
@@ -249,7 +249,11 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             n_kept = 0
             for i in range(m):
                 row = order[i]
-                h = id_hash(d_data, d_offsets, d_values, is_int, row)
+                # (no multi-array helper here: it would reference-count arrays per row)
+                if is_int:
+                    h = mix64(np.uint64(d_values[row]))
+                else:
+                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1])
                 hashes[i] = h
                 # duplicate check among the kept ranking
                 slot = h & local_mask

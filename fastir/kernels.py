@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from fastir._jit import jit, pjit, prange
+from fastir._jit import inline, jit, pjit, prange
 
 NUM_Q = 0
 NUM_RET = 1
@@ -106,7 +106,7 @@ def _gain(label, level, gain_kind, table):
     return np.float64(label)
 
 
-@jit
+@inline
 def _ideal_gains(ideal, level, gain_kind, table, out):
     """Positive gains of all judged docs, descending, into ``out``; returns their count."""
     m = 0
@@ -122,7 +122,7 @@ def _ideal_gains(ideal, level, gain_kind, table, out):
     return m
 
 
-@jit
+@inline
 def _dcg(ranked, cutoff, level, gain_kind, table, log2):
     n = len(ranked) if cutoff == 0 else min(cutoff, len(ranked))
     dcg = 0.0
@@ -133,7 +133,7 @@ def _dcg(ranked, cutoff, level, gain_kind, table, log2):
     return dcg
 
 
-@jit
+@inline
 def _ideal_dcg(ig, m, cutoff, log2):
     top = m if cutoff == 0 else min(cutoff, m)
     idcg = 0.0
@@ -142,7 +142,7 @@ def _ideal_dcg(ig, m, cutoff, log2):
     return idcg
 
 
-@jit
+@inline
 def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
     """trec_eval m_iprec_at_recall.c for one recall level."""
     n = len(ranked)
@@ -164,7 +164,7 @@ def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
     return int_precis
 
 
-@jit
+@inline
 def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     """m_11pt_avg.c: the C loop as is (it assumes ascending levels; given ones are not
     sorted), summing from the highest level down."""
@@ -196,7 +196,7 @@ def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     return total / np.float64(k)
 
 
-@jit
+@inline
 def _bpref(ranked, n_rel, n_nonrel, level):
     nonrel_so_far = 0
     total = 0.0
@@ -213,7 +213,7 @@ def _bpref(ranked, n_rel, n_nonrel, level):
     return total / n_rel if n_rel > 0 else total
 
 
-@jit
+@inline
 def _infap(ranked, n_rel, level):
     """m_infap.c: inferred AP (Yilmaz & Aslam) with its epsilon smoothing."""
     nonrel_so_far = 0
@@ -242,7 +242,7 @@ def _infap(ranked, n_rel, level):
     return total / n_rel if n_rel > 0 else total
 
 
-@jit
+@inline
 def _ndcg_rel(ranked, ig, m, level, gain_kind, table, log2):
     """m_ndcg_rel.c: nDCG averaged over the ranks of the relevant docs."""
     results_dcg = 0.0
@@ -264,7 +264,7 @@ def _ndcg_rel(ranked, ig, m, level, gain_kind, table, log2):
     return total / m if total > 0.0 else 0.0
 
 
-@jit
+@inline
 def _rndcg(ranked, ig, m, n_rel, level, gain_kind, table, log2):
     """m_Rndcg.c: nDCG averaged at the ranks where the ideal gain changes."""
     if n_rel == 0:
@@ -312,7 +312,7 @@ def _rndcg(ranked, ig, m, n_rel, level, gain_kind, table, log2):
     return total / count if count > 0 else 0.0
 
 
-@jit
+@inline
 def _g(ranked, ig, m, level, gain_kind, table):
     """m_G.c: gain discounted by the ideal gain still missing."""
     n = len(ranked)
@@ -344,7 +344,7 @@ def _g(ranked, ig, m, level, gain_kind, table):
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-@jit
+@inline
 def _rbp(ranked, ideal, p):
     """m_rbp.c with default gains (the labels), scaled by the query's largest label when
     it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value)."""
@@ -362,7 +362,7 @@ def _rbp(ranked, ideal, p):
     return (1.0 - p) * total
 
 
-@jit
+@inline
 def _rbp_resid(ranked):
     p = 0.9
     total = 0.0
@@ -376,7 +376,7 @@ def _rbp_resid(ranked):
     return cur_p + (1 - p) * total if unjudged > 0 else 0.0
 
 
-@jit
+@inline
 def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, scratch):
     """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending).
 
