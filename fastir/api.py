@@ -267,8 +267,9 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
         longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
         log2 = kernels.log2_table(longest + 2)
         bounds = chunk_bounds(lengths, numba.get_num_threads())
+        scratch = np.empty((len(bounds) - 1, int(ideal_lengths.max(initial=0)) + 1))
         kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
-                                 joined.qrels_query, *spec, log2, out)
+                                 joined.qrels_query, *spec, log2, scratch, out)
     for j, m in enumerate(parsed):
         if m.spec.kind == STRING:
             out[:, j] = np.nan

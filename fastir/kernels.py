@@ -18,6 +18,7 @@ bit-identical to trec_eval 10.0. A query with an empty ranking scores 0 everywhe
 
 import math
 
+import numba
 import numpy as np
 
 from fastir._jit import inline, jit, pjit, prange
@@ -117,8 +118,14 @@ def _ideal_gains(ideal, level, gain_kind, table, out):
             m += 1
         elif gain_kind != GAIN_TABLE:
             break  # labels are sorted descending, and so are these gains
-    if gain_kind == GAIN_TABLE and m > 1:
-        out[:m] = np.sort(out[:m])[::-1]
+    if gain_kind == GAIN_TABLE:  # descending insertion sort (few judged docs per query)
+        for i in range(1, m):
+            g = out[i]
+            j = i - 1
+            while j >= 0 and out[j] < g:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = g
     return m
 
 
@@ -170,11 +177,8 @@ def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     sorted), summing from the highest level down."""
     n = len(ranked)
     k = len(recalls)
-    cuts = np.empty(k, dtype=np.int64)
-    for j in range(k):
-        cuts[j] = _recall_count(recalls[j], n_rel, compat)
     current = k - 1
-    while current >= 0 and cuts[current] > n_rel_ret:
+    while current >= 0 and _recall_count(recalls[current], n_rel, compat) > n_rel_ret:
         current -= 1
     total = 0.0
     int_precis = n_rel_ret / n
@@ -185,7 +189,8 @@ def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
         if int_precis < precis:
             int_precis = precis
         if ranked[i - 1] >= level:
-            while current >= 0 and rel_so_far == cuts[current]:
+            while current >= 0 and rel_so_far == _recall_count(recalls[current], n_rel,
+                                                                 compat):
                 total += int_precis
                 current -= 1
             rel_so_far -= 1
@@ -506,22 +511,23 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
     return np.nan
 
 
-@pjit
+@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
 def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
-                     cutoff, level, gain_kind, params, compat, log2, out):
-    """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures."""
-    longest = 0
-    for q in range(len(ideal_indptr) - 1):
-        longest = max(longest, ideal_indptr[q + 1] - ideal_indptr[q])
+                     cutoff, level, gain_kind, params, compat, log2, scratch, out):
+    """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures.
+
+    ``scratch`` has a row of at least the longest query's judgments per chunk. Compiled
+    without numba's reference counting (nothing is allocated here): with it, every measure
+    of every query would pay atomic reference-count updates for its array arguments.
+    """
     for c in prange(len(bounds) - 1):
-        scratch = np.empty(longest + 1)
         for e in range(bounds[c], bounds[c + 1]):
             ranked = labels[indptr[e]:indptr[e + 1]]
             q = qrels_query[e]
             ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
             for m in range(len(kind)):
                 out[e, m] = query_value(kind[m], cutoff[m], level[m], gain_kind[m], params[m],
-                                        compat[m], ranked, ideal, log2, scratch)
+                                        compat[m], ranked, ideal, log2, scratch[c])
 
 
 @jit
