@@ -1,5 +1,6 @@
 """The public API: ``evaluate`` and its ``Results``."""
 
+import functools
 import math
 
 import numba
@@ -20,7 +21,8 @@ class Results:
     Attributes
     ----------
     query_ids : list
-        The evaluated queries, in trec_eval order (``strcmp`` of the ids).
+        The evaluated queries, in trec_eval order (``strcmp`` of the ids); built on first
+        use (the summaries never need it).
     measures : list of str
         Measure keys, as the caller wrote them (trec_eval lists such as ``P.5,10`` give one
         key per member, e.g. ``P_5``, ``P_10``).
@@ -33,9 +35,9 @@ class Results:
         (``missing="skip"``).
     """
 
-    def __init__(self, query_ids, measures, parsed, values, ignored_queries, missing_queries,
+    def __init__(self, ids, measures, parsed, values, ignored_queries, missing_queries,
                  missing, in_run, strings=None):
-        self.query_ids = query_ids
+        self.ids = ids
         self.measures = measures
         self.parsed = parsed
         self.values = values
@@ -44,6 +46,14 @@ class Results:
         self.missing = missing
         self.in_run = in_run
         self.strings = strings or {}
+
+    @functools.cached_property
+    def query_ids(self):
+        return self.ids.tolist()
+
+    @property
+    def n_queries(self):
+        return len(self.values)
 
     @property
     def mean(self):
@@ -105,7 +115,7 @@ class Results:
             notes.append(f"{len(self.missing_queries)} judged queries absent from the run "
                          f"{verb}")
         note = f"; {'; '.join(notes)}" if notes else ""
-        return f"Results({len(self.query_ids)} queries: {means}{note})"
+        return f"Results({self.n_queries} queries: {means}{note})"
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
@@ -258,7 +268,7 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
     max_label = int(qrels.labels.max()) if len(qrels.labels) else 0
     spec = measure_spec(parsed, relevance_level, max_label=max(max_label, 0),
                         num_docs=num_docs, compat=compat)
-    n_queries = len(joined.query_ids)
+    n_queries = len(joined.indptr) - 1
     out = np.zeros((n_queries, len(parsed)))
     if n_queries:
         ideal = qrels.ideal_labels()
@@ -282,7 +292,7 @@ def relstrings(joined, k):
     """trec_eval's relstring of every evaluated query: the top ``k`` label codes as text."""
     chars = np.frombuffer(b"<.-0123456789>", dtype=np.uint8)  # codes -3 .. 10
     out = []
-    for e in range(len(joined.query_ids)):
+    for e in range(len(joined.indptr) - 1):
         codes = joined.labels[joined.indptr[e]:joined.indptr[e + 1]][:k].astype(np.int64)
         out.append(chars[np.clip(codes, -3, 10) + 3].tobytes().decode("ascii"))
     return out

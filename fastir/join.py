@@ -26,7 +26,7 @@ class Joined:
 
     Attributes
     ----------
-    query_ids : list
+    query_ids : Ids
         Evaluated query ids, in trec_eval order.
     indptr : ndarray of int64
         Ranked positions of query ``e`` are ``indptr[e]:indptr[e + 1]``.
@@ -77,12 +77,12 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     in_qrels, in_run = merge_sorted_ids(*q_qids.args()[:3], *r_qids.args())
     judged = in_qrels >= 0
-    ignored = [r_qids[i] for i in in_run[~judged].tolist()]
-    missing_queries = [q_qids[i] for i in in_qrels[judged & (in_run < 0)].tolist()]
+    ignored = r_qids.take(in_run[~judged]).tolist()
+    missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
     keep = judged if missing == "zero" else judged & (in_run >= 0)
     qrels_query = in_qrels[keep]
     run_query = in_run[keep]
-    query_ids = [q_qids[i] for i in qrels_query.tolist()]
+    query_ids = q_qids.take(qrels_query)
 
     lengths = np.zeros(len(run_query), dtype=np.int64)
     present = run_query >= 0

@@ -101,7 +101,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     names_ = [name for _, name, m in columns if m is not None]
     results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
                       joined.missing_queries, "zero" if complete else "skip", joined.in_run)
-    shown = np.ones(len(joined.query_ids), dtype=bool)
+    shown = np.ones(results.n_queries, dtype=bool)
     if compat == "9.0.8":  # 9.0.8 evaluates (and prints) only the queries in the run
         shown = joined.in_run
     if zscores is not None:
@@ -144,7 +144,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
 
 def _summaries(results, shown):
     """trec_eval's 'all' values: over the shown queries, divided by every counted query."""
-    n = len(results.query_ids)
+    n = results.n_queries
     means = results.summary()
     for j, m in enumerate(results.parsed):
         if m.spec.aggregate == "gmean" and not shown.all():
