@@ -16,11 +16,14 @@ def jit(func):
     return numba.njit(**_POLICY)(func)
 
 
-def inline(func):
-    """Compile a helper that takes arrays and is called per element: inlined into its
-    callers (numba IR inlining), since a real call would reference-count every array
-    argument (atomic operations costing ~100 ns a call)."""
-    return numba.njit(inline="always", **_POLICY)(func)
+def helper(func):
+    """Compile a helper that never allocates: without numba's reference counting.
+
+    Kernels call helpers per row or per measure; a helper compiled with reference counting
+    increments and decrements every array argument on each call (atomic operations, ~100 ns
+    a call for a few arrays). Helpers must not create arrays (views are fine).
+    """
+    return numba.njit(_nrt=False, **_POLICY)(func)
 
 
 def pjit(func):

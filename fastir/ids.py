@@ -11,7 +11,7 @@ and reports exactly like the same run written to a file.
 
 import numpy as np
 
-from fastir._jit import inline, jit
+from fastir._jit import helper, jit
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
@@ -136,7 +136,7 @@ def common_kind(a, b):
     return a.as_text(), b.as_text()
 
 
-@inline
+@helper
 def canonical_int(data, start, end):
     """The value of canonical decimal text (``0`` or ``[1-9][0-9]{0,17}``), or -1."""
     n = end - start
@@ -221,7 +221,7 @@ def mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@inline
+@helper
 def bytes_hash(data, start, end):
     h = _FNV_OFFSET
     for p in range(start, end):
@@ -229,14 +229,14 @@ def bytes_hash(data, start, end):
     return mix64(h)
 
 
-@inline
+@helper
 def id_hash(data, offsets, values, is_int, i):
     if is_int:
         return mix64(np.uint64(values[i]))
     return bytes_hash(data, offsets[i], offsets[i + 1])
 
 
-@inline
+@helper
 def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
     """strcmp of two byte ranges: -1, 0 or 1."""
     n_a = end_a - start_a
@@ -252,7 +252,7 @@ def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
     return -1 if n_a < n_b else 1
 
 
-@inline
+@helper
 def bytes_equal(data, start_a, end_a, start_b, end_b):
     """Equality of two byte ranges of one array."""
     n = end_a - start_a
@@ -312,7 +312,7 @@ def int_str_cmp(a, b):
     return _digits_cmp(_abs_u64(a), _abs_u64(b))
 
 
-@inline
+@helper
 def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
     """Order of id ``i`` of column a against id ``j`` of column b (same kind)."""
     if is_int:
@@ -321,7 +321,7 @@ def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, 
                      data_b, offsets_b[j], offsets_b[j + 1])
 
 
-@inline
+@helper
 def id_equal(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
     if is_int:
         return values_a[i] == values_b[j]

@@ -12,7 +12,7 @@ are then dropped, keeping the order.
 import numba
 import numpy as np
 
-from fastir._jit import chunk_bounds, inline, jit, pjit, prange
+from fastir._jit import chunk_bounds, helper, jit, pjit, prange
 from fastir.data import InputError, query_doc_slot
 from fastir.ids import bytes_hash, common_kind, id_cmp, id_equal, merge_sorted_ids, mix64
 
@@ -134,13 +134,13 @@ def _compact(indptr, labels, kept):
     return new_indptr, new_labels
 
 
-@inline
+@helper
 def _doc_before(d_data, d_offsets, d_values, is_int, a, b):
     """Among equal scores, row ``a`` ranks before row ``b`` when its docno is greater."""
     return id_cmp(d_data, d_offsets, d_values, d_data, d_offsets, d_values, is_int, a, b) > 0
 
 
-@inline
+@helper
 def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
     """Sort ``order[lo:hi]`` (rows of one score) by docno descending."""
     if hi - lo <= 16:  # insertion sort
@@ -182,16 +182,53 @@ def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
         in_buf = not in_buf
         width *= 2
     if in_buf:
-        order[lo:hi] = buf[:n]
+        for k in range(n):
+            order[lo + k] = buf[k]
 
 
-@inline
+@helper
+def _sort_by_score(order, n, scores, buf):
+    """Stable bottom-up merge sort of ``order[:n]`` by descending score."""
+    width = 1
+    src = order
+    dst = buf
+    in_buf = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if scores[src[j]] > scores[src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        for k in range(n):
+            order[k] = buf[k]
+
+
+@helper
 def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
     """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
     descending, then docno descending.
 
     Rows already in score order (the usual run file) cost one pass; otherwise a stable
-    argsort of the scores. Then each group of equal scores is put in docno order.
+    merge sort by score. Then each group of equal scores is put in docno order.
     """
     n = stop - start
     by_score = True
@@ -199,13 +236,10 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
         if scores[start + i] > scores[start + i - 1]:
             by_score = False
             break
-    if by_score:
-        for i in range(n):
-            order[i] = start + i
-    else:
-        idx = np.argsort(-scores[start:stop], kind="mergesort")
-        for i in range(n):
-            order[i] = start + idx[i]
+    for i in range(n):
+        order[i] = start + i
+    if not by_score:
+        _sort_by_score(order, n, scores, buf)
     lo = 0
     while lo < n:
         hi = lo + 1

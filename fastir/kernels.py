@@ -21,7 +21,7 @@ import math
 import numba
 import numpy as np
 
-from fastir._jit import inline, jit, pjit, prange
+from fastir._jit import helper, jit, pjit, prange
 
 NUM_Q = 0
 NUM_RET = 1
@@ -107,7 +107,7 @@ def _gain(label, level, gain_kind, table):
     return np.float64(label)
 
 
-@inline
+@helper
 def _ideal_gains(ideal, level, gain_kind, table, out):
     """Positive gains of all judged docs, descending, into ``out``; returns their count."""
     m = 0
@@ -129,7 +129,7 @@ def _ideal_gains(ideal, level, gain_kind, table, out):
     return m
 
 
-@inline
+@helper
 def _dcg(ranked, cutoff, level, gain_kind, table, log2):
     n = len(ranked) if cutoff == 0 else min(cutoff, len(ranked))
     dcg = 0.0
@@ -140,7 +140,7 @@ def _dcg(ranked, cutoff, level, gain_kind, table, log2):
     return dcg
 
 
-@inline
+@helper
 def _ideal_dcg(ig, m, cutoff, log2):
     top = m if cutoff == 0 else min(cutoff, m)
     idcg = 0.0
@@ -149,7 +149,7 @@ def _ideal_dcg(ig, m, cutoff, log2):
     return idcg
 
 
-@inline
+@helper
 def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
     """trec_eval m_iprec_at_recall.c for one recall level."""
     n = len(ranked)
@@ -171,7 +171,7 @@ def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
     return int_precis
 
 
-@inline
+@helper
 def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     """m_11pt_avg.c: the C loop as is (it assumes ascending levels; given ones are not
     sorted), summing from the highest level down."""
@@ -201,7 +201,7 @@ def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     return total / np.float64(k)
 
 
-@inline
+@helper
 def _bpref(ranked, n_rel, n_nonrel, level):
     nonrel_so_far = 0
     total = 0.0
@@ -218,7 +218,7 @@ def _bpref(ranked, n_rel, n_nonrel, level):
     return total / n_rel if n_rel > 0 else total
 
 
-@inline
+@helper
 def _infap(ranked, n_rel, level):
     """m_infap.c: inferred AP (Yilmaz & Aslam) with its epsilon smoothing."""
     nonrel_so_far = 0
@@ -247,7 +247,7 @@ def _infap(ranked, n_rel, level):
     return total / n_rel if n_rel > 0 else total
 
 
-@inline
+@helper
 def _ndcg_rel(ranked, ig, m, level, gain_kind, table, log2):
     """m_ndcg_rel.c: nDCG averaged over the ranks of the relevant docs."""
     results_dcg = 0.0
@@ -269,7 +269,7 @@ def _ndcg_rel(ranked, ig, m, level, gain_kind, table, log2):
     return total / m if total > 0.0 else 0.0
 
 
-@inline
+@helper
 def _rndcg(ranked, ig, m, n_rel, level, gain_kind, table, log2):
     """m_Rndcg.c: nDCG averaged at the ranks where the ideal gain changes."""
     if n_rel == 0:
@@ -317,7 +317,7 @@ def _rndcg(ranked, ig, m, n_rel, level, gain_kind, table, log2):
     return total / count if count > 0 else 0.0
 
 
-@inline
+@helper
 def _g(ranked, ig, m, level, gain_kind, table):
     """m_G.c: gain discounted by the ideal gain still missing."""
     n = len(ranked)
@@ -349,7 +349,7 @@ def _g(ranked, ig, m, level, gain_kind, table):
     return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-@inline
+@helper
 def _rbp(ranked, ideal, p):
     """m_rbp.c with default gains (the labels), scaled by the query's largest label when
     it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value)."""
@@ -367,7 +367,7 @@ def _rbp(ranked, ideal, p):
     return (1.0 - p) * total
 
 
-@inline
+@helper
 def _rbp_resid(ranked):
     p = 0.9
     total = 0.0
@@ -381,7 +381,7 @@ def _rbp_resid(ranked):
     return cur_p + (1 - p) * total if unjudged > 0 else 0.0
 
 
-@inline
+@helper
 def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, scratch):
     """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending).
 

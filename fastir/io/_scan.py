@@ -13,7 +13,7 @@ correctly rounded ``float``; the result is always the double ``strtod`` gives.
 
 import numpy as np
 
-from fastir._jit import inline, jit, pjit, prange
+from fastir._jit import helper, jit, pjit, prange
 from fastir.ids import canonical_int
 
 # Line layouts.
@@ -49,7 +49,7 @@ def _token_end(buf, p, end):
     return p
 
 
-@inline
+@helper
 def parse_float(buf, start, end):
     """The double of token ``buf[start:end]``, or NaN when Python must convert it."""
     p = start
@@ -112,7 +112,7 @@ def parse_float(buf, start, end):
     return -value if negative else value
 
 
-@inline
+@helper
 def _parse_label(buf, start, end):
     """Integer label: optional sign and digits. Returns (value, ok)."""
     p = start
@@ -164,7 +164,7 @@ def _line_fields(layout):
     return 4, True, 0, 2, 3
 
 
-@inline
+@helper
 def _same_bytes(buf, a0, a1, b0, b1):
     if a1 - a0 != b1 - b0:
         return False
@@ -185,7 +185,7 @@ def _token(c):
     return c != 32 and (c < 9 or c > 13)
 
 
-@inline
+@helper
 def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, doc_data,
                 doc_offsets, doc_values, values, groups):
     """Scan one chunk line by line, each line token by token up to the needed fields.
