@@ -220,8 +220,17 @@ def as_run(run, compat=None):
     return run
 
 
+_CUTOFF_KINDS = {kernels.AP, kernels.RR, kernels.P, kernels.RECALL, kernels.REL_P,
+                 kernels.UNJ, kernels.SUCCESS, kernels.NDCG, kernels.DCG, kernels.IDEAL_DCG}
+_PREFIX_KINDS = _CUTOFF_KINDS | {
+    kernels.NUM_REL_RET, kernels.NUM_NONREL_JUDGED_RET, kernels.YAAP, kernels.RPREC,
+    kernels.RPREC_MULT, kernels.IPREC, kernels.UTILITY, kernels.SET_P, kernels.SET_R,
+    kernels.SET_REL_P, kernels.SET_AP, kernels.SET_F}
+
+
 def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=None):
-    """The kernel's measure arrays (kind, cutoff, level, gain, params, compat)."""
+    """The kernel's measure arrays (kind, cutoff, level, gain, params, compat) and the rank
+    depth its prefix rows need."""
     n = len(parsed)
     width = max([5, max_label + 1] + [len(m.recalls) for m in parsed])
     kind = np.empty(n, dtype=np.int64)
@@ -257,7 +266,13 @@ def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=Non
             cutoff[j] = len(m.recalls)
             params[j, :len(m.recalls)] = m.recalls
         old_rounding[j] = compat == "9.0.8"
-    return kind, cutoff, level, gain, params, old_rounding
+    # Prefix rows are needed down to the largest cutoff when every measure reading them
+    # has a cutoff (P@10 on a 1000-doc ranking reads 10 ranks), else to the end (0).
+    uses_prefixes = [m for m in parsed if m.spec.kind in _PREFIX_KINDS and m.gains is None]
+    depth = 0
+    if all(m.cutoff is not None and m.spec.kind in _CUTOFF_KINDS for m in uses_prefixes):
+        depth = max((m.cutoff for m in uses_prefixes), default=0)
+    return kind, cutoff, level, gain, params, old_rounding, np.int64(depth)
 
 
 def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
@@ -277,9 +292,11 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
         longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
         log2 = kernels.log2_table(longest + 2)
         bounds = chunk_bounds(lengths, numba.get_num_threads())
-        scratch = np.empty((len(bounds) - 1, int(ideal_lengths.max(initial=0)) + 1))
+        n_chunks = len(bounds) - 1
+        scratch = np.empty((n_chunks, kernels.N_ROWS, longest + 2))
+        state = np.full((n_chunks, 8), -1, dtype=np.int64)
         kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
-                                 joined.qrels_query, *spec, log2, scratch, out)
+                                 joined.qrels_query, *spec, log2, scratch, state, out)
     for j, m in enumerate(parsed):
         if m.spec.kind == STRING:
             out[:, j] = np.nan

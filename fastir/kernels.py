@@ -150,28 +150,6 @@ def _ideal_dcg(ig, m, cutoff, log2):
 
 
 @helper
-def _iprec(ranked, n_rel, n_rel_ret, level, recall, compat):
-    """trec_eval m_iprec_at_recall.c for one recall level."""
-    n = len(ranked)
-    cut = _recall_count(recall, n_rel, compat)
-    if cut > n_rel_ret:
-        return 0.0
-    int_precis = n_rel_ret / n
-    rel_so_far = n_rel_ret
-    i = n
-    while i > 0 and rel_so_far > 0:
-        precis = rel_so_far / i
-        if int_precis < precis:
-            int_precis = precis
-        if ranked[i - 1] >= level:
-            if rel_so_far == cut:
-                return int_precis
-            rel_so_far -= 1
-        i -= 1
-    return int_precis
-
-
-@helper
 def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
     """m_11pt_avg.c: the C loop as is (it assumes ascending levels; given ones are not
     sorted), summing from the highest level down."""
@@ -350,6 +328,18 @@ def _g(ranked, ig, m, level, gain_kind, table):
 
 
 @helper
+def _bing(ranked, n_rel, level, log2):
+    """m_binG.c: sum over relevant docs of 1/log2(2 + non-relevant docs above it)."""
+    rel = 0
+    total = 0.0
+    for i in range(len(ranked)):
+        if ranked[i] >= level:
+            rel += 1
+            total += 1.0 / log2[1 + i - rel]  # log2(3 + i - rel_so_far)
+    return total / n_rel if rel > 0 else 0.0
+
+
+@helper
 def _rbp(ranked, ideal, p):
     """m_rbp.c with default gains (the labels), scaled by the query's largest label when
     it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value)."""
@@ -381,11 +371,86 @@ def _rbp_resid(ranked):
     return cur_p + (1 - p) * total if unjudged > 0 else 0.0
 
 
-@helper
-def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, scratch):
-    """One measure for one query (``ranked``: label codes; ``ideal``: labels, descending).
+# Rows of a chunk's scratch (each as long as the longest ranking or judgment list, + 2).
+IDEAL_GAINS = 0  # the ideal ranking's positive gains, descending
+CUM_REL = 1  # [i]: relevant docs in the top i
+CUM_AP = 2  # [i]: AP's sum over the relevant docs in the top i
+CUM_UNJ = 3  # [i]: unjudged docs in the top i
+BEST_PREC = 4  # [i]: max precision at any rank >= i (interpolated precision)
+REL_RANK = 5  # [c]: rank of the c-th relevant doc
+CUM_DCG = 6  # [i]: DCG of the top i
+CUM_IDCG = 7  # [i]: ideal DCG of the top i
+N_ROWS = 8
 
-    ``scratch`` holds at least ``len(ideal)`` floats (the ideal gains of nDCG-like kinds).
+# Slots of a chunk's state: which query and parameters the scratch rows describe.
+ST_QUERY, ST_LEVEL, ST_NONREL, ST_DCG_QUERY, ST_DCG_LEVEL, ST_DCG_GAIN, ST_IDEAL = range(7)
+
+
+@helper
+def _rank_prefixes(ranked, n, level, sc):
+    """One pass over the top ``n`` ranks: the cumulative rows for relevance level ``level``.
+    Sums run in rank order, so a prefix at k is bit-identical to trec_eval's sum over the
+    top k. Returns the number of judged non-relevant docs among them."""
+    rel = 0
+    unjudged = 0
+    nonrel = 0
+    ap = 0.0
+    sc[CUM_REL, 0] = 0.0
+    sc[CUM_AP, 0] = 0.0
+    sc[CUM_UNJ, 0] = 0.0
+    for i in range(n):
+        code = ranked[i]
+        if code >= level:
+            rel += 1
+            ap += rel / (i + 1)
+            sc[REL_RANK, rel] = i + 1
+        elif code >= 0:
+            nonrel += 1
+        else:
+            unjudged += 1
+        sc[CUM_REL, i + 1] = rel
+        sc[CUM_AP, i + 1] = ap
+        sc[CUM_UNJ, i + 1] = unjudged
+    best = rel / n if n > 0 else 0.0
+    for i in range(n, 0, -1):  # m_iprec_at_recall.c's backward interpolation
+        precision = sc[CUM_REL, i] / i
+        if best < precision:
+            best = precision
+        sc[BEST_PREC, i] = best
+    return nonrel
+
+
+@helper
+def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
+    """Cumulative DCG of the top ``n`` ranks, and of the ideal ranking down to ``depth``
+    (0: all of it); returns the ideal's length (at most ``depth``)."""
+    dcg = 0.0
+    sc[CUM_DCG, 0] = 0.0
+    for i in range(n):
+        g = _gain(ranked[i], level, gain_kind, params)
+        if g != 0.0:
+            dcg += g / log2[i]
+        sc[CUM_DCG, i + 1] = dcg
+    m = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+    if depth > 0:
+        m = min(m, depth)
+    idcg = 0.0
+    sc[CUM_IDCG, 0] = 0.0
+    for i in range(m):
+        idcg += sc[IDEAL_GAINS, i] / log2[i]
+        sc[CUM_IDCG, i + 1] = idcg
+    return m
+
+
+@helper
+def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, sc,
+                state, depth):
+    """One measure for query ``e`` (``ranked``: label codes; ``ideal``: labels, descending).
+
+    ``sc``/``state`` are the chunk's scratch rows and their description: the cumulative
+    rows of a query are computed once for all its measures that share a relevance level
+    (or gains), down to rank ``depth`` (0: the whole ranking; otherwise the largest cutoff,
+    when every measure has one), and most measures are then a lookup.
     An empty ranking scores 0 but on NUM_Q, NUM_REL, IDEAL_DCG and YAAP (trec_eval 10.0 -c
     evaluates a missing query on one unjudged placeholder document: these four are the
     values that differ from 0 on it).
@@ -406,22 +471,37 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
         return 0.0
     if kind == NUM_RET:
         return np.float64(n)
+    top = n if cutoff == 0 else min(cutoff, n)
     if kind == NDCG or kind == DCG or kind == IDEAL_DCG or kind == NDCG_REL or kind == RNDCG \
             or kind == G:
-        m = _ideal_gains(ideal, level, gain_kind, params, scratch)
-        if kind == DCG:
-            return _dcg(ranked, cutoff, level, gain_kind, params, log2)
-        if kind == IDEAL_DCG:
-            return _ideal_dcg(scratch, m, cutoff, log2)
-        if kind == NDCG:
-            idcg = _ideal_dcg(scratch, m, cutoff, log2)
+        if gain_kind == GAIN_TABLE or kind == NDCG_REL or kind == RNDCG or kind == G:
+            m = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+            ig = sc[IDEAL_GAINS]
+            if kind == NDCG_REL:
+                return _ndcg_rel(ranked, ig, m, level, gain_kind, params, log2)
+            if kind == RNDCG:
+                return _rndcg(ranked, ig, m, n_rel, level, gain_kind, params, log2)
+            if kind == G:
+                return _g(ranked, ig, m, level, gain_kind, params)
+            idcg = _ideal_dcg(ig, m, cutoff, log2)
             dcg = _dcg(ranked, cutoff, level, gain_kind, params, log2)
-            return dcg / idcg if idcg > 0.0 else 0.0
-        if kind == NDCG_REL:
-            return _ndcg_rel(ranked, scratch, m, level, gain_kind, params, log2)
-        if kind == RNDCG:
-            return _rndcg(ranked, scratch, m, n_rel, level, gain_kind, params, log2)
-        return _g(ranked, scratch, m, level, gain_kind, params)
+        else:
+            if (state[ST_DCG_QUERY] != e or state[ST_DCG_LEVEL] != level
+                    or state[ST_DCG_GAIN] != gain_kind):
+                state[ST_IDEAL] = _gain_prefixes(ranked, n if depth == 0 else min(depth, n),
+                                                 ideal, depth, level, gain_kind, params, log2,
+                                                 sc)
+                state[ST_DCG_QUERY] = e
+                state[ST_DCG_LEVEL] = level
+                state[ST_DCG_GAIN] = gain_kind
+            m = state[ST_IDEAL]
+            dcg = sc[CUM_DCG, top]
+            idcg = sc[CUM_IDCG, m if cutoff == 0 else min(cutoff, m)]
+        if kind == DCG:
+            return dcg
+        if kind == IDEAL_DCG:
+            return idcg
+        return dcg / idcg if idcg > 0.0 else 0.0
     if kind == BPREF:
         return _bpref(ranked, n_rel, n_nonrel, level)
     if kind == INFAP:
@@ -430,62 +510,51 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
         return _rbp(ranked, ideal, params[0])
     if kind == RBP_RESID:
         return _rbp_resid(ranked)
-    top = n if cutoff == 0 or kind == IPREC_AVG else min(cutoff, n)
-    if kind == RPREC:
-        top = min(n, n_rel)
-        if top == 0:
-            return 0.0
-    elif kind == RPREC_MULT:  # precision at rank (long)(mult * R + 0.9)
-        cutoff = np.int64(params[0] * n_rel + 0.9)
-        if cutoff == 0:
-            return 0.0
-        top = min(cutoff, n)
-    # One scan of the top ranks serves the counting measures.
-    rel_ret = 0
-    nonrel_ret = 0
-    unjudged = 0
-    ap_sum = 0.0
-    bing_sum = 0.0
-    first = -1
-    for i in range(top):
-        code = ranked[i]
-        if code >= level:
-            rel_ret += 1
-            ap_sum += rel_ret / (i + 1)
-            bing_sum += 1.0 / log2[1 + i - rel_ret]  # log2(3 + i - rel_so_far)
-            if first < 0:
-                first = i
-        elif code >= 0:
-            nonrel_ret += 1
-        else:
-            unjudged += 1
+    if kind == BING:
+        return _bing(ranked, n_rel, level, log2)
+    if state[ST_QUERY] != e or state[ST_LEVEL] != level:
+        state[ST_NONREL] = _rank_prefixes(ranked, n if depth == 0 else min(depth, n), level,
+                                          sc)
+        state[ST_QUERY] = e
+        state[ST_LEVEL] = level
+    # Measures with a cutoff read the prefixes at min(cutoff, n) <= depth; the others need
+    # the whole ranking (then depth is 0).
+    if kind == AP:
+        return sc[CUM_AP, top] / n_rel if sc[CUM_REL, top] > 0 else 0.0
+    if kind == RR:
+        return 1.0 / sc[REL_RANK, 1] if sc[CUM_REL, top] > 0 else 0.0
+    if kind == P:
+        return sc[CUM_REL, top] / cutoff
+    if kind == RECALL:
+        return sc[CUM_REL, top] / n_rel if n_rel > 0 else 0.0
+    if kind == REL_P:
+        denominator = min(cutoff, n_rel)
+        return sc[CUM_REL, top] / denominator if denominator > 0 else 0.0
+    if kind == UNJ:
+        return sc[CUM_UNJ, top] / cutoff
+    if kind == SUCCESS:
+        return 1.0 if sc[CUM_REL, top] > 0 else 0.0
+    rel_ret = np.int64(sc[CUM_REL, n])
     if kind == NUM_REL_RET:
         return np.float64(rel_ret)
     if kind == NUM_NONREL_JUDGED_RET:
-        return np.float64(nonrel_ret)
-    if kind == AP:
-        return ap_sum / n_rel if rel_ret > 0 else 0.0
+        return np.float64(state[ST_NONREL])
     if kind == YAAP:
+        ap_sum = sc[CUM_AP, n]
         return math.log((1.0 + ap_sum) / (1.0 + np.float64(n_rel) - ap_sum))
-    if kind == BING:
-        return bing_sum / n_rel if rel_ret > 0 else 0.0
-    if kind == RR:
-        return 1.0 / (first + 1) if first >= 0 else 0.0
     if kind == RPREC:
-        return rel_ret / n_rel
-    if kind == P or kind == RPREC_MULT:
-        return rel_ret / cutoff
-    if kind == RECALL:
-        return rel_ret / n_rel if n_rel > 0 else 0.0
-    if kind == REL_P:
-        denominator = min(cutoff, n_rel)
-        return rel_ret / denominator if denominator > 0 else 0.0
-    if kind == UNJ:
-        return unjudged / cutoff
-    if kind == SUCCESS:
-        return 1.0 if rel_ret > 0 else 0.0
+        k = min(n, n_rel)
+        return sc[CUM_REL, k] / n_rel if k > 0 else 0.0
+    if kind == RPREC_MULT:  # precision at rank (long)(mult * R + 0.9)
+        k = np.int64(params[0] * n_rel + 0.9)
+        return sc[CUM_REL, min(k, n)] / k if k > 0 else 0.0
     if kind == IPREC:
-        return _iprec(ranked, n_rel, rel_ret, level, params[0], compat)
+        c = _recall_count(params[0], n_rel, compat)
+        if c > rel_ret:
+            return 0.0
+        if rel_ret == 0:
+            return sc[BEST_PREC, n]  # 0: no relevant doc retrieved
+        return sc[BEST_PREC, np.int64(sc[REL_RANK, max(c, 1)])]
     if kind == IPREC_AVG:  # 11pt_avg (cutoff: the number of levels)
         return _iprec_avg(ranked, n_rel, rel_ret, level, params[:cutoff], compat)
     if kind == UTILITY:
@@ -513,12 +582,12 @@ def query_value(kind, cutoff, level, gain_kind, params, compat, ranked, ideal, l
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
 def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
-                     cutoff, level, gain_kind, params, compat, log2, scratch, out):
+                     cutoff, level, gain_kind, params, compat, depth, log2, scratch, state, out):
     """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures.
 
-    ``scratch`` has a row of at least the longest query's judgments per chunk. Compiled
-    without numba's reference counting (nothing is allocated here): with it, every measure
-    of every query would pay atomic reference-count updates for its array arguments.
+    ``scratch`` is (chunks, N_ROWS, longest list + 2) and ``state`` (chunks, 8), filled
+    with -1. Compiled without numba's reference counting (nothing is allocated here):
+    with it, every measure of every query would pay atomic updates for its array arguments.
     """
     for c in prange(len(bounds) - 1):
         for e in range(bounds[c], bounds[c + 1]):
@@ -526,8 +595,9 @@ def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_q
             q = qrels_query[e]
             ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
             for m in range(len(kind)):
-                out[e, m] = query_value(kind[m], cutoff[m], level[m], gain_kind[m], params[m],
-                                        compat[m], ranked, ideal, log2, scratch[c])
+                out[e, m] = query_value(e, kind[m], cutoff[m], level[m], gain_kind[m],
+                                        params[m], compat[m], ranked, ideal, log2, scratch[c],
+                                        state[c], depth)
 
 
 @jit
