@@ -25,6 +25,8 @@ QRELS = 2  # qid iter docno rel
 TOO_FEW_FIELDS = 1
 TOO_MANY_FIELDS = 2
 BAD_LABEL = 3
+NOT_INT = 4  # a doc id is not canonical decimal (single pass: start again as text)
+GROUPS_FULL = 5  # more query blocks than the chunk's room (single pass: start again)
 
 _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
@@ -186,8 +188,8 @@ def _token(c):
 
 
 @helper
-def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, doc_data,
-                doc_offsets, doc_values, values, groups):
+def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap,
+                doc_data, doc_offsets, doc_values, values, groups):
     """Scan one chunk line by line, each line token by token up to the needed fields.
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
@@ -247,6 +249,9 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, doc_
         if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
                                             np.int64(prev_q1)):
             if write:  # the query id's bytes and the group's first row
+                if n_groups == group_cap:
+                    return (n_rows, n_bytes, n_groups, GROUPS_FULL, np.int64(line_start),
+                            all_int)
                 groups[group + n_groups, 0] = np.int64(q0)
                 groups[group + n_groups, 1] = np.int64(q1)
                 groups[group + n_groups, 2] = row + n_rows
@@ -268,7 +273,10 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, doc_
                     value = -value
             r = row + n_rows
             if int_docs:
-                doc_values[r] = canonical_int(buf, np.int64(d0), np.int64(d1))
+                doc_value = canonical_int(buf, np.int64(d0), np.int64(d1))
+                if doc_value < 0:
+                    return (n_rows, n_bytes, n_groups, NOT_INT, np.int64(line_start), False)
+                doc_values[r] = doc_value
             else:
                 b = byte + n_bytes
                 first = np.int64(d0)
@@ -293,7 +301,7 @@ def count_chunks(buf, starts, ends, layout):
     dummy_groups = np.zeros((0, 3), dtype=np.int64)
     for c in prange(n):
         rows, nbytes, groups, err, where, all_int = _scan_chunk(
-            buf, starts[c], ends[c], layout, False, False, 0, 0, 0, dummy_u8, dummy_i64,
+            buf, starts[c], ends[c], layout, False, False, 0, 0, 0, 0, dummy_u8, dummy_i64,
             dummy_i64, dummy_f64, dummy_groups)
         out[c, 0] = rows
         out[c, 1] = nbytes
@@ -307,15 +315,38 @@ def count_chunks(buf, starts, ends, layout):
 @pjit
 def fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0, doc_data,
                 doc_offsets, doc_values, values, groups):
-    """Second pass: write every chunk's rows at its offsets; per chunk (error, offset)."""
-    errors = np.zeros((len(starts), 2), dtype=np.int64)
+    """Write every chunk's rows at its offsets (chunk ``c`` may hold up to
+    ``group0[c + 1] - group0[c]`` query blocks). Per chunk: (error, offset, rows, groups)."""
+    out = np.zeros((len(starts), 4), dtype=np.int64)
     for c in prange(len(starts)):
         result = _scan_chunk(buf, starts[c], ends[c], layout, True, int_docs, row0[c],
-                             byte0[c], group0[c], doc_data, doc_offsets, doc_values, values,
-                             groups)
-        errors[c, 0] = result[3]
-        errors[c, 1] = result[4]
-    return errors
+                             byte0[c], group0[c], group0[c + 1] - group0[c], doc_data,
+                             doc_offsets, doc_values, values, groups)
+        out[c, 0] = result[3]
+        out[c, 1] = result[4]
+        out[c, 2] = result[0]
+        out[c, 3] = result[2]
+    return out
+
+
+@jit
+def compact_chunks(row0, rows, group0, n_groups, doc_values, values, groups):
+    """Close the gaps a single pass leaves (chunk rows were placed at upper-bound offsets):
+    moves rows and query blocks down in place; returns (rows, blocks)."""
+    r = 0
+    g = 0
+    for c in range(len(rows)):
+        shift = row0[c] - r
+        for k in range(rows[c]):
+            doc_values[r + k] = doc_values[row0[c] + k]
+            values[r + k] = values[row0[c] + k]
+        for k in range(n_groups[c]):
+            groups[g + k, 0] = groups[group0[c] + k, 0]
+            groups[g + k, 1] = groups[group0[c] + k, 1]
+            groups[g + k, 2] = groups[group0[c] + k, 2] - shift
+        r += rows[c]
+        g += n_groups[c]
+    return r, g
 
 
 @jit

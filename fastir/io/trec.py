@@ -53,7 +53,10 @@ def read_qrels(path):
     """
     name = os.fspath(path)
     buf = read_bytes(path)
-    query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name)
+    first = _content_fields(buf)
+    int_guess = first is not None and len(first) > 2 and _canonical(first[2])
+    query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name,
+                                                                  int_guess)
     qrels = assemble(Qrels, query_ids, block_code, block_first, docs, values.astype(np.int32),
                      name)
     qrels.index()  # reports duplicate judgments now, with the file name
@@ -73,8 +76,9 @@ def read_run(path, name=None):
     """
     source = os.fspath(path)
     buf = read_bytes(path)
-    layout, tag = _run_layout(buf, source)
-    query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source)
+    layout, tag, int_guess = _run_layout(buf, source)
+    query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source,
+                                                                  int_guess)
     return assemble(Run, query_ids, block_code, block_first, docs, scores, source,
                     name=name if name is not None else tag)
 
@@ -100,13 +104,20 @@ def _content_fields(buf, from_end=False):
 
 
 def _run_layout(buf, source):
+    """(layout, run tag, whether the first doc id is canonical decimal)."""
     first = _content_fields(buf)
     if first is None:
         raise InputError(f"{source}: empty run file (no result lines)")
     layout = _scan.RUN3 if len(first) == 3 else _scan.RUN6
     last = _content_fields(buf, from_end=True)
     tag = last[5].decode("utf-8", "replace") if layout == _scan.RUN6 and len(last) > 5 else ""
-    return layout, tag
+    doc = first[1] if layout == _scan.RUN3 else first[2] if len(first) > 2 else b""
+    return layout, tag, _canonical(doc)
+
+
+def _canonical(token):
+    """Whether ``token`` is canonical decimal text (``0`` or ``[1-9][0-9]{0,17}``)."""
+    return token.isdigit() and len(token) <= 18 and (token == b"0" or token[:1] != b"0")
 
 
 def _chunks(buf, n_chunks):
@@ -122,38 +133,82 @@ def _chunks(buf, n_chunks):
     return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
 
 
-def _scan_file(buf, layout, source):
+def _scan_file(buf, layout, source, int_guess=False):
+    """Parse a whole file: (query ids, block codes, block first rows, doc ids, values).
+
+    With ``int_guess`` (the first line's doc id is canonical decimal) one pass does it all,
+    writing at upper-bound offsets from a newline count, then closing the gaps; if a doc id
+    turns out to be text (or a chunk holds too many queries) it starts again with two
+    passes: one counting, one writing at exact offsets.
+    """
     n_chunks = max(1, min(len(buf) // (1 << 16), 8 * numba.get_num_threads()))
     starts, ends = _chunks(buf, n_chunks)
+    if int_guess:
+        parsed = _scan_single_pass(buf, starts, ends, layout, source)
+        if parsed is not None:
+            return parsed
     counts = _scan.count_chunks(buf, starts, ends, layout)
-    bad = np.flatnonzero(counts[:, 3])
-    if len(bad):
-        _raise_line_error(buf, layout, int(counts[bad[0], 3]), int(counts[bad[0], 4]), source)
+    _check_errors(buf, layout, counts[:, 3], counts[:, 4], source)
     row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
     byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
     group0 = np.concatenate(([0], np.cumsum(counts[:, 2])))
-    n_rows = int(row0[-1])
-    if n_rows == 0:
-        kind = "qrels" if layout == _scan.QRELS else "run"
-        raise InputError(f"{source}: empty {kind} file (no content lines)")
+    n_rows = _check_rows(int(row0[-1]), layout, source)
     int_docs = bool(counts[:, 5].all())  # every doc id canonical decimal: keep integers
     doc_data = np.empty(0 if int_docs else int(byte0[-1]), dtype=np.uint8)
     doc_offsets = np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64)
     doc_values = np.empty(n_rows if int_docs else 0, dtype=np.int64)
     values = np.empty(n_rows, dtype=np.float64)
     groups = np.empty((int(group0[-1]), 3), dtype=np.int64)  # qid start, qid end, first row
-    errors = _scan.fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0,
+    result = _scan.fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0,
                                doc_data, doc_offsets, doc_values, values, groups)
-    bad = np.flatnonzero(errors[:, 0])
-    if len(bad):
-        _raise_line_error(buf, layout, int(errors[bad[0], 0]), int(errors[bad[0], 1]), source)
+    _check_errors(buf, layout, result[:, 0], result[:, 1], source)
+    docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
+    return _finish(buf, starts, ends, layout, row0, groups, docs, values, source)
+
+
+def _scan_single_pass(buf, starts, ends, layout, source):
+    """One writing pass assuming integer doc ids; None when that assumption fails."""
+    upper = np.array([np.count_nonzero(buf[a:b] == 10) + 1 for a, b in zip(starts, ends)])
+    row0 = np.concatenate(([0], np.cumsum(upper)))
+    group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, 1 << 16))))
+    doc_values = np.empty(int(row0[-1]), dtype=np.int64)
+    values = np.empty(int(row0[-1]), dtype=np.float64)
+    groups = np.empty((int(group0[-1]), 3), dtype=np.int64)
+    empty_u8, empty_i64 = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    result = _scan.fill_chunks(buf, starts, ends, layout, True, row0, np.zeros_like(row0),
+                               group0, empty_u8, empty_i64, doc_values, values, groups)
+    if np.any((result[:, 0] == _scan.NOT_INT) | (result[:, 0] == _scan.GROUPS_FULL)):
+        return None
+    _check_errors(buf, layout, result[:, 0], result[:, 1], source)
+    n_rows, n_groups = _scan.compact_chunks(row0, result[:, 2], group0, result[:, 3],
+                                            doc_values, values, groups)
+    _check_rows(n_rows, layout, source)
+    real_row0 = np.concatenate(([0], np.cumsum(result[:, 2])))
+    docs = Ids(values=doc_values[:n_rows], text=True)
+    return _finish(buf, starts, ends, layout, real_row0, groups[:n_groups], docs,
+                   values[:n_rows], source)
+
+
+def _finish(buf, starts, ends, layout, row0, groups, docs, values, source):
     if layout != _scan.QRELS:
         _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
     # Intern the query ids of the groups (blocks of lines with one query id).
     group_ids = _gather_tokens(buf, groups[:, :2])
     block_first, block_code, first = intern_blocks(*group_ids.args())
-    docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
     return group_ids.take(first), block_code, groups[block_first, 2], docs, values
+
+
+def _check_errors(buf, layout, codes, offsets, source):
+    bad = np.flatnonzero(codes)
+    if len(bad):
+        _raise_line_error(buf, layout, int(codes[bad[0]]), int(offsets[bad[0]]), source)
+
+
+def _check_rows(n_rows, layout, source):
+    if n_rows == 0:
+        kind = "qrels" if layout == _scan.QRELS else "run"
+        raise InputError(f"{source}: empty {kind} file (no content lines)")
+    return n_rows
 
 
 def _gather_tokens(buf, bounds):
