@@ -202,3 +202,23 @@ def test_non_canonical_doc_ids_stay_text(tmp_path):
     run = fastir.read_run(write(tmp_path, "run", "q Q0 007 1 1.0 t\nq Q0 7 2 0.5 t\n"))
     assert not run.doc_ids.is_int
     assert fastir.evaluate({"q": {"7": 1}}, run, ["RR"]).mean["RR"] == 0.5
+
+
+@pytest.mark.parametrize("room", [1 << 16, 2])
+def test_single_pass_gaps_and_fallbacks(tmp_path, monkeypatch, room):
+    from fastir.io import trec
+
+    monkeypatch.setattr(trec, "GROUP_ROOM", room)  # 2: too many queries, two passes again
+    lines = []
+    for q in range(50):
+        lines += [f"{q} Q0 {q * 100 + d} {d} {10 - d} t" for d in range(5)]
+        lines += ["", "# a comment between queries"]
+    text = "\n".join(lines) + "\n"
+    run = fastir.read_run(write(tmp_path, "run", text))
+    assert run.doc_ids.is_int and len(run) == 250 and run.n_queries == 50
+    assert run.to_dict()["7"] == {str(700 + d): float(10 - d) for d in range(5)}
+    # a text doc id far down the file: the single pass starts again with text ids
+    text += "99 Q0 doc-x 1 1.0 t\n"
+    run = fastir.read_run(write(tmp_path, "run2", text))
+    assert not run.doc_ids.is_int and run.to_dict()["99"] == {"doc-x": 1.0}
+    assert run.to_dict()["7"] == {str(700 + d): float(10 - d) for d in range(5)}

@@ -12,6 +12,8 @@ from fastir.data import InputError, Qrels, Run, assemble
 from fastir.ids import Ids, intern_blocks
 from fastir.io import _scan
 
+GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
+
 _MESSAGES = {
     _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found fewer",
     _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found more",
@@ -170,7 +172,7 @@ def _scan_single_pass(buf, starts, ends, layout, source):
     """One writing pass assuming integer doc ids; None when that assumption fails."""
     upper = np.array([np.count_nonzero(buf[a:b] == 10) + 1 for a, b in zip(starts, ends)])
     row0 = np.concatenate(([0], np.cumsum(upper)))
-    group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, 1 << 16))))
+    group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, GROUP_ROOM))))
     doc_values = np.empty(int(row0[-1]), dtype=np.int64)
     values = np.empty(int(row0[-1]), dtype=np.float64)
     groups = np.empty((int(group0[-1]), 3), dtype=np.int64)
