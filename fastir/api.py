@@ -275,14 +275,16 @@ def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=Non
     return kind, cutoff, level, gain, params, old_rounding, np.int64(depth)
 
 
-def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None):
+def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None, spec=None):
     """Per-query values (n_queries, n_measures) of ``parsed`` measures on a join.
 
-    Text measures (RelString) get NaN here; see :func:`relstrings`.
+    Text measures (RelString) get NaN here; see :func:`relstrings`. ``spec`` is a
+    precomputed :func:`measure_spec` (an :class:`~fastir.Evaluator`'s).
     """
-    max_label = int(qrels.labels.max()) if len(qrels.labels) else 0
-    spec = measure_spec(parsed, relevance_level, max_label=max(max_label, 0),
-                        num_docs=num_docs, compat=compat)
+    if spec is None:
+        max_label = int(qrels.labels.max()) if len(qrels.labels) else 0
+        spec = measure_spec(parsed, relevance_level, max_label=max(max_label, 0),
+                            num_docs=num_docs, compat=compat)
     n_queries = len(joined.indptr) - 1
     out = np.zeros((n_queries, len(parsed)))
     if n_queries:

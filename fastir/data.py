@@ -42,7 +42,7 @@ class Qrels:
         self.doc_ids = doc_ids
         self.labels = np.ascontiguousarray(labels, dtype=np.int32)
         self.source = source
-        self._index = None
+        self._index = {}
         self._ideal = None
 
     # -- constructors -------------------------------------------------------------------
@@ -104,16 +104,20 @@ class Qrels:
     def __repr__(self):
         return f"Qrels({self.n_queries} queries, {len(self)} judgments, from {self.source})"
 
-    def index(self):
-        """Hash table over (query, doc) -> row, with each row's doc hash."""
-        if self._index is None:
-            table, row_hash, dup = _build_index(self.indptr, *self.doc_ids.args())
+    def index(self, doc_ids=None):
+        """Hash table over (query, doc) -> row, with each row's doc hash. ``doc_ids`` gives
+        the doc column in another representation (text as integers, or integers as text, to
+        match a run's); each representation's index is built once."""
+        doc_ids = self.doc_ids if doc_ids is None else doc_ids
+        key = (doc_ids.is_int, doc_ids is self.doc_ids)
+        if key not in self._index:
+            table, row_hash, dup = _build_index(self.indptr, *doc_ids.args())
             if dup >= 0:
                 q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
                 raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
                                  f"{self.doc_ids[dup]!r} twice")
-            self._index = (table, row_hash)
-        return self._index
+            self._index[key] = (table, row_hash)
+        return self._index[key]
 
     def ideal_labels(self):
         """Each query's labels sorted in descending order (the ideal ranking's gains)."""

@@ -53,7 +53,7 @@ class Joined:
         self.missing_queries = missing_queries
 
 
-def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
+def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_candidates=False):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -67,6 +67,10 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
     missing : {"zero", "skip"}
         ``"zero"``: every judged query counts, one absent from the run has an empty ranking
         (trec_eval ``-c``). ``"skip"``: only queries in both count (trec_eval's default).
+    as_candidates : bool
+        Do not rank (the run's scores are ignored): keep each query's rows in input order,
+        with their run row (``Joined.rows``) and their position in docno-descending order
+        (``Joined.tie``), for re-ranking by other scores later (:class:`fastir.Evaluator`).
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -92,19 +96,19 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
     np.cumsum(bounded, out=indptr[1:])
 
     q_docs, r_docs = common_kind(qrels.doc_ids, run.doc_ids)
-    if q_docs is not qrels.doc_ids:  # kinds differed: index the converted column
-        table, row_hash = _index_of(qrels, q_docs)
-    else:
-        table, row_hash = qrels.index()
+    table, row_hash = qrels.index(q_docs)
     labels = np.empty(indptr[-1], dtype=np.int32)
     kept = np.empty(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
     scratch = int(lengths.max()) if len(lengths) else 0
     bounds = chunk_bounds(bounded, numba.get_num_threads())
-    _join_kernel(bounds, run_query, qrels_query, indptr, run.starts, run.stops, run.scores,
+    rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
+    tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
+    scores = np.zeros(len(run.scores)) if as_candidates else run.scores
+    _join_kernel(bounds, run_query, qrels_query, indptr, run.starts, run.stops, scores,
                  *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
                  r_docs.is_int, table, row_hash, judged_only, labels, kept, duplicate,
-                 scratch)
+                 scratch, as_candidates, rows_out, tie_out)
     dup = np.flatnonzero(duplicate >= 0)
     if len(dup):
         e = int(dup[0])
@@ -112,15 +116,11 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero"):
                          f"{run.doc_ids[int(duplicate[e])]!r} twice")
     if judged_only:
         indptr, labels = _compact(indptr, labels, kept)
-    return Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
-                  missing_queries)
-
-
-def _index_of(qrels, docs):
-    from fastir.data import Qrels
-
-    converted = Qrels(qrels.query_ids, qrels.indptr, docs, qrels.labels, qrels.source)
-    return converted.index()
+    joined = Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
+                    missing_queries)
+    if as_candidates:
+        joined.rows, joined.tie = rows_out, tie_out
+    return joined
 
 
 @jit
@@ -253,7 +253,12 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
 @pjit
 def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
                  d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 table, row_hash, judged_only, labels, kept, duplicate, scratch):
+                 table, row_hash, judged_only, labels, kept, duplicate, scratch, candidates,
+                 rows_out, tie_out):
+    """Rank each evaluated query's rows and label them (see :func:`join`). With
+    ``candidates`` the rows keep their input order and each gets, in ``tie_out``, its
+    position in docno-descending order (``scores`` are then all equal) and, in
+    ``rows_out``, its run row (see :func:`candidates`)."""
     mask = np.uint64(len(table) - 1)
     seen_size = 16
     while seen_size < 2 * scratch:
@@ -272,6 +277,13 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 continue
             rank_rows(r_starts[r], r_stops[r], scores, d_data, d_offsets, d_values,
                       is_int, order, buf)
+            if candidates:
+                for p in range(m):
+                    buf[order[p] - r_starts[r]] = p
+                for p in range(m):
+                    order[p] = r_starts[r] + p
+                    tie_out[out + p] = buf[p]
+                    rows_out[out + p] = r_starts[r] + p
             q = qrels_query[e]
             q_lo = q_indptr[q]
             q_hi = q_indptr[q + 1]

@@ -1,0 +1,313 @@
+"""Evaluation in loops: qrels prepared once (:class:`Evaluator`), fixed candidates with
+changing scores (:meth:`Evaluator.bind`), and dense score matrices (:func:`evaluate_matrix`).
+"""
+
+import functools
+import threading
+
+import numba
+import numpy as np
+
+from fastir import batch_kernels as BK
+from fastir import kernels
+from fastir._jit import chunk_bounds
+from fastir.api import Results, as_qrels, as_run, check_options, compute, measure_spec
+from fastir.data import InputError, Run
+from fastir.join import NO_LIMIT, join
+from fastir.measures import parse_all
+
+_GM_FLOOR = 1e-5
+_HOW = {"mean": 0, "sum": 1, "gmean": 2, "none": 0}
+_SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
+_launch_lock = threading.Lock()  # numba's workqueue layer must not run two parallel kernels
+
+
+def _parallel(kernel, *args):
+    """Launch a parallel kernel; serialised only under numba's workqueue threading layer,
+    which is not safe for concurrent launches from several Python threads."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        layer = "workqueue"
+    if layer == "workqueue":
+        with _launch_lock:
+            return kernel(*args)
+    return kernel(*args)
+
+
+class Evaluator:
+    """Qrels and measures prepared once, for evaluating many runs.
+
+    Parameters
+    ----------
+    qrels : Qrels, dict or path
+    measures : str or list of str
+        As for :func:`fastir.evaluate`.
+    **options
+        ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
+        ``compat``, as for :func:`fastir.evaluate`.
+
+    Examples
+    --------
+    >>> import fastir
+    >>> ev = fastir.Evaluator({"q": {"a": 1, "b": 0}}, ["AP", "P@1"])
+    >>> ev.evaluate({"q": {"a": 0.2, "b": 0.9}}).mean
+    {'AP': 0.5, 'P@1': 0.0}
+    """
+
+    def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
+                 judged_only=False, num_docs=0, compat=None):
+        self.keys, self.parsed = parse_all(measures)
+        check_options(self.parsed, relevance_level, compat)
+        if missing not in ("zero", "skip"):
+            raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+        self.qrels = as_qrels(qrels)
+        self.qrels.index()
+        self.qrels.ideal_labels()
+        self.options = {"max_docs": max_docs, "judged_only": judged_only, "missing": missing}
+        self.relevance_level = int(relevance_level)
+        self.num_docs = int(num_docs)
+        self.compat = compat
+        max_label = int(self.qrels.labels.max()) if len(self.qrels.labels) else 0
+        self.spec = measure_spec(self.parsed, self.relevance_level, max_label=max(max_label, 0),
+                                 num_docs=self.num_docs, compat=compat)
+
+    def evaluate(self, run):
+        """Evaluate one run (a :class:`Run`, dict or path): a :class:`Results`."""
+        run = as_run(run, self.compat)
+        joined = join(self.qrels, run, **self.options)
+        values = compute(joined, self.qrels, self.parsed, self.relevance_level,
+                         compat=self.compat, spec=self.spec)
+        return Results(joined.query_ids, self.keys, self.parsed, values,
+                       joined.ignored_run_queries, joined.missing_queries,
+                       self.options["missing"], joined.in_run)
+
+    def bind(self, query_ids, doc_ids):
+        """Fix the candidate rows (one per (query, doc), any order) and join them once.
+
+        Returns a :class:`BoundCandidates` whose ``evaluate(scores)`` ranks the candidates
+        by new scores only.
+        """
+        return BoundCandidates(self, query_ids, doc_ids)
+
+
+class BoundCandidates:
+    """Candidate rows joined with the qrels once; evaluate score vectors over them.
+
+    Rows are ranked as by :func:`fastir.evaluate` (score descending, ties by doc id
+    descending), so results equal ``evaluate`` on a run with the same rows and scores.
+    """
+
+    def __init__(self, evaluator, query_ids, doc_ids):
+        query_ids = np.asarray(query_ids)
+        doc_ids = np.asarray(doc_ids)
+        if query_ids.shape != doc_ids.shape or query_ids.ndim != 1:
+            raise ValueError(f"query_ids {query_ids.shape} and doc_ids {doc_ids.shape} must be "
+                             "1-d and of equal length")
+        self.evaluator = evaluator
+        self.n_rows = len(query_ids)
+        run = Run.from_arrays(query_ids, doc_ids, np.arange(self.n_rows, dtype=np.float64),
+                              source="candidates")
+        joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
+                      as_candidates=True)
+        self.joined = joined
+        self.rows = run.scores[joined.rows].astype(np.int64)  # candidate index of each slot
+        self.tie = joined.tie
+        self.codes = joined.labels
+        limit = evaluator.options["max_docs"]
+        self.limit = NO_LIMIT if limit is None else int(limit)
+        self.judged_only = bool(evaluator.options["judged_only"])
+        lengths = np.diff(joined.indptr)
+        ideal_lengths = np.diff(evaluator.qrels.indptr)
+        self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
+        self.log2 = kernels.log2_table(self.longest + 2)
+
+    @property
+    def query_ids(self):
+        return self.joined.query_ids.tolist()
+
+    def evaluate(self, scores, *, per_query=False):
+        """Evaluate score vectors over the bound candidates.
+
+        Parameters
+        ----------
+        scores : array-like, shape (n_rows,) or (n_runs, n_rows)
+            One score per candidate row, in the order given to ``bind``.
+        per_query : bool
+            For a 2-d ``scores``, also return the (n_runs, n_queries, n_measures) values.
+
+        Returns
+        -------
+        Results (1-d scores), or an (n_runs, n_measures) float64 array of summaries (means
+        as ``Results.mean``), with the per-query values too when ``per_query``.
+        """
+        scores = _as_float_array(scores, "scores")
+        one = scores.ndim == 1
+        matrix = scores.reshape(1, -1) if one else scores
+        if matrix.ndim != 2 or matrix.shape[1] != self.n_rows:
+            raise ValueError(f"scores must have shape ({self.n_rows},) or (n_runs, "
+                             f"{self.n_rows}), got {scores.shape}")
+        if not np.isfinite(matrix).all():
+            raise ValueError("scores must be finite")
+        if self.evaluator.compat == "9.0.8":
+            matrix = matrix.astype(np.float32).astype(np.float64)
+        values = self._values(np.ascontiguousarray(matrix))
+        ev = self.evaluator
+        if one:
+            return Results(self.joined.query_ids, ev.keys, ev.parsed, values[0],
+                           self.joined.ignored_run_queries, self.joined.missing_queries,
+                           ev.options["missing"], self.joined.in_run)
+        how = np.array([_HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
+        means = BK.summaries(values, how, _GM_FLOOR)
+        return (means, values) if per_query else means
+
+    def _values(self, matrix):
+        ev = self.evaluator
+        n_runs = matrix.shape[0]
+        n_queries = len(self.joined.indptr) - 1
+        out = np.zeros((n_runs, n_queries, len(ev.parsed)))
+        if n_queries == 0:
+            return out
+        weights = np.tile(np.diff(self.joined.indptr) + 1, n_runs)
+        tasks = chunk_bounds(weights, numba.get_num_threads())
+        n_chunks = len(tasks) - 1
+        width = self.longest + 2
+        ranked = np.empty((n_chunks, width), dtype=np.int32)
+        order = np.empty((n_chunks, width), dtype=np.int64)
+        buf = np.empty((n_chunks, width), dtype=np.int64)
+        scratch = np.empty((n_chunks, kernels.N_ROWS, width))
+        state = np.full((n_chunks, 8), -1, dtype=np.int64)
+        _parallel(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows, self.tie,
+                  self.codes, matrix, ev.qrels.indptr, ev.qrels.ideal_labels(),
+                  self.joined.qrels_query, self.limit, self.judged_only, *ev.spec, self.log2,
+                  ranked, order, buf, scratch, state, out)
+        for j, m in enumerate(ev.parsed):
+            if ev.compat == "9.0.8" and m.spec.kind not in (kernels.NUM_Q, kernels.NUM_REL):
+                out[:, ~self.joined.in_run, j] = 0.0
+        return out
+
+
+def _as_float_array(x, name):
+    """numpy arrays, objects with ``__array__`` or DLPack (a CPU torch tensor) as float64."""
+    if not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__"):
+        try:
+            x = np.from_dlpack(x)
+        except (TypeError, RuntimeError, BufferError):
+            pass
+    x = np.asarray(x)
+    if x.dtype.kind not in "iufb":
+        raise TypeError(f"{name} must be numeric, got dtype {x.dtype}")
+    return x.astype(np.float64, copy=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _matrix_spec(measures, relevance_level):
+    keys, parsed = parse_all(list(measures))
+    check_options(parsed, relevance_level, None)
+    for m in parsed:
+        if m.spec.kind in (kernels.BPREF, kernels.INFAP, kernels.RBP_RESID, kernels.UNJ) \
+                or m.family == "RelString":
+            raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
+    spec = measure_spec(parsed, relevance_level, max_label=64)
+    how = np.array([_HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
+    return keys, parsed, spec, how
+
+
+def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
+                    relevance_level=1, ties="column", per_row=False):
+    """Evaluate a dense batch: one row per query, one column per candidate document.
+
+    Parameters
+    ----------
+    scores : array-like, shape (batch, n_candidates)
+        Scores (numpy, ``__array__`` or DLPack objects such as CPU torch tensors).
+    labels : array-like of int, shape (batch, n_candidates)
+        Graded relevance of each candidate (>= 0).
+    measures : str or list of str
+        Measure names, as for :func:`fastir.evaluate` (not those that need unjudged
+        documents: Bpref, infAP, RBPResid, Unj).
+    mask : array-like of bool, optional
+        False marks padding: such candidates do not exist (ragged lists).
+    n_relevant : array-like of int, shape (batch,), optional
+        Number of relevant documents of each row, candidates or not. Recall, AP, R-prec
+        and the nDCG ideal then count the relevant documents outside the candidates (the
+        ideal gives them the gain of label ``relevance_level``). Default: the candidates'.
+    relevance_level : int
+        Relevant means label >= this (binary measures).
+    ties : {"column", "average"}
+        ``"column"``: equal scores rank by column, first column first (deterministic).
+        ``"average"``: nDCG/DCG average the gains of equal scores over their positions, as
+        sklearn's ``ndcg_score`` does; other measures use the column order.
+    per_row : bool
+        Also return the (batch, n_measures) per-row values.
+
+    Returns
+    -------
+    dict
+        ``{measure: mean over rows}``, and the per-row values array when ``per_row``.
+
+    Examples
+    --------
+    >>> import numpy as np, fastir
+    >>> fastir.evaluate_matrix(np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]]), "nDCG@2")
+    {'nDCG@2': 0.4796249331362629}
+    """
+    if ties not in ("column", "average"):
+        raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
+    names = (measures,) if isinstance(measures, str) else tuple(measures)
+    keys, parsed, spec, how = _matrix_spec(names, int(relevance_level))
+    s = _as_float_array(scores, "scores")
+    if s.ndim != 2:
+        raise ValueError(f"scores must be 2-d (batch, n_candidates), got shape {s.shape}")
+    y = np.asarray(labels)
+    if y.shape != s.shape:
+        raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
+    if y.dtype.kind not in "iub":
+        raise TypeError(f"labels must be integers, got dtype {y.dtype}")
+    if y.size and y.min() < 0:
+        raise ValueError("labels must be >= 0")
+    y = y.astype(np.int32, copy=False)
+    if mask is None:
+        m = np.ones(s.shape, dtype=np.bool_)
+    else:
+        m = np.asarray(mask, dtype=np.bool_)
+        if m.shape != s.shape:
+            raise ValueError(f"mask {m.shape} and scores {s.shape} differ in shape")
+    if not np.isfinite(s[m]).all():
+        raise ValueError("scores must be finite (outside the mask)")
+    if n_relevant is None:
+        nr = np.zeros(s.shape[0], dtype=np.int64)
+    else:
+        nr = np.asarray(n_relevant, dtype=np.int64)
+        if nr.shape != (s.shape[0],):
+            raise ValueError(f"n_relevant must have shape ({s.shape[0]},), got {nr.shape}")
+    s, y, m = np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m)
+    batch, width = s.shape
+    extra = int(max(0, nr.max(initial=0)))
+    log2 = kernels.log2_table(width + extra + 2)
+    out = np.empty((batch, len(parsed)))
+    average = ties == "average"
+    if batch * width < _SERIAL_BELOW:
+        ranked, ideal, order, buf, scratch, state = _matrix_scratch(1, width, extra)
+        BK.matrix_values_serial(s, y, m, nr, int(relevance_level), average, *spec, log2,
+                                ranked, ideal, order, buf, scratch, state, out)
+    else:
+        bounds = chunk_bounds(np.full(batch, width), numba.get_num_threads())
+        ranked, ideal, order, buf, scratch, state = _matrix_scratch(len(bounds) - 1, width,
+                                                                    extra)
+        _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
+                  average, *spec, log2, ranked, ideal, order, buf, scratch, state, out)
+    means = BK.summaries(out.reshape(1, batch, -1), how, _GM_FLOOR)[0]
+    result = {key: value for key, value, p in zip(keys, means.tolist(), parsed)}
+    return (result, out) if per_row else result
+
+
+def _matrix_scratch(n_chunks, width, extra):
+    size = width + extra + 2
+    return (np.empty((n_chunks, size), dtype=np.int32), np.empty((n_chunks, size), np.int32),
+            np.empty((n_chunks, size), dtype=np.int64), np.empty((n_chunks, size), np.int64),
+            np.empty((n_chunks, kernels.N_ROWS, size)),
+            np.full((n_chunks, 8), -1, dtype=np.int64))
+
+
+__all__ = ["BoundCandidates", "Evaluator", "InputError", "evaluate_matrix"]

@@ -1,0 +1,304 @@
+"""Kernels for repeated evaluation: fixed candidates with changing scores, and dense batches.
+
+Both build, per (run, query), the ranked label codes of :mod:`fastir.join` in a scratch row
+and hand it to :func:`fastir.kernels.query_value`, so every measure is exactly the one of
+:func:`fastir.evaluate`.
+
+Ranking fixed candidates does not need a sort when few candidates are judged (MS MARCO has
+about one per query): a judged doc's rank is one plus the number of candidates that rank
+before it (higher score, or equal score and greater docno), one pass over the query; all
+other ranks hold unjudged documents. Queries with many judged candidates are sorted.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from fastir._jit import helper, jit, prange
+from fastir.kernels import DCG, N_ROWS, NDCG, query_value
+
+_SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
+
+
+@helper
+def _ranked_codes(scores, run, rows, tie, codes, lo, hi, limit, judged_only, out, order, buf):
+    """Fill ``out`` with the ranked label codes of candidates ``lo:hi`` (scores
+    ``scores[run, rows[i]]``, ties by ``tie`` ascending: docno descending); returns the
+    ranking's length (after ``limit``, then ``judged_only``)."""
+    n = hi - lo
+    judged = 0
+    for i in range(lo, hi):
+        if codes[i] != -1:
+            judged += 1
+    m = min(n, limit)
+    if judged > _SORT_ABOVE:
+        for i in range(n):
+            order[i] = lo + i
+        _merge_sort(order, n, scores, run, rows, tie, buf)
+        k = 0
+        for i in range(m):
+            code = codes[order[i]]
+            if judged_only and code < 0:
+                continue
+            out[k] = code
+            k += 1
+        return k
+    # Few judged docs: count the candidates ranked before each of them.
+    if not judged_only:
+        for i in range(m):
+            out[i] = -1
+    k = 0
+    for j in range(lo, hi):
+        if codes[j] == -1 or (judged_only and codes[j] < 0):
+            continue
+        s = scores[run, rows[j]]
+        rank = 0
+        for i in range(lo, hi):
+            t = scores[run, rows[i]]
+            if t > s or (t == s and tie[i] < tie[j]):
+                rank += 1
+        if rank < m:
+            if judged_only:  # keep (rank, code) pairs, ordered below
+                order[k] = rank
+                buf[k] = codes[j]
+                k += 1
+            else:
+                out[rank] = codes[j]
+    if not judged_only:
+        return m
+    for a in range(1, k):  # insertion sort of the few judged docs by rank
+        r, c = order[a], buf[a]
+        b = a - 1
+        while b >= 0 and order[b] > r:
+            order[b + 1] = order[b]
+            buf[b + 1] = buf[b]
+            b -= 1
+        order[b + 1] = r
+        buf[b + 1] = c
+    for a in range(k):
+        out[a] = buf[a]
+    return k
+
+
+@helper
+def _before(scores, run, rows, tie, a, b):
+    sa = scores[run, rows[a]]
+    sb = scores[run, rows[b]]
+    return sa > sb or (sa == sb and tie[a] < tie[b])
+
+
+@helper
+def _merge_sort(order, n, scores, run, rows, tie, buf):
+    width = 1
+    src = order
+    dst = buf
+    in_buf = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(scores, run, rows, tie, src[j], src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        for k in range(n):
+            order[k] = buf[k]
+
+
+@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
+def bound_values(tasks, n_queries, cand_indptr, rows, tie, codes, scores, ideal_indptr,
+                 ideal_labels, qrels_query, limit, judged_only, kind, cutoff, level,
+                 gain_kind, params, compat, depth, log2, ranked, order, buf, scratch, state,
+                 out):
+    """``out[r, e, m]``: measure m of query e under score vector r (run ``r`` of
+    ``scores``). ``tasks`` splits the flat (run, query) range into chunks."""
+    for c in prange(len(tasks) - 1):
+        for t in range(tasks[c], tasks[c + 1]):
+            r = t // n_queries
+            e = t % n_queries
+            n = _ranked_codes(scores, r, rows, tie, codes, cand_indptr[e],
+                              cand_indptr[e + 1], limit, judged_only, ranked[c], order[c],
+                              buf[c])
+            q = qrels_query[e]
+            ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
+            for m in range(len(kind)):
+                out[r, e, m] = query_value(t, kind[m], cutoff[m], level[m], gain_kind[m],
+                                           params[m], compat[m], ranked[c, :n], ideal, log2,
+                                           scratch[c], state[c], depth)
+
+
+@helper
+def _matrix_row(b, scores, labels, mask, n_relevant, level, ranked, ideal, order, buf):
+    """Ranked labels (score descending, ties by column) and the ideal labels (descending)
+    of batch row ``b``; returns their lengths."""
+    n = 0
+    for j in range(scores.shape[1]):
+        if mask[b, j]:
+            order[n] = j
+            n += 1
+    width = 1  # stable merge sort of the columns by descending score
+    src = order
+    dst = buf
+    in_buf = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if scores[b, src[j]] > scores[b, src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        for k in range(n):
+            order[k] = buf[k]
+    relevant = 0
+    for i in range(n):
+        label = labels[b, order[i]]
+        ranked[i] = label
+        ideal[i] = label
+        if label >= level:
+            relevant += 1
+    m = n
+    for _ in range(max(0, n_relevant[b] - relevant)):  # relevant docs outside the candidates
+        ideal[m] = level
+        m += 1
+    for i in range(1, m):  # descending insertion sort (short rows)
+        v = ideal[i]
+        j = i - 1
+        while j >= 0 and ideal[j] < v:
+            ideal[j + 1] = ideal[j]
+            j -= 1
+        ideal[j + 1] = v
+    return n, m
+
+
+@helper
+def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
+    """sklearn's DCG under ties: each group of equal scores shares its gains evenly over
+    the group's positions (within the cutoff)."""
+    top = n if cutoff == 0 else min(cutoff, n)
+    total = 0.0
+    lo = 0
+    while lo < top:
+        hi = lo + 1
+        while hi < n and scores[b, ranked_cols[hi]] == scores[b, ranked_cols[lo]]:
+            hi += 1
+        gain = 0.0
+        for i in range(lo, hi):
+            label = labels[b, ranked_cols[i]]
+            if label > 0:
+                gain += 2.0 ** label - 1.0 if gain_kind == 1 else np.float64(label)
+        discount = 0.0
+        for i in range(lo, min(hi, top)):
+            discount += 1.0 / log2[i]
+        total += gain / (hi - lo) * discount
+        lo = hi
+    return total
+
+
+@helper
+def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind, cutoff,
+                       level, gain_kind, params, compat, depth, log2, ranked, ideal, order,
+                       buf, scratch, state, out):
+    n, m = _matrix_row(b, scores, labels, mask, n_relevant, relevance, ranked, ideal, order,
+                       buf)
+    for k in range(len(kind)):
+        if average and (kind[k] == NDCG or kind[k] == DCG):  # sklearn's tie averaging
+            dcg = _average_dcg(b, scores, order, n, labels, cutoff[k], gain_kind[k], log2)
+            if kind[k] == DCG:
+                out[b, k] = dcg
+                continue
+            top = m if cutoff[k] == 0 else min(cutoff[k], m)
+            idcg = 0.0
+            for i in range(top):
+                g = ideal[i]
+                if g > 0:
+                    idcg += (2.0 ** g - 1.0 if gain_kind[k] == 1 else np.float64(g)) / log2[i]
+            out[b, k] = dcg / idcg if idcg > 0.0 else 0.0
+            continue
+        out[b, k] = query_value(b, kind[k], cutoff[k], level[k], gain_kind[k], params[k],
+                                compat[k], ranked[:n], ideal[:m], log2, scratch, state, depth)
+
+
+@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
+def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, average, kind,
+                           cutoff, level, gain_kind, params, compat, depth, log2, ranked, ideal,
+                           order, buf, scratch, state, out):
+    """Per-row values of a dense batch, parallel over chunks of rows."""
+    for c in prange(len(bounds) - 1):
+        for b in range(bounds[c], bounds[c + 1]):
+            _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind,
+                               cutoff, level, gain_kind, params, compat, depth, log2,
+                               ranked[c], ideal[c], order[c], buf[c], scratch[c], state[c],
+                               out)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def matrix_values_serial(scores, labels, mask, n_relevant, relevance, average, kind, cutoff,
+                         level, gain_kind, params, compat, depth, log2, ranked, ideal, order,
+                         buf, scratch, state, out):
+    """The same, in the calling thread (small batches: no parallel launch)."""
+    for b in range(scores.shape[0]):
+        _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind,
+                           cutoff, level, gain_kind, params, compat, depth, log2, ranked[0],
+                           ideal[0], order[0], buf[0], scratch[0], state[0], out)
+
+
+@jit
+def summaries(values, how, floor):
+    """Per-run summaries of ``values[r, e, m]``: sequential sums over queries in order, then
+    the mean (``how`` 0), the sum (1) or the geometric mean (2)."""
+    n_runs, n_queries, n_measures = values.shape
+    out = np.zeros((n_runs, n_measures))
+    if n_queries == 0:
+        return out
+    for r in range(n_runs):
+        for m in range(n_measures):
+            total = 0.0
+            if how[m] == 2:
+                for e in range(n_queries):
+                    total += math.log(max(values[r, e, m], floor))
+                out[r, m] = math.exp(total / n_queries)
+            else:
+                for e in range(n_queries):
+                    total += values[r, e, m]
+                out[r, m] = total if how[m] == 1 else total / n_queries
+    return out
+
+
+__all__ = ["N_ROWS", "bound_values", "matrix_values_parallel", "matrix_values_serial",
+           "summaries"]

@@ -1,0 +1,214 @@
+"""Evaluator, bound candidates and evaluate_matrix agree with fastir.evaluate (and so with
+the naive reference) on the same inputs."""
+
+import threading
+
+import numpy as np
+import pytest
+from conftest import naive_values, qrels_and_runs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastir
+from fastir import InputError
+
+NAMES = ["AP", "AP@3", "GMAP", "nDCG", "nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3",
+         "RR", "Bpref", "IPrec@0.5", "NumRelRet", "Rprec", "SetF", "infAP", "Unj@3"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(qrels_and_runs(), st.sampled_from(["zero", "skip"]), st.integers(0, 2),
+       st.one_of(st.none(), st.integers(0, 4)), st.booleans())
+def test_evaluator_matches_evaluate(data, missing, level, max_docs, judged_only):
+    qrels, run = data
+    options = {"missing": missing, "relevance_level": level, "max_docs": max_docs,
+               "judged_only": judged_only}
+    want = fastir.evaluate(qrels, run, NAMES, **options)
+    ev = fastir.Evaluator(qrels, NAMES, **options)
+    got = ev.evaluate(run)
+    assert got.query_ids == want.query_ids
+    assert np.array_equal(got.values, want.values)
+    assert got.mean == want.mean
+    assert np.array_equal(ev.evaluate(run).values, want.values)  # reusable
+
+
+def _rows(run):
+    qids, docs, scores = [], [], []
+    for q, ranked in run.items():
+        for d, s in ranked.items():
+            qids.append(q)
+            docs.append(d)
+            scores.append(s)
+    return qids, docs, np.array(scores, dtype=np.float64)
+
+
+@settings(max_examples=80, deadline=None)
+@given(qrels_and_runs(), st.sampled_from(["zero", "skip"]),
+       st.one_of(st.none(), st.integers(0, 4)), st.booleans(), st.randoms())
+def test_bound_candidates_match_evaluate(data, missing, max_docs, judged_only, rnd):
+    qrels, run = data
+    run = {q: d for q, d in run.items() if d}  # a bound query always has candidates
+    qids, docs, scores = _rows(run)
+    if not qids:
+        return
+    options = {"missing": missing, "max_docs": max_docs, "judged_only": judged_only}
+    ev = fastir.Evaluator(qrels, NAMES, **options)
+    perm = list(range(len(qids)))
+    rnd.shuffle(perm)  # candidates in any order
+    bound = ev.bind(np.array([qids[i] for i in perm]), np.array([docs[i] for i in perm]))
+    runs = [scores[perm]]
+    for _ in range(3):  # other score vectors over the same candidates, with ties
+        runs.append(np.array([rnd.choice([0.0, 0.5, 1.0, 2.0]) for _ in perm]))
+    expected = []
+    for vector in runs:
+        rerun = {}
+        for k, i in enumerate(perm):
+            rerun.setdefault(qids[i], {})[docs[i]] = float(vector[k])
+        expected.append(fastir.evaluate(qrels, rerun, NAMES, **options))
+    one = bound.evaluate(runs[0])
+    assert one.query_ids == expected[0].query_ids
+    assert np.array_equal(one.values, expected[0].values)
+    means, values = bound.evaluate(np.stack(runs), per_query=True)
+    for r, want in enumerate(expected):
+        assert np.array_equal(values[r], want.values)
+        assert means[r].tolist() == [want.mean[k] for k in NAMES]
+
+
+def test_bind_rejects_duplicates_and_bad_scores():
+    ev = fastir.Evaluator({"q": {"a": 1}}, ["AP"])
+    with pytest.raises(InputError, match="retrieves doc 'a' twice"):
+        ev.bind(np.array(["q", "q"]), np.array(["a", "a"]))
+    bound = ev.bind(np.array(["q", "q"]), np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="shape"):
+        bound.evaluate(np.zeros(3))
+    with pytest.raises(ValueError, match="finite"):
+        bound.evaluate(np.array([np.nan, 1.0]))
+
+
+def _matrix_to_dicts(scores, labels, mask=None, n_relevant=None, level=1):
+    """The batch as qrels/run dicts: column j is doc id 'd{999999 - j}', so that trec_eval's
+    docno-descending tie order is the column order."""
+    qrels, run = {}, {}
+    for b in range(scores.shape[0]):
+        q = f"q{b:05d}"
+        qrels[q] = {}
+        run[q] = {}
+        for j in range(scores.shape[1]):
+            if mask is not None and not mask[b, j]:
+                continue
+            doc = f"d{999999 - j}"
+            qrels[q][doc] = int(labels[b, j])
+            run[q][doc] = float(scores[b, j])
+        if n_relevant is not None:
+            have = sum(1 for v in qrels[q].values() if v >= level)
+            for k in range(max(0, int(n_relevant[b]) - have)):
+                qrels[q][f"outside{k}"] = level
+    return qrels, run
+
+
+MATRIX_NAMES = ["AP", "nDCG", "nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR",
+                "IPrec@0.5", "Rprec", "Success@1", "NumRelRet", "SetP"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 9), st.booleans(), st.booleans(), st.integers(0, 3),
+       st.randoms())
+def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, rnd):
+    rng = np.random.default_rng(rnd.randrange(2**32))
+    scores = rng.choice([0.0, 0.25, 0.5, 1.0], size=(batch, width))  # ties
+    labels = rng.integers(0, 4, size=(batch, width))
+    mask = rng.random((batch, width)) < 0.7 if masked else None
+    n_relevant = rng.integers(0, width + 2, size=batch) if outside else None
+    level = max(level, 1)
+    got, per_row = fastir.evaluate_matrix(scores, labels, MATRIX_NAMES, mask=mask,
+                                          n_relevant=n_relevant, relevance_level=level,
+                                          per_row=True)
+    qrels, run = _matrix_to_dicts(scores, labels, mask, n_relevant, level)
+    want = fastir.evaluate(qrels, run, MATRIX_NAMES, relevance_level=level)
+    assert np.array_equal(per_row, want.values)
+    assert got == want.mean
+    # and the naive reference, directly
+    names = ["AP", "P@5", "RR", "nDCG@3"]
+    ref = naive_values(qrels, run, names, relevance_level=level)
+    _, rows = fastir.evaluate_matrix(scores, labels, names, mask=mask, n_relevant=n_relevant,
+                                     relevance_level=level, per_row=True)
+    for b, q in enumerate(sorted(ref)):
+        assert rows[b].tolist() == ref[q]
+
+
+def test_evaluate_matrix_accepts_array_likes_and_dlpack():
+    scores = np.array([[0.1, 0.9, 0.3], [0.5, 0.4, 0.7]])
+    labels = np.array([[0, 1, 2], [1, 0, 0]])
+    want = fastir.evaluate_matrix(scores, labels, ["nDCG@2", "RR"])
+
+    class ArrayLike:
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    assert fastir.evaluate_matrix(ArrayLike(scores), labels, ["nDCG@2", "RR"]) == want
+    assert fastir.evaluate_matrix(scores.tolist(), labels.tolist(), ["nDCG@2", "RR"]) == want
+    assert fastir.evaluate_matrix(np.from_dlpack(scores), labels, ["nDCG@2", "RR"]) == want
+
+
+def test_evaluate_matrix_average_ties_match_sklearn():
+    sklearn = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(3)
+    scores = rng.choice([0.0, 0.5, 1.0], size=(64, 20))
+    labels = rng.integers(0, 4, size=(64, 20))
+    labels[0] = 0  # a row with no relevant document
+    for k in (3, 10, None):
+        name = "nDCG" if k is None else f"nDCG@{k}"
+        got = fastir.evaluate_matrix(scores, labels, name, ties="average")[name]
+        assert got == pytest.approx(sklearn.ndcg_score(labels, scores, k=k), abs=1e-12)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"labels": np.array([[1.5, 0.0]])}, "labels must be integers"),
+    ({"labels": np.array([[-1, 0]])}, "labels must be >= 0"),
+    ({"scores": np.array([[np.inf, 0.0]])}, "finite"),
+    ({"measures": "Bpref"}, "needs unjudged documents"),
+    ({"ties": "random"}, "ties must be"),
+    ({"mask": np.ones((1, 3), bool)}, "mask"),
+])
+def test_evaluate_matrix_errors(bad, message):
+    args = {"scores": np.array([[0.5, 0.1]]), "labels": np.array([[1, 0]]), "measures": "AP"}
+    args.update(bad)
+    with pytest.raises((ValueError, TypeError), match=message):
+        fastir.evaluate_matrix(args.pop("scores"), args.pop("labels"), args.pop("measures"),
+                               **args)
+
+
+def test_concurrent_calls_from_python_threads():
+    rng = np.random.default_rng(5)
+    small = (rng.random((32, 100)), rng.integers(0, 3, size=(32, 100)))
+    large = (rng.random((512, 100)), rng.integers(0, 3, size=(512, 100)))
+    qids = np.repeat(np.arange(200), 50)
+    docs = np.tile(np.arange(50), 200)
+    ev = fastir.Evaluator(fastir.Qrels.from_arrays(qids[::7], docs[::7], np.ones(len(qids[::7]),
+                                                   dtype=np.int64)), ["AP", "nDCG@10"])
+    bound = ev.bind(qids, docs)
+    vectors = rng.random((4, len(qids)))
+    expected = (fastir.evaluate_matrix(*small, ["nDCG@10", "AP"]),
+                fastir.evaluate_matrix(*large, ["nDCG@10", "AP"]), bound.evaluate(vectors))
+    failures = []
+
+    def work():
+        try:
+            for _ in range(20):
+                got = (fastir.evaluate_matrix(*small, ["nDCG@10", "AP"]),
+                       fastir.evaluate_matrix(*large, ["nDCG@10", "AP"]),
+                       bound.evaluate(vectors))
+                if got[:2] != expected[:2] or not np.array_equal(got[2], expected[2]):
+                    failures.append("mismatch")
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
