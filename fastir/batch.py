@@ -11,7 +11,8 @@ import numpy as np
 from fastir import batch_kernels as BK
 from fastir import kernels
 from fastir._jit import chunk_bounds
-from fastir.api import Results, as_qrels, as_run, check_options, compute, measure_spec
+from fastir.api import (_CUTOFF_KINDS, Results, as_qrels, as_run, check_options, compute,
+                        measure_spec)
 from fastir.data import InputError, Run
 from fastir.join import NO_LIMIT, join
 from fastir.measures import parse_all
@@ -210,7 +211,11 @@ def _matrix_spec(measures, relevance_level):
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
     spec = measure_spec(parsed, relevance_level, max_label=64)
     how = np.array([_HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
-    return keys, parsed, spec, how
+    # Only the top ranks are needed when every measure has a cutoff (nDCG@10): selection,
+    # not a sort. spec[-1] is that depth when all measures read the cumulative rows.
+    cut = all(m.cutoff is not None and m.spec.kind in _CUTOFF_KINDS for m in parsed)
+    rank_depth = int(spec[-1]) if cut else 0
+    return keys, parsed, spec, how, rank_depth
 
 
 def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
@@ -255,7 +260,10 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     if ties not in ("column", "average"):
         raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
-    keys, parsed, spec, how = _matrix_spec(names, int(relevance_level))
+    keys, parsed, spec, how, rank_depth = _matrix_spec(names, int(relevance_level))
+    average = ties == "average"
+    if average:
+        rank_depth = 0  # tie groups are averaged whole: rank everything
     s = _as_float_array(scores, "scores")
     if s.ndim != 2:
         raise ValueError(f"scores must be 2-d (batch, n_candidates), got shape {s.shape}")
@@ -286,17 +294,17 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     extra = int(max(0, nr.max(initial=0)))
     log2 = kernels.log2_table(width + extra + 2)
     out = np.empty((batch, len(parsed)))
-    average = ties == "average"
     if batch * width < _SERIAL_BELOW:
         ranked, ideal, order, buf, scratch, state = _matrix_scratch(1, width, extra)
-        BK.matrix_values_serial(s, y, m, nr, int(relevance_level), average, *spec, log2,
-                                ranked, ideal, order, buf, scratch, state, out)
+        BK.matrix_values_serial(s, y, m, nr, int(relevance_level), rank_depth, average, *spec,
+                                log2, ranked, ideal, order, buf, scratch, state, out)
     else:
         bounds = chunk_bounds(np.full(batch, width), numba.get_num_threads())
         ranked, ideal, order, buf, scratch, state = _matrix_scratch(len(bounds) - 1, width,
                                                                     extra)
         _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
-                  average, *spec, log2, ranked, ideal, order, buf, scratch, state, out)
+                  rank_depth, average, *spec, log2, ranked, ideal, order, buf, scratch, state,
+                  out)
     means = BK.summaries(out.reshape(1, batch, -1), how, _GM_FLOOR)[0]
     result = {key: value for key, value, p in zip(keys, means.tolist(), parsed)}
     return (result, out) if per_row else result

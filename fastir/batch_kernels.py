@@ -146,15 +146,66 @@ def bound_values(tasks, n_queries, cand_indptr, rows, tie, codes, scores, ideal_
 
 
 @helper
-def _matrix_row(b, scores, labels, mask, n_relevant, level, ranked, ideal, order, buf):
-    """Ranked labels (score descending, ties by column) and the ideal labels (descending)
-    of batch row ``b``; returns their lengths."""
+def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal, order, buf):
+    """Ranked labels (score descending, ties by column; only the top ``depth`` when it is
+    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths."""
     n = 0
+    top_label = 0
     for j in range(scores.shape[1]):
         if mask[b, j]:
             order[n] = j
             n += 1
-    width = 1  # stable merge sort of the columns by descending score
+            top_label = max(top_label, labels[b, j])
+    if depth > 0 and depth < n:
+        k = _select_top(b, scores, order, n, depth, buf)
+    else:
+        _sort_columns(b, scores, order, n, buf)
+        k = n
+    relevant = 0
+    for i in range(k):
+        ranked[i] = labels[b, order[i]]
+    for i in range(n):
+        if labels[b, order[i]] >= level:
+            relevant += 1
+    extra = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
+    m = 0
+    if top_label < len(buf):  # small labels: counting sort, descending
+        for v in range(top_label + 1):
+            buf[v] = 0
+        for i in range(n):
+            buf[labels[b, order[i]]] += 1
+        for v in range(top_label, -1, -1):
+            if v < level and extra > 0:  # the outside docs (label = level) come first
+                for _ in range(extra):
+                    ideal[m] = level
+                    m += 1
+                extra = 0
+            for _ in range(buf[v]):
+                ideal[m] = v
+                m += 1
+    else:
+        for i in range(n):
+            v = labels[b, order[i]]
+            j = m - 1
+            while j >= 0 and ideal[j] < v:
+                ideal[j + 1] = ideal[j]
+                j -= 1
+            ideal[j + 1] = v
+            m += 1
+    for _ in range(extra):  # (when no label is below the level, or large labels)
+        j = m - 1
+        while j >= 0 and ideal[j] < level:
+            ideal[j + 1] = ideal[j]
+            j -= 1
+        ideal[j + 1] = level
+        m += 1
+    return k, m
+
+
+@helper
+def _sort_columns(b, scores, order, n, buf):
+    """Stable merge sort of ``order[:n]`` (columns) by descending score."""
+    width = 1
     src = order
     dst = buf
     in_buf = False
@@ -185,25 +236,32 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, ranked, ideal, order
     if in_buf:
         for k in range(n):
             order[k] = buf[k]
-    relevant = 0
+
+
+@helper
+def _select_top(b, scores, order, n, depth, buf):
+    """Keep in ``order[:depth]`` the ``depth`` best columns in rank order (score
+    descending, ties by column): an insertion into a sorted top list, O(n) when most
+    columns do not enter it."""
+    k = 0
+    last = -np.inf  # the score of the last kept column, once the list is full
     for i in range(n):
-        label = labels[b, order[i]]
-        ranked[i] = label
-        ideal[i] = label
-        if label >= level:
-            relevant += 1
-    m = n
-    for _ in range(max(0, n_relevant[b] - relevant)):  # relevant docs outside the candidates
-        ideal[m] = level
-        m += 1
-    for i in range(1, m):  # descending insertion sort (short rows)
-        v = ideal[i]
-        j = i - 1
-        while j >= 0 and ideal[j] < v:
-            ideal[j + 1] = ideal[j]
-            j -= 1
-        ideal[j + 1] = v
-    return n, m
+        j = order[i]
+        s = scores[b, j]
+        if k == depth and last >= s:
+            continue  # not better than the last kept (an equal score comes later: after)
+        p = k if k < depth else depth - 1
+        while p > 0 and scores[b, buf[p - 1]] < s:
+            if p < depth:
+                buf[p] = buf[p - 1]
+            p -= 1
+        buf[p] = j
+        if k < depth:
+            k += 1
+        last = scores[b, buf[k - 1]]
+    for i in range(k):
+        order[i] = buf[i]
+    return k
 
 
 @helper
@@ -231,11 +289,11 @@ def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
 
 
 @helper
-def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind, cutoff,
-                       level, gain_kind, params, compat, depth, log2, ranked, ideal, order,
-                       buf, scratch, state, out):
-    n, m = _matrix_row(b, scores, labels, mask, n_relevant, relevance, ranked, ideal, order,
-                       buf)
+def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, average,
+                       kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
+                       ideal, order, buf, scratch, state, out):
+    n, m = _matrix_row(b, scores, labels, mask, n_relevant, relevance, rank_depth, ranked,
+                       ideal, order, buf)
     for k in range(len(kind)):
         if average and (kind[k] == NDCG or kind[k] == DCG):  # sklearn's tie averaging
             dcg = _average_dcg(b, scores, order, n, labels, cutoff[k], gain_kind[k], log2)
@@ -255,26 +313,28 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, 
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
-def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, average, kind,
-                           cutoff, level, gain_kind, params, compat, depth, log2, ranked, ideal,
-                           order, buf, scratch, state, out):
+def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
+                           average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
+                           ranked, ideal, order, buf, scratch, state, out):
     """Per-row values of a dense batch, parallel over chunks of rows."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
-            _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind,
-                               cutoff, level, gain_kind, params, compat, depth, log2,
+            _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
+                               average, kind, cutoff, level, gain_kind, params, compat, depth,
+                               log2,
                                ranked[c], ideal[c], order[c], buf[c], scratch[c], state[c],
                                out)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def matrix_values_serial(scores, labels, mask, n_relevant, relevance, average, kind, cutoff,
-                         level, gain_kind, params, compat, depth, log2, ranked, ideal, order,
-                         buf, scratch, state, out):
+def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, average,
+                         kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
+                         ideal, order, buf, scratch, state, out):
     """The same, in the calling thread (small batches: no parallel launch)."""
     for b in range(scores.shape[0]):
-        _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, average, kind,
-                           cutoff, level, gain_kind, params, compat, depth, log2, ranked[0],
+        _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, average,
+                           kind, cutoff, level, gain_kind, params, compat, depth, log2,
+                           ranked[0],
                            ideal[0], order[0], buf[0], scratch[0], state[0], out)
 
 

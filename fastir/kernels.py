@@ -21,7 +21,7 @@ import math
 import numba
 import numpy as np
 
-from fastir._jit import helper, jit, pjit, prange
+from fastir._jit import helper, jit, prange
 
 NUM_Q = 0
 NUM_RET = 1
@@ -108,10 +108,27 @@ def _gain(label, level, gain_kind, table):
 
 
 @helper
-def _ideal_gains(ideal, level, gain_kind, table, out):
-    """Positive gains of all judged docs, descending, into ``out``; returns their count."""
+def _count_at_least(ideal, v):
+    """How many of the (descending) labels are >= v: a binary search."""
+    lo = 0
+    hi = len(ideal)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ideal[mid] >= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@helper
+def _ideal_gains(ideal, level, gain_kind, table, out, limit=0):
+    """Positive gains of all judged docs, descending, into ``out``; returns their count.
+    With ``limit`` > 0 and label-derived gains, only the first ``limit`` are needed."""
     m = 0
     for label in ideal:
+        if limit > 0 and m == limit and gain_kind != GAIN_TABLE:
+            break
         g = _gain(label, level, gain_kind, table)
         if g > 0.0:
             out[m] = g
@@ -431,7 +448,7 @@ def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
         if g != 0.0:
             dcg += g / log2[i]
         sc[CUM_DCG, i + 1] = dcg
-    m = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+    m = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS], depth)
     if depth > 0:
         m = min(m, depth)
     idcg = 0.0
@@ -455,13 +472,8 @@ def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal
     evaluates a missing query on one unjudged placeholder document: these four are the
     values that differ from 0 on it).
     """
-    n_rel = 0
-    n_nonrel = 0
-    for label in ideal:
-        if label >= level:
-            n_rel += 1
-        elif label >= 0:
-            n_nonrel += 1
+    n_rel = _count_at_least(ideal, level)  # labels are sorted descending
+    n_nonrel = _count_at_least(ideal, 0) - n_rel
     if kind == NUM_Q:
         return 1.0
     if kind == NUM_REL:
