@@ -276,46 +276,71 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         raise ValueError("labels must be >= 0")
     y = y.astype(np.int32, copy=False)
     if mask is None:
-        m = np.ones(s.shape, dtype=np.bool_)
+        m = _all_true(s.shape)
+        finite = np.isfinite(s).all()
     else:
         m = np.asarray(mask, dtype=np.bool_)
         if m.shape != s.shape:
             raise ValueError(f"mask {m.shape} and scores {s.shape} differ in shape")
-    if not np.isfinite(s[m]).all():
+        finite = np.isfinite(s[m]).all()
+    if not finite:
         raise ValueError("scores must be finite (outside the mask)")
+    batch, width = s.shape
     if n_relevant is None:
-        nr = np.zeros(s.shape[0], dtype=np.int64)
+        nr, extra = _zeros(batch), 0
     else:
         nr = np.asarray(n_relevant, dtype=np.int64)
-        if nr.shape != (s.shape[0],):
-            raise ValueError(f"n_relevant must have shape ({s.shape[0]},), got {nr.shape}")
+        if nr.shape != (batch,):
+            raise ValueError(f"n_relevant must have shape ({batch},), got {nr.shape}")
+        extra = int(max(0, nr.max(initial=0)))
     s, y, m = np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m)
-    batch, width = s.shape
-    extra = int(max(0, nr.max(initial=0)))
     log2 = kernels.log2_table(width + extra + 2)
     out = np.empty((batch, len(parsed)))
+    means = np.empty(len(parsed))
     if batch * width < _SERIAL_BELOW:
-        ranked, ideal, order, buf, scratch, state = _matrix_scratch(1, width, extra)
         BK.matrix_values_serial(s, y, m, nr, int(relevance_level), rank_depth, average, *spec,
-                                log2, ranked, ideal, order, buf, scratch, state, out)
+                                log2, *_matrix_scratch(1, width + extra), how, means, out)
     else:
         bounds = chunk_bounds(np.full(batch, width), numba.get_num_threads())
-        ranked, ideal, order, buf, scratch, state = _matrix_scratch(len(bounds) - 1, width,
-                                                                    extra)
         _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
-                  rank_depth, average, *spec, log2, ranked, ideal, order, buf, scratch, state,
-                  out)
-    means = BK.summaries(out.reshape(1, batch, -1), how, _GM_FLOOR)[0]
-    result = {key: value for key, value, p in zip(keys, means.tolist(), parsed)}
+                  rank_depth, average, *spec, log2,
+                  *_matrix_scratch(len(bounds) - 1, width + extra), how, means, out)
+    result = dict(zip(keys, means.tolist()))
     return (result, out) if per_row else result
 
 
-def _matrix_scratch(n_chunks, width, extra):
-    size = width + extra + 2
-    return (np.empty((n_chunks, size), dtype=np.int32), np.empty((n_chunks, size), np.int32),
-            np.empty((n_chunks, size), dtype=np.int64), np.empty((n_chunks, size), np.int64),
-            np.empty((n_chunks, kernels.N_ROWS, size)),
-            np.full((n_chunks, 8), -1, dtype=np.int64))
+@functools.lru_cache(maxsize=64)
+def _all_true(shape):
+    m = np.ones(shape, dtype=np.bool_)
+    m.flags.writeable = False
+    return m
+
+
+@functools.lru_cache(maxsize=64)
+def _zeros(n):
+    z = np.zeros(n, dtype=np.int64)
+    z.flags.writeable = False
+    return z
+
+
+_scratch = threading.local()
+
+
+def _matrix_scratch(n_chunks, size):
+    """Scratch rows for a matrix kernel, kept per thread and reused between calls."""
+    key = (n_chunks, size)
+    cached = getattr(_scratch, "arrays", None)
+    if cached is None or cached[0] != key:
+        size += 2
+        arrays = (np.empty((n_chunks, size), dtype=np.int32),
+                  np.empty((n_chunks, size), dtype=np.int32),
+                  np.empty((n_chunks, size), dtype=np.int64),
+                  np.empty((n_chunks, size), dtype=np.int64),
+                  np.empty((n_chunks, kernels.N_ROWS, size)),
+                  np.empty((n_chunks, 8), dtype=np.int64))
+        _scratch.arrays = cached = (key, arrays)
+    cached[1][5][:] = -1  # the state rows: nothing cached yet
+    return cached[1]
 
 
 __all__ = ["BoundCandidates", "Evaluator", "InputError", "evaluate_matrix"]

@@ -315,27 +315,45 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_dept
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
 def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
                            average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                           ranked, ideal, order, buf, scratch, state, out):
-    """Per-row values of a dense batch, parallel over chunks of rows."""
+                           ranked, ideal, order, buf, scratch, state, how, means, out):
+    """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
+    summaries over rows (see :func:`_summarise`)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
             _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
                                average, kind, cutoff, level, gain_kind, params, compat, depth,
-                               log2,
-                               ranked[c], ideal[c], order[c], buf[c], scratch[c], state[c],
-                               out)
+                               log2, ranked[c], ideal[c], order[c], buf[c], scratch[c],
+                               state[c], out)
+    _summarise(out, how, means)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, average,
                          kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
-                         ideal, order, buf, scratch, state, out):
+                         ideal, order, buf, scratch, state, how, means, out):
     """The same, in the calling thread (small batches: no parallel launch)."""
     for b in range(scores.shape[0]):
         _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, average,
                            kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                           ranked[0],
-                           ideal[0], order[0], buf[0], scratch[0], state[0], out)
+                           ranked[0], ideal[0], order[0], buf[0], scratch[0], state[0], out)
+    _summarise(out, how, means)
+
+
+@helper
+def _summarise(values, how, means):
+    """Summaries over rows: sequential sums in row order, then the mean (``how`` 0), the
+    sum (1) or the geometric mean of values floored at 1e-5 (2)."""
+    n = values.shape[0]
+    for m in range(values.shape[1]):
+        total = 0.0
+        if how[m] == 2:
+            for e in range(n):
+                total += math.log(max(values[e, m], 1e-5))
+            means[m] = math.exp(total / n) if n > 0 else 0.0
+        else:
+            for e in range(n):
+                total += values[e, m]
+            means[m] = total if how[m] == 1 else (total / n if n > 0 else 0.0)
 
 
 @jit
