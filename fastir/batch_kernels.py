@@ -161,19 +161,21 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
     else:
         _sort_columns(b, scores, order, n, buf)
         k = n
-    relevant = 0
     for i in range(k):
         ranked[i] = labels[b, order[i]]
-    for i in range(n):
-        if labels[b, order[i]] >= level:
+    # The ideal: every candidate's label (order[k:] is not meaningful after a selection).
+    relevant = 0
+    for j in range(scores.shape[1]):
+        if mask[b, j] and labels[b, j] >= level:
             relevant += 1
     extra = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
     m = 0
     if top_label < len(buf):  # small labels: counting sort, descending
         for v in range(top_label + 1):
             buf[v] = 0
-        for i in range(n):
-            buf[labels[b, order[i]]] += 1
+        for j in range(scores.shape[1]):
+            if mask[b, j]:
+                buf[labels[b, j]] += 1
         for v in range(top_label, -1, -1):
             if v < level and extra > 0:  # the outside docs (label = level) come first
                 for _ in range(extra):
@@ -184,8 +186,10 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
                 ideal[m] = v
                 m += 1
     else:
-        for i in range(n):
-            v = labels[b, order[i]]
+        for c in range(scores.shape[1]):
+            if not mask[b, c]:
+                continue
+            v = labels[b, c]
             j = m - 1
             while j >= 0 and ideal[j] < v:
                 ideal[j + 1] = ideal[j]

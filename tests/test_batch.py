@@ -108,27 +108,35 @@ def _matrix_to_dicts(scores, labels, mask=None, n_relevant=None, level=1):
 
 MATRIX_NAMES = ["AP", "nDCG", "nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR",
                 "IPrec@0.5", "Rprec", "Success@1", "NumRelRet", "SetP"]
+CUTOFF_NAMES = ["nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR@4", "Success@1",
+                "AP@3"]  # all with cutoffs: the top ranks are selected, not sorted
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 9), st.booleans(), st.booleans(), st.integers(0, 3),
-       st.randoms())
-def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, rnd):
+       st.randoms(), st.sampled_from([MATRIX_NAMES, CUTOFF_NAMES]))
+def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, rnd, names):
     rng = np.random.default_rng(rnd.randrange(2**32))
     scores = rng.choice([0.0, 0.25, 0.5, 1.0], size=(batch, width))  # ties
     labels = rng.integers(0, 4, size=(batch, width))
     mask = rng.random((batch, width)) < 0.7 if masked else None
     n_relevant = rng.integers(0, width + 2, size=batch) if outside else None
     level = max(level, 1)
-    got, per_row = fastir.evaluate_matrix(scores, labels, MATRIX_NAMES, mask=mask,
+    got, per_row = fastir.evaluate_matrix(scores, labels, names, mask=mask,
                                           n_relevant=n_relevant, relevance_level=level,
                                           per_row=True)
     qrels, run = _matrix_to_dicts(scores, labels, mask, n_relevant, level)
-    want = fastir.evaluate(qrels, run, MATRIX_NAMES, relevance_level=level)
+    want = fastir.evaluate(qrels, run, names, relevance_level=level)
     assert np.array_equal(per_row, want.values)
     assert got == want.mean
     # and the naive reference, directly
     names = ["AP", "P@5", "RR", "nDCG@3"]
+    ref = naive_values(qrels, run, names, relevance_level=level)
+    _, rows = fastir.evaluate_matrix(scores, labels, names, mask=mask, n_relevant=n_relevant,
+                                     relevance_level=level, per_row=True)
+    for b, q in enumerate(sorted(ref)):
+        assert rows[b].tolist() == ref[q]
+    names = ["P@5", "nDCG@3"]  # selection path
     ref = naive_values(qrels, run, names, relevance_level=level)
     _, rows = fastir.evaluate_matrix(scores, labels, names, mask=mask, n_relevant=n_relevant,
                                      relevance_level=level, per_row=True)
