@@ -12,10 +12,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="session")
-def msmarco_files(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench") / "msmarco"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "generate.py"), "msmarco",
-                    "--queries", "500", "--depth", "100", "--out", str(out)], check=True,
+def _generate(tmp_path_factory, kind, queries, depth):
+    out = tmp_path_factory.mktemp("bench") / kind
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "generate.py"), kind, "--queries",
+                    str(queries), "--depth", str(depth), "--out", str(out)], check=True,
                    capture_output=True)
     return f"{out}.qrels", f"{out}.run"
+
+
+@pytest.fixture(scope="session")
+def msmarco_files(tmp_path_factory):
+    return _generate(tmp_path_factory, "msmarco", 500, 100)
+
+
+@pytest.fixture(scope="session")
+def trecdl_files(tmp_path_factory):
+    return _generate(tmp_path_factory, "trecdl", 50, 200)
