@@ -220,9 +220,9 @@ def as_run(run, compat=None):
     return run
 
 
-_CUTOFF_KINDS = {kernels.AP, kernels.RR, kernels.P, kernels.RECALL, kernels.REL_P,
+CUTOFF_KINDS = {kernels.AP, kernels.RR, kernels.P, kernels.RECALL, kernels.REL_P,
                  kernels.UNJ, kernels.SUCCESS, kernels.NDCG, kernels.DCG, kernels.IDEAL_DCG}
-_PREFIX_KINDS = _CUTOFF_KINDS | {
+PREFIX_KINDS = CUTOFF_KINDS | {
     kernels.NUM_REL_RET, kernels.NUM_NONREL_JUDGED_RET, kernels.YAAP, kernels.RPREC,
     kernels.RPREC_MULT, kernels.IPREC, kernels.UTILITY, kernels.SET_P, kernels.SET_R,
     kernels.SET_REL_P, kernels.SET_AP, kernels.SET_F}
@@ -268,9 +268,9 @@ def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=Non
         old_rounding[j] = compat == "9.0.8"
     # Prefix rows are needed down to the largest cutoff when every measure reading them
     # has a cutoff (P@10 on a 1000-doc ranking reads 10 ranks), else to the end (0).
-    uses_prefixes = [m for m in parsed if m.spec.kind in _PREFIX_KINDS and m.gains is None]
+    uses_prefixes = [m for m in parsed if m.spec.kind in PREFIX_KINDS and m.gains is None]
     depth = 0
-    if all(m.cutoff is not None and m.spec.kind in _CUTOFF_KINDS for m in uses_prefixes):
+    if all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in uses_prefixes):
         depth = max((m.cutoff for m in uses_prefixes), default=0)
     return kind, cutoff, level, gain, params, old_rounding, np.int64(depth)
 

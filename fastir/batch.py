@@ -11,8 +11,7 @@ import numpy as np
 from fastir import batch_kernels as BK
 from fastir import kernels
 from fastir._jit import chunk_bounds
-from fastir.api import (_CUTOFF_KINDS, Results, as_qrels, as_run, check_options, compute,
-                        measure_spec)
+from fastir.api import CUTOFF_KINDS, Results, as_qrels, as_run, check_options, compute, measure_spec
 from fastir.data import InputError, Run
 from fastir.join import NO_LIMIT, join
 from fastir.measures import parse_all
@@ -213,7 +212,7 @@ def _matrix_spec(measures, relevance_level):
     how = np.array([_HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
     # Only the top ranks are needed when every measure has a cutoff (nDCG@10): selection,
     # not a sort. spec[-1] is that depth when all measures read the cumulative rows.
-    cut = all(m.cutoff is not None and m.spec.kind in _CUTOFF_KINDS for m in parsed)
+    cut = all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in parsed)
     rank_depth = int(spec[-1]) if cut else 0
     return keys, parsed, spec, how, rank_depth
 

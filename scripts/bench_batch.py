@@ -62,12 +62,12 @@ def main(argv=None):
     for shape in ((1024, 100), (8000, 40)):
         s, y = rng.random(shape), rng.integers(0, 3, shape)
         ours = fastir.evaluate_matrix(s, y, "nDCG@10")["nDCG@10"]
-        t = median_time(lambda: fastir.evaluate_matrix(s, y, "nDCG@10"), 50)
+        t = median_time(lambda s=s, y=y: fastir.evaluate_matrix(s, y, "nDCG@10"), 50)
         if ndcg_score is None:
             rows.append((f"{shape[0]} x {shape[1]}, nDCG@10", f"{t * 1e3:.2f} ms", "", ""))
             continue
         assert abs(ndcg_score(y, s, k=10) - ours) < 1e-12
-        ts = median_time(lambda: ndcg_score(y, s, k=10), 10)
+        ts = median_time(lambda s=s, y=y: ndcg_score(y, s, k=10), 10)
         rows.append((f"{shape[0]} x {shape[1]}, nDCG@10 (vs sklearn ndcg_score)",
                      f"{t * 1e3:.2f} ms", f"{ts * 1e3:.1f} ms", f"{ts / t:.0f}x"))
 
