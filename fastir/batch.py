@@ -309,17 +309,13 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
 
 
 @functools.lru_cache(maxsize=64)
-def _all_true(shape):
-    m = np.ones(shape, dtype=np.bool_)
-    m.flags.writeable = False
-    return m
+def _all_true(shape):  # (kept writable: a read-only array would compile another kernel)
+    return np.ones(shape, dtype=np.bool_)
 
 
 @functools.lru_cache(maxsize=64)
 def _zeros(n):
-    z = np.zeros(n, dtype=np.int64)
-    z.flags.writeable = False
-    return z
+    return np.zeros(n, dtype=np.int64)
 
 
 _scratch = threading.local()
