@@ -271,19 +271,13 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
     if y.dtype.kind not in "iub":
         raise TypeError(f"labels must be integers, got dtype {y.dtype}")
-    if y.size and y.min() < 0:
-        raise ValueError("labels must be >= 0")
     y = y.astype(np.int32, copy=False)
     if mask is None:
         m = _all_true(s.shape)
-        finite = np.isfinite(s).all()
     else:
         m = np.asarray(mask, dtype=np.bool_)
         if m.shape != s.shape:
             raise ValueError(f"mask {m.shape} and scores {s.shape} differ in shape")
-        finite = np.isfinite(s[m]).all()
-    if not finite:
-        raise ValueError("scores must be finite (outside the mask)")
     batch, width = s.shape
     if n_relevant is None:
         nr, extra = _zeros(batch), 0
@@ -297,13 +291,20 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     out = np.empty((batch, len(parsed)))
     means = np.empty(len(parsed))
     if batch * width < _SERIAL_BELOW:
-        BK.matrix_values_serial(s, y, m, nr, int(relevance_level), rank_depth, average, *spec,
-                                log2, *_matrix_scratch(1, width + extra), how, means, out)
+        code = BK.matrix_values_serial(s, y, m, nr, int(relevance_level), rank_depth, average,
+                                       *spec, log2, *_matrix_scratch(1, width + extra), how,
+                                       means, out)
     else:
         bounds = chunk_bounds(np.full(batch, width), numba.get_num_threads())
-        _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
-                  rank_depth, average, *spec, log2,
-                  *_matrix_scratch(len(bounds) - 1, width + extra), how, means, out)
+        status = np.zeros(len(bounds) - 1, dtype=np.int64)
+        code = _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
+                         rank_depth, average, *spec, log2,
+                         *_matrix_scratch(len(bounds) - 1, width + extra), how, means, status,
+                         out)
+    if code == BK.BAD_SCORE:
+        raise ValueError("scores must be finite (outside the mask)")
+    if code == BK.BAD_LABEL:
+        raise ValueError("labels must be >= 0")
     result = dict(zip(keys, means.tolist()))
     return (result, out) if per_row else result
 

@@ -145,51 +145,58 @@ def bound_values(tasks, n_queries, cand_indptr, rows, tie, codes, scores, ideal_
                                            scratch[c], state[c], depth)
 
 
+BAD_SCORE = -1  # a non-finite score (under the mask)
+BAD_LABEL = -2  # a negative label
+
+
 @helper
 def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal, order, buf):
     """Ranked labels (score descending, ties by column; only the top ``depth`` when it is
-    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths."""
+    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths, or
+    (BAD_SCORE or BAD_LABEL, 0) for invalid input.
+
+    One pass over the columns validates them and counts labels (in ``ranked``, free until
+    the ranking is written), then the ideal is laid out from the counts and the ranking
+    is selected or sorted.
+    """
     n = 0
-    top_label = 0
-    for j in range(scores.shape[1]):
-        if mask[b, j]:
-            order[n] = j
-            n += 1
-            top_label = max(top_label, labels[b, j])
-    if depth > 0 and depth < n:
-        k = _select_top(b, scores, order, n, depth, buf)
-    else:
-        _sort_columns(b, scores, order, n, buf)
-        k = n
-    for i in range(k):
-        ranked[i] = labels[b, order[i]]
-    # The ideal: every candidate's label (order[k:] is not meaningful after a selection).
+    top_label = -1
     relevant = 0
+    small = True  # every label fits the counting array
     for j in range(scores.shape[1]):
-        if mask[b, j] and labels[b, j] >= level:
+        if not mask[b, j]:
+            continue
+        label = labels[b, j]
+        if label < 0:
+            return BAD_LABEL, 0
+        if not math.isfinite(scores[b, j]):
+            return BAD_SCORE, 0
+        order[n] = j
+        n += 1
+        if label >= level:
             relevant += 1
+        if label >= len(ranked):
+            small = False
+        elif small:
+            while top_label < label:
+                top_label += 1
+                ranked[top_label] = 0
+            ranked[label] += 1
     extra = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
     m = 0
-    if top_label < len(buf):  # small labels: counting sort, descending
-        for v in range(top_label + 1):
-            buf[v] = 0
-        for j in range(scores.shape[1]):
-            if mask[b, j]:
-                buf[labels[b, j]] += 1
+    if small:  # counting sort, descending
         for v in range(top_label, -1, -1):
             if v < level and extra > 0:  # the outside docs (label = level) come first
                 for _ in range(extra):
                     ideal[m] = level
                     m += 1
                 extra = 0
-            for _ in range(buf[v]):
+            for _ in range(ranked[v]):
                 ideal[m] = v
                 m += 1
     else:
-        for c in range(scores.shape[1]):
-            if not mask[b, c]:
-                continue
-            v = labels[b, c]
+        for i in range(n):
+            v = labels[b, order[i]]
             j = m - 1
             while j >= 0 and ideal[j] < v:
                 ideal[j + 1] = ideal[j]
@@ -203,6 +210,13 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
             j -= 1
         ideal[j + 1] = level
         m += 1
+    if depth > 0 and depth < n:
+        k = _select_top(b, scores, order, n, depth, buf)
+    else:
+        _sort_columns(b, scores, order, n, buf)
+        k = n
+    for i in range(k):
+        ranked[i] = labels[b, order[i]]
     return k, m
 
 
@@ -298,6 +312,8 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_dept
                        ideal, order, buf, scratch, state, out):
     n, m = _matrix_row(b, scores, labels, mask, n_relevant, relevance, rank_depth, ranked,
                        ideal, order, buf)
+    if n < 0:
+        return n
     for k in range(len(kind)):
         if average and (kind[k] == NDCG or kind[k] == DCG):  # sklearn's tie averaging
             dcg = _average_dcg(b, scores, order, n, labels, cutoff[k], gain_kind[k], log2)
@@ -312,23 +328,32 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_dept
                     idcg += (2.0 ** g - 1.0 if gain_kind[k] == 1 else np.float64(g)) / log2[i]
             out[b, k] = dcg / idcg if idcg > 0.0 else 0.0
             continue
+
         out[b, k] = query_value(b, kind[k], cutoff[k], level[k], gain_kind[k], params[k],
                                 compat[k], ranked[:n], ideal[:m], log2, scratch, state, depth)
+    return 0
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
 def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
                            average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                           ranked, ideal, order, buf, scratch, state, how, means, out):
+                           ranked, ideal, order, buf, scratch, state, how, means, status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
-    summaries over rows (see :func:`_summarise`)."""
+    summaries over rows (see :func:`_summarise`). Returns 0, or BAD_SCORE / BAD_LABEL
+    (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
-            _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
+            code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
                                average, kind, cutoff, level, gain_kind, params, compat, depth,
                                log2, ranked[c], ideal[c], order[c], buf[c], scratch[c],
                                state[c], out)
+            if code != 0:
+                status[c] = code
+    for c in range(len(status)):
+        if status[c] != 0:
+            return status[c]
     _summarise(out, how, means)
+    return 0
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -337,10 +362,14 @@ def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth
                          ideal, order, buf, scratch, state, how, means, out):
     """The same, in the calling thread (small batches: no parallel launch)."""
     for b in range(scores.shape[0]):
-        _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, average,
-                           kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                           ranked[0], ideal[0], order[0], buf[0], scratch[0], state[0], out)
+        code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
+                                  average, kind, cutoff, level, gain_kind, params, compat,
+                                  depth, log2, ranked[0], ideal[0], order[0], buf[0],
+                                  scratch[0], state[0], out)
+        if code != 0:
+            return code
     _summarise(out, how, means)
+    return 0
 
 
 @helper
