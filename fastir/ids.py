@@ -264,11 +264,14 @@ def bytes_equal(data, start_a, end_a, start_b, end_b):
     return True
 
 
+_POW10_U64 = np.array([10**k for k in range(20)], dtype=np.uint64)
+
+
 @jit
 def _n_digits(x):
+    """Decimal digits of an unsigned integer (a scan of the powers of ten, no division)."""
     n = 1
-    while x >= np.uint64(10):
-        x //= np.uint64(10)
+    while n < 20 and x >= _POW10_U64[n]:
         n += 1
     return n
 
@@ -280,17 +283,17 @@ def _digits_cmp(x, y):
         return 0
     n_x = _n_digits(x)
     n_y = _n_digits(y)
+    if n_x == n_y:  # same length: numeric order is string order
+        return -1 if x < y else 1
     if n_x > n_y:
-        head = x // np.uint64(10) ** np.uint64(n_x - n_y)
+        head = x // _POW10_U64[n_x - n_y]
         if head == y:
             return 1
         return -1 if head < y else 1
-    if n_y > n_x:
-        head = y // np.uint64(10) ** np.uint64(n_y - n_x)
-        if head == x:
-            return -1
-        return -1 if x < head else 1
-    return -1 if x < y else 1
+    head = y // _POW10_U64[n_y - n_x]
+    if head == x:
+        return -1
+    return -1 if x < head else 1
 
 
 @jit

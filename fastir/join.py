@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from fastir._jit import chunk_bounds, helper, jit, pjit, prange
-from fastir.data import InputError, query_doc_slot
+from fastir.data import InputError
 from fastir.ids import bytes_hash, common_kind, id_cmp, id_equal, merge_sorted_ids, mix64
 
 NOT_POOLED = -1
@@ -96,7 +96,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     np.cumsum(bounded, out=indptr[1:])
 
     q_docs, r_docs = common_kind(qrels.doc_ids, run.doc_ids)
-    table, row_hash = qrels.index(q_docs)
+    _, row_hash = qrels.index(q_docs)  # (also checks the judgments for duplicates)
     labels = np.empty(indptr[-1], dtype=np.int32)
     kept = np.empty(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
@@ -107,8 +107,8 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
     _join_kernel(bounds, run_query, qrels_query, indptr, run.starts, run.stops, scores,
                  *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
-                 r_docs.is_int, table, row_hash, judged_only, labels, kept, duplicate,
-                 scratch, as_candidates, rows_out, tie_out)
+                 r_docs.is_int, row_hash, judged_only, labels, kept, duplicate, scratch,
+                 as_candidates, rows_out, tie_out)
     dup = np.flatnonzero(duplicate >= 0)
     if len(dup):
         e = int(dup[0])
@@ -253,21 +253,27 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
 @pjit
 def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
                  d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 table, row_hash, judged_only, labels, kept, duplicate, scratch, candidates,
-                 rows_out, tie_out):
+                 row_hash, judged_only, labels, kept, duplicate, scratch, candidates, rows_out,
+                 tie_out):
     """Rank each evaluated query's rows and label them (see :func:`join`). With
     ``candidates`` the rows keep their input order and each gets, in ``tie_out``, its
     position in docno-descending order (``scores`` are then all equal) and, in
     ``rows_out``, its run row (see :func:`candidates`)."""
-    mask = np.uint64(len(table) - 1)
     seen_size = 16
     while seen_size < 2 * scratch:
         seen_size *= 2
+    most_judged = 0
+    for q in range(len(q_indptr) - 1):
+        most_judged = max(most_judged, q_indptr[q + 1] - q_indptr[q])
+    judged_size = 16
+    while judged_size < 2 * most_judged:
+        judged_size *= 2
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
         hashes = np.empty(scratch, dtype=np.uint64)
         seen = np.full(seen_size, -1, dtype=np.int64)
+        judged = np.full(judged_size, -1, dtype=np.int64)
         for e in range(bounds[c], bounds[c + 1]):
             out = indptr[e]
             m = indptr[e + 1] - out
@@ -287,6 +293,18 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             q = qrels_query[e]
             q_lo = q_indptr[q]
             q_hi = q_indptr[q + 1]
+            # The query's judgments in a small local table (cache-resident, unlike an index
+            # of all the qrels): slot -> qrels row.
+            q_size = 16
+            while q_size < 2 * (q_hi - q_lo):
+                q_size *= 2
+            q_mask = np.uint64(q_size - 1)
+            judged[:q_size] = -1
+            for j in range(q_lo, q_hi):
+                slot = row_hash[j] & q_mask
+                while judged[slot] >= 0:
+                    slot = (slot + np.uint64(1)) & q_mask
+                judged[slot] = j
             local = 16
             while local < 2 * m:
                 local *= 2
@@ -316,15 +334,14 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 seen[slot] = i
                 # label lookup
                 code = -1
-                slot = query_doc_slot(h, q, mask)
-                while table[slot] >= 0:
-                    j = table[slot]
-                    if (row_hash[j] == h and q_lo <= j < q_hi
-                            and id_equal(j_data, j_offsets, j_values, d_data, d_offsets,
-                                         d_values, is_int, j, row)):
+                slot = h & q_mask
+                while judged[slot] >= 0:
+                    j = judged[slot]
+                    if row_hash[j] == h and id_equal(j_data, j_offsets, j_values, d_data,
+                                                     d_offsets, d_values, is_int, j, row):
                         code = q_labels[j] if q_labels[j] >= 0 else -2
                         break
-                    slot = (slot + np.uint64(1)) & mask
+                    slot = (slot + np.uint64(1)) & q_mask
                 if judged_only and code < 0:
                     continue
                 labels[out + n_kept] = code
