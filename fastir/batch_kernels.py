@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from fastir._jit import helper, jit, prange
+from fastir.join import sort_by_score
 from fastir.kernels import DCG, N_ROWS, NDCG, query_value
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
@@ -213,47 +214,11 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
     if depth > 0 and depth < n:
         k = _select_top(b, scores, order, n, depth, buf)
     else:
-        _sort_columns(b, scores, order, n, buf)
+        sort_by_score(order, n, scores[b], buf)  # stable: ties stay in column order
         k = n
     for i in range(k):
         ranked[i] = labels[b, order[i]]
     return k, m
-
-
-@helper
-def _sort_columns(b, scores, order, n, buf):
-    """Stable merge sort of ``order[:n]`` (columns) by descending score."""
-    width = 1
-    src = order
-    dst = buf
-    in_buf = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if scores[b, src[j]] > scores[b, src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[k] = buf[k]
 
 
 @helper

@@ -341,36 +341,61 @@ def id_equal(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i
 
 @jit
 def sort_ids(data, offsets, values, is_int):
-    """Permutation sorting a column in ascending strcmp order (stable merge sort)."""
+    """Permutation sorting a column in ascending strcmp order (stable)."""
     n = len(values) if is_int else len(offsets) - 1
     order = np.arange(n)
-    buf = np.empty(n, dtype=np.int64)
+    sort_by_id(order, 0, n, data, offsets, values, is_int, np.empty(n, dtype=np.int64), 1)
+    return order
+
+
+@helper
+def sort_by_id(order, lo, hi, data, offsets, values, is_int, buf, sign):
+    """Stable sort of the rows ``order[lo:hi]`` by id, ascending (``sign`` 1) or descending
+    (-1) in strcmp order: insertion sort for a few rows, else bottom-up merge sort with
+    ``buf`` (at least ``hi - lo`` long)."""
+    n = hi - lo
+    if n <= 16:
+        for i in range(lo + 1, hi):
+            row = order[i]
+            j = i - 1
+            while j >= lo and sign * id_cmp(data, offsets, values, data, offsets, values,
+                                            is_int, row, order[j]) < 0:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = row
+        return
+    src = order[lo:hi]
+    dst = buf[:n]
+    in_buf = False
     width = 1
     while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if id_cmp(data, offsets, values, data, offsets, values, is_int,
-                          order[j], order[i]) < 0:
-                    buf[k] = order[j]
+        for start in range(0, n, 2 * width):
+            mid = min(start + width, n)
+            stop = min(start + 2 * width, n)
+            i, j, k = start, mid, start
+            while i < mid and j < stop:
+                if sign * id_cmp(data, offsets, values, data, offsets, values, is_int, src[j],
+                                 src[i]) < 0:
+                    dst[k] = src[j]
                     j += 1
                 else:
-                    buf[k] = order[i]
+                    dst[k] = src[i]
                     i += 1
                 k += 1
             while i < mid:
-                buf[k] = order[i]
+                dst[k] = src[i]
                 i += 1
                 k += 1
-            while j < hi:
-                buf[k] = order[j]
+            while j < stop:
+                dst[k] = src[j]
                 j += 1
                 k += 1
-        order, buf = buf, order
+        src, dst = dst, src
+        in_buf = not in_buf
         width *= 2
-    return order
+    if in_buf:
+        for k in range(n):
+            order[lo + k] = buf[k]
 
 
 def intern_blocks(data, offsets, values, is_int):

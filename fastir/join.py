@@ -14,7 +14,7 @@ import numpy as np
 
 from fastir._jit import chunk_bounds, helper, jit, pjit, prange
 from fastir.data import InputError
-from fastir.ids import bytes_hash, common_kind, id_cmp, id_equal, merge_sorted_ids, mix64
+from fastir.ids import bytes_hash, common_kind, id_equal, merge_sorted_ids, mix64, sort_by_id
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -135,59 +135,7 @@ def _compact(indptr, labels, kept):
 
 
 @helper
-def _doc_before(d_data, d_offsets, d_values, is_int, a, b):
-    """Among equal scores, row ``a`` ranks before row ``b`` when its docno is greater."""
-    return id_cmp(d_data, d_offsets, d_values, d_data, d_offsets, d_values, is_int, a, b) > 0
-
-
-@helper
-def _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf):
-    """Sort ``order[lo:hi]`` (rows of one score) by docno descending."""
-    if hi - lo <= 16:  # insertion sort
-        for i in range(lo + 1, hi):
-            row = order[i]
-            j = i - 1
-            while j >= lo and _doc_before(d_data, d_offsets, d_values, is_int, row, order[j]):
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = row
-        return
-    width = 1
-    n = hi - lo
-    src = order[lo:hi]
-    dst = buf[:n]
-    in_buf = False
-    while width < n:
-        for start in range(0, n, 2 * width):
-            mid = min(start + width, n)
-            stop = min(start + 2 * width, n)
-            i, j, k = start, mid, start
-            while i < mid and j < stop:
-                if _doc_before(d_data, d_offsets, d_values, is_int, src[j], src[i]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < stop:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[lo + k] = buf[k]
-
-
-@helper
-def _sort_by_score(order, n, scores, buf):
+def sort_by_score(order, n, scores, buf):
     """Stable bottom-up merge sort of ``order[:n]`` by descending score."""
     width = 1
     src = order
@@ -239,14 +187,14 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
     for i in range(n):
         order[i] = start + i
     if not by_score:
-        _sort_by_score(order, n, scores, buf)
+        sort_by_score(order, n, scores, buf)
     lo = 0
     while lo < n:
         hi = lo + 1
         while hi < n and scores[order[hi]] == scores[order[lo]]:
             hi += 1
-        if hi - lo > 1:
-            _sort_ties(order, lo, hi, d_data, d_offsets, d_values, is_int, buf)
+        if hi - lo > 1:  # docno descending
+            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, -1)
         lo = hi
 
 
