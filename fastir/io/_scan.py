@@ -32,25 +32,6 @@ _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
 
 
-@jit
-def _is_space(c):
-    return c == 32 or (9 <= c <= 13)
-
-
-@jit
-def _skip_space(buf, p, end):
-    while p < end and _is_space(buf[p]):
-        p += 1
-    return p
-
-
-@jit
-def _token_end(buf, p, end):
-    while p < end and not _is_space(buf[p]):
-        p += 1
-    return p
-
-
 @helper
 def parse_float(buf, start, end):
     """The double of token ``buf[start:end]``, or NaN when Python must convert it."""
@@ -136,24 +117,6 @@ def _parse_label(buf, start, end):
     if value < -(2**31) or value >= 2**31:
         return 0.0, False
     return np.float64(value), True
-
-
-@jit
-def _split_line(buf, p, end, fields):
-    """Fill ``fields`` (rows: start, end) with the line's first fields; return their count
-    (counting one more than ``len(fields)`` when there are extra fields)."""
-    n = 0
-    while True:
-        p = _skip_space(buf, p, end)
-        if p >= end:
-            return n
-        if n == fields.shape[0]:
-            return n + 1
-        q = _token_end(buf, p, end)
-        fields[n, 0] = p
-        fields[n, 1] = q
-        n += 1
-        p = q
 
 
 @jit
@@ -349,19 +312,33 @@ def compact_chunks(row0, rows, group0, n_groups, doc_values, values, groups):
     return r, g
 
 
+@helper
+def _field_span(buf, p, end, field):
+    """(start, end) of field number ``field`` of the line ``buf[p:end]``."""
+    k = 0
+    while p < end:
+        while p < end and _blank(buf[p]):
+            p += 1
+        start = p
+        while p < end and _token(buf[p]):
+            p += 1
+        if k == field:
+            return start, p
+        k += 1
+    return end, end
+
+
 @jit
 def slow_tokens(buf, starts, ends, layout, rows_wanted, row0):
     """(start, end) of the number token of each row in ``rows_wanted`` (sorted), rescanning
     only the chunks that hold them."""
-    needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
-    fields = np.empty((needed, 2), dtype=np.int64)
+    field = _line_fields(layout)[4]
     out = np.empty((len(rows_wanted), 2), dtype=np.int64)
     k = 0
     for c in range(len(starts)):
         if k == len(rows_wanted):
             break
-        next_chunk_row = row0[c + 1] if c + 1 < len(row0) else 1 << 62
-        if rows_wanted[k] >= next_chunk_row:
+        if c + 1 < len(row0) and rows_wanted[k] >= row0[c + 1]:
             continue
         row = row0[c]
         p = starts[c]
@@ -370,12 +347,12 @@ def slow_tokens(buf, starts, ends, layout, rows_wanted, row0):
             line_end = p
             while line_end < end and buf[line_end] != 10:
                 line_end += 1
-            first = _skip_space(buf, p, line_end)
-            if first < line_end and buf[first] != 35:
+            first = p
+            while first < line_end and _blank(buf[first]):
+                first += 1
+            if first < line_end and buf[first] != 35:  # a content line
                 if row == rows_wanted[k]:
-                    _split_line(buf, first, line_end, fields)
-                    out[k, 0] = fields[f_value, 0]
-                    out[k, 1] = fields[f_value, 1]
+                    out[k, 0], out[k, 1] = _field_span(buf, first, line_end, field)
                     k += 1
                 row += 1
             p = line_end + 1
