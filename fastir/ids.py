@@ -119,10 +119,6 @@ class Ids:
         """The arrays kernels take for this column, in their order."""
         return self.data, self.offsets, self.values, self.is_int
 
-    @property
-    def nbytes(self):
-        return self.data.nbytes + self.offsets.nbytes + self.values.nbytes
-
 
 def common_kind(a, b):
     """Return ``a, b`` as two integer columns or two text columns (integers match text by
