@@ -44,14 +44,17 @@ def trec_eval_main(argv):
     try:
         names = trec_measures(args.m or ["official"], compat)
         zscores = read_zscores(args.Z) if args.Z else None
+        notes = []
         text = format_trec_eval(args.qrels, args.run, names, per_query=args.q,
                                 complete=args.c, relevance_level=args.l, max_docs=args.M,
                                 judged_only=args.J, summary=not args.n, num_docs=args.N,
-                                zscores=zscores, compat=compat)
+                                zscores=zscores, compat=compat, notes=notes)
     except (InputError, UnknownMeasureError, ValueError) as exc:
         print(f"fastir trec_eval: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(text)
+    sys.stdout.write(text)  # byte-identical to trec_eval; notes go to stderr
+    for note in notes:
+        print(f"fastir trec_eval: note: {note}", file=sys.stderr)
     return 0
 
 

@@ -79,8 +79,12 @@ def read_zscores(path):
 
 def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, relevance_level=1,
                      max_docs=None, judged_only=False, summary=True, num_docs=0, zscores=None,
-                     compat=None):
-    """trec_eval's output for the measures ``names`` (from :func:`trec_measures`)."""
+                     compat=None, notes=None):
+    """trec_eval's output for the measures ``names`` (from :func:`trec_measures`).
+
+    ``notes`` (a list) receives what trec_eval leaves out silently: judged topics absent
+    from the run (without ``complete``) and run topics without judgments.
+    """
     columns = []  # (base, trec name, measure or None for runid)
     for base, params in names:
         if base == "runid":
@@ -96,6 +100,14 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                   missing="zero" if complete else "skip")
     if not joined.in_run.any():
         raise InputError("no queries with both results and relevance info")
+    if notes is not None:
+        if joined.missing_queries and not complete:
+            notes.append(f"{len(joined.missing_queries)} judged topic(s) absent from the run "
+                         f"are not averaged (-c counts them as 0): "
+                         f"{_listing(joined.missing_queries)}")
+        if joined.ignored_run_queries:
+            notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
+                         f"are ignored: {_listing(joined.ignored_run_queries)}")
     values = compute(joined, qrels, measures, relevance_level, num_docs=num_docs,
                      compat=compat)
     names_ = [name for _, name, m in columns if m is not None]
@@ -188,6 +200,11 @@ def _zscores(results, table, shown):
         else:
             means[j] = total / n
     return values, means
+
+
+def _listing(ids, most=10):
+    shown = ", ".join(str(q) for q in ids[:most])
+    return shown + (f", ... ({len(ids) - most} more)" if len(ids) > most else "")
 
 
 def _line(name, qid, value, integer):

@@ -123,3 +123,13 @@ def test_cli_usage_errors_exit_nonzero(capsys):
         main(["trec_eval", "-q"])
     assert info.value.code == 2
     assert main(["nosuchcommand"]) == 2
+
+
+def test_cli_notes_what_trec_eval_leaves_out(capsys):
+    code, text, err = run_cli([str(DATA / "inputs" / "qrels.test"),
+                               str(DATA / "inputs" / "results.trunc")], capsys)
+    assert code == 0 and text.startswith("runid")
+    assert "1 judged topic(s) absent from the run are not averaged" in err and "302" in err
+    code, _, err = run_cli(["-c", str(DATA / "inputs" / "qrels.test"),
+                            str(DATA / "inputs" / "results.trunc")], capsys)
+    assert code == 0 and err == ""

@@ -222,3 +222,12 @@ def test_single_pass_gaps_and_fallbacks(tmp_path, monkeypatch, room):
     run = fastir.read_run(write(tmp_path, "run2", text))
     assert not run.doc_ids.is_int and run.to_dict()["99"] == {"doc-x": 1.0}
     assert run.to_dict()["7"] == {str(700 + d): float(10 - d) for d in range(5)}
+
+
+def test_results_to_pandas():
+    pytest.importorskip("pandas")
+    res = fastir.evaluate({"a": {"d": 1}, "b": {"e": 1}}, {"a": {"d": 1.0}, "b": {"x": 1.0}},
+                          ["P@1", "RR"])
+    frame = res.to_pandas()
+    assert list(frame.columns) == ["P@1", "RR"] and list(frame.index) == ["a", "b"]
+    assert frame.loc["a", "RR"] == 1.0 and frame.loc["b", "P@1"] == 0.0
