@@ -3,7 +3,7 @@
 Both containers keep their query ids sorted in trec_eval order (``strcmp`` of the ids), an
 ``indptr`` (int64, ``n_queries + 1``) and per-row columns: document ids (an exact
 :class:`~fastir.ids.Ids` column) and int32 labels (qrels) or float64 scores (run).
-The qrels also carry a hash index over (query, document) used by the join.
+The qrels also carry the hash of every judged doc id, for the join's per-query lookups.
 """
 
 import math
@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from fastir._jit import jit
-from fastir.ids import Ids, id_equal, id_hash, intern_blocks, mix64, sort_ids
+from fastir.ids import Ids, id_equal, id_hash, intern_blocks, sort_ids
 
 
 class InputError(ValueError):
@@ -42,7 +42,7 @@ class Qrels:
         self.doc_ids = doc_ids
         self.labels = np.ascontiguousarray(labels, dtype=np.int32)
         self.source = source
-        self._index = {}
+        self._hashes = {}
         self._ideal = None
 
     # -- constructors -------------------------------------------------------------------
@@ -104,20 +104,20 @@ class Qrels:
     def __repr__(self):
         return f"Qrels({self.n_queries} queries, {len(self)} judgments, from {self.source})"
 
-    def index(self, doc_ids=None):
-        """Hash table over (query, doc) -> row, with each row's doc hash. ``doc_ids`` gives
-        the doc column in another representation (text as integers, or integers as text, to
-        match a run's); each representation's index is built once."""
+    def doc_hashes(self, doc_ids=None):
+        """The hash of every judged doc id (checking that no query judges a doc twice).
+        ``doc_ids`` gives the doc column in another representation (text as integers, or
+        integers as text, to match a run's); each representation is hashed once."""
         doc_ids = self.doc_ids if doc_ids is None else doc_ids
         key = (doc_ids.is_int, doc_ids is self.doc_ids)
-        if key not in self._index:
-            table, row_hash, dup = _build_index(self.indptr, *doc_ids.args())
+        if key not in self._hashes:
+            row_hash, dup = _hash_judgments(self.indptr, *doc_ids.args())
             if dup >= 0:
                 q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
                 raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
                                  f"{self.doc_ids[dup]!r} twice")
-            self._index[key] = (table, row_hash)
-        return self._index[key]
+            self._hashes[key] = row_hash
+        return self._hashes[key]
 
     def ideal_labels(self):
         """Each query's labels sorted in descending order (the ideal ranking's gains)."""
@@ -318,33 +318,36 @@ def _require_columns(frame, columns, source):
 
 
 @jit
-def query_doc_slot(doc_hash, q, mask):
-    return mix64(doc_hash ^ mix64(np.uint64(q) + np.uint64(0x9E3779B97F4A7C15))) & mask
-
-
-@jit
-def _build_index(indptr, data, offsets, values, is_int):
+def _hash_judgments(indptr, data, offsets, values, is_int):
+    """Hash of every row's doc id, and the first row judging a doc its query already
+    judged (-1 if none): each query's docs go through a small hash set."""
     n = indptr[-1]
-    size = 16
-    while size < 2 * n:
-        size *= 2
-    table = np.full(size, -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
     row_hash = np.empty(n, dtype=np.uint64)
+    most = 0
     for q in range(len(indptr) - 1):
+        most = max(most, indptr[q + 1] - indptr[q])
+    size = 16
+    while size < 2 * most:
+        size *= 2
+    table = np.empty(size, dtype=np.int64)
+    for q in range(len(indptr) - 1):
+        q_size = 16
+        while q_size < 2 * (indptr[q + 1] - indptr[q]):
+            q_size *= 2
+        mask = np.uint64(q_size - 1)
+        table[:q_size] = -1
         for r in range(indptr[q], indptr[q + 1]):
             h = id_hash(data, offsets, values, is_int, r)
             row_hash[r] = h
-            slot = query_doc_slot(h, q, mask)
+            slot = h & mask
             while table[slot] >= 0:
                 other = table[slot]
-                if (row_hash[other] == h and other >= indptr[q]
-                        and id_equal(data, offsets, values, data, offsets, values, is_int,
-                                     other, r)):
-                    return table, row_hash, r
+                if row_hash[other] == h and id_equal(data, offsets, values, data, offsets,
+                                                     values, is_int, other, r):
+                    return row_hash, r
                 slot = (slot + np.uint64(1)) & mask
             table[slot] = r
-    return table, row_hash, -1
+    return row_hash, -1
 
 
 @jit

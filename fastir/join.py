@@ -96,7 +96,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     np.cumsum(bounded, out=indptr[1:])
 
     q_docs, r_docs = common_kind(qrels.doc_ids, run.doc_ids)
-    _, row_hash = qrels.index(q_docs)  # (also checks the judgments for duplicates)
+    row_hash = qrels.doc_hashes(q_docs)  # (also checks the judgments for duplicates)
     labels = np.empty(indptr[-1], dtype=np.int32)
     kept = np.empty(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
