@@ -1,8 +1,9 @@
 """The data model: qrels and runs as CSR arrays, one row segment per query.
 
-Both containers keep their query ids sorted in trec_eval order (``strcmp`` of the ids), an
-``indptr`` (int64, ``n_queries + 1``) and per-row columns: document ids (an exact
-:class:`~fastir.ids.Ids` column) and int32 labels (qrels) or float64 scores (run).
+Both containers keep their query ids sorted in trec_eval order (``strcmp`` of the ids), the
+rows of each query (qrels: an ``indptr``; runs: ``starts``/``stops``, so that a file keeps its
+row order) and per-row columns: document ids (an exact :class:`~fastir.ids.Ids` column) and
+int32 labels (qrels) or float64 scores (run).
 The qrels also carry the hash of every judged doc id, for the join's per-query lookups.
 """
 
