@@ -1,7 +1,6 @@
 """The public API: ``evaluate`` and its ``Results``."""
 
 import functools
-import math
 
 import numba
 import numpy as np
@@ -11,8 +10,6 @@ from fastir._jit import chunk_bounds
 from fastir.data import Qrels, Run
 from fastir.join import join
 from fastir.measures import GAINS, STRING, parse_all
-
-_GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
 
 
 class Results:
@@ -68,26 +65,9 @@ class Results:
                 if m.spec.aggregate != "none"}
 
     def summary(self):
-        """The summaries as an array, in the order of ``measures``."""
-        n = self.values.shape[0]
-        sums = kernels.column_sums(self.values)
-        out = np.zeros(len(self.measures))
-        if n == 0:
-            return out
-        log_sums = None
-        for j, measure in enumerate(self.parsed):
-            how = measure.spec.aggregate
-            if how == "sum":
-                out[j] = sums[j]
-            elif how == "none":
-                out[j] = np.nan
-            elif how == "gmean":
-                if log_sums is None:
-                    log_sums = kernels.column_log_sums(self.values, _GM_FLOOR)
-                out[j] = math.exp(log_sums[j] / n)  # libm exp, as trec_eval (not np.exp)
-            else:
-                out[j] = sums[j] / n
-        return out
+        """The summaries as an array, in the order of ``measures`` (NaN for text)."""
+        how = np.array([kernels.HOW[m.spec.aggregate] for m in self.parsed], dtype=np.int64)
+        return kernels.summaries(self.values[None], how)[0]
 
     def to_dict(self):
         """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""

@@ -16,8 +16,6 @@ from fastir.data import InputError, Run
 from fastir.join import NO_LIMIT, join
 from fastir.measures import parse_all
 
-_GM_FLOOR = 1e-5
-_HOW = {"mean": 0, "sum": 1, "gmean": 2, "none": 0}
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 _launch_lock = threading.Lock()  # numba's workqueue layer must not run two parallel kernels
 
@@ -157,8 +155,8 @@ class BoundCandidates:
             return Results(self.joined.query_ids, ev.keys, ev.parsed, values[0],
                            self.joined.ignored_run_queries, self.joined.missing_queries,
                            ev.options["missing"], self.joined.in_run)
-        how = np.array([_HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
-        means = BK.summaries(values, how, _GM_FLOOR)
+        how = np.array([kernels.HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
+        means = kernels.summaries(values, how)
         return (means, values) if per_query else means
 
     def _values(self, matrix):
@@ -209,7 +207,7 @@ def _matrix_spec(measures, relevance_level):
                 or m.family == "RelString":
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
     spec = measure_spec(parsed, relevance_level, max_label=64)
-    how = np.array([_HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
+    how = np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
     # Only the top ranks are needed when every measure has a cutoff (nDCG@10): selection,
     # not a sort. spec[-1] is that depth when all measures read the cumulative rows.
     cut = all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in parsed)

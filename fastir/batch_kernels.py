@@ -15,9 +15,9 @@ import math
 import numba
 import numpy as np
 
-from fastir._jit import helper, jit, prange
+from fastir._jit import helper, prange
 from fastir.join import sort_by_score
-from fastir.kernels import DCG, N_ROWS, NDCG, query_value
+from fastir.kernels import DCG, N_ROWS, NDCG, query_value, summarise
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -304,7 +304,7 @@ def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, 
                            average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
                            ranked, ideal, order, buf, scratch, state, how, means, status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
-    summaries over rows (see :func:`_summarise`). Returns 0, or BAD_SCORE / BAD_LABEL
+    summaries over rows (see :func:`fastir.kernels.summarise`). Returns 0, or BAD_SCORE / BAD_LABEL
     (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
@@ -317,7 +317,7 @@ def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, 
     for c in range(len(status)):
         if status[c] != 0:
             return status[c]
-    _summarise(out, how, means)
+    summarise(out, how, means)
     return 0
 
 
@@ -333,48 +333,8 @@ def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth
                                   scratch[0], state[0], out)
         if code != 0:
             return code
-    _summarise(out, how, means)
+    summarise(out, how, means)
     return 0
 
 
-@helper
-def _summarise(values, how, means):
-    """Summaries over rows: sequential sums in row order, then the mean (``how`` 0), the
-    sum (1) or the geometric mean of values floored at 1e-5 (2)."""
-    n = values.shape[0]
-    for m in range(values.shape[1]):
-        total = 0.0
-        if how[m] == 2:
-            for e in range(n):
-                total += math.log(max(values[e, m], 1e-5))
-            means[m] = math.exp(total / n) if n > 0 else 0.0
-        else:
-            for e in range(n):
-                total += values[e, m]
-            means[m] = total if how[m] == 1 else (total / n if n > 0 else 0.0)
-
-
-@jit
-def summaries(values, how, floor):
-    """Per-run summaries of ``values[r, e, m]``: sequential sums over queries in order, then
-    the mean (``how`` 0), the sum (1) or the geometric mean (2)."""
-    n_runs, n_queries, n_measures = values.shape
-    out = np.zeros((n_runs, n_measures))
-    if n_queries == 0:
-        return out
-    for r in range(n_runs):
-        for m in range(n_measures):
-            total = 0.0
-            if how[m] == 2:
-                for e in range(n_queries):
-                    total += math.log(max(values[r, e, m], floor))
-                out[r, m] = math.exp(total / n_queries)
-            else:
-                for e in range(n_queries):
-                    total += values[r, e, m]
-                out[r, m] = total if how[m] == 1 else total / n_queries
-    return out
-
-
-__all__ = ["N_ROWS", "bound_values", "matrix_values_parallel", "matrix_values_serial",
-           "summaries"]
+__all__ = ["N_ROWS", "bound_values", "matrix_values_parallel", "matrix_values_serial"]

@@ -612,21 +612,36 @@ def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_q
                                         state[c], depth)
 
 
-@jit
-def column_sums(values):
-    """Sequential (row order) sums of each column, as trec_eval accumulates."""
-    sums = np.zeros(values.shape[1])
-    for e in range(values.shape[0]):
-        for m in range(values.shape[1]):
-            sums[m] += values[e, m]
-    return sums
+#: Aggregation codes of :func:`summaries`.
+HOW = {"mean": 0, "sum": 1, "gmean": 2, "none": 3}
+MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the log of gm_map / gm_bpref
+
+
+@helper
+def summarise(values, how, means):
+    """Summaries of ``values[e, m]`` over the queries ``e``, as trec_eval's 'all' line:
+    sequential sums in query order, then the mean (``how`` 0), the sum (1), the geometric
+    mean of values floored at 1e-5 (2) or NaN (3: text measures). 0 without queries."""
+    n = values.shape[0]
+    for m in range(values.shape[1]):
+        if how[m] == 3:
+            means[m] = np.nan
+            continue
+        total = 0.0
+        if how[m] == 2:
+            for e in range(n):
+                total += math.log(max(values[e, m], MIN_GEO_MEAN))
+            means[m] = math.exp(total / n) if n > 0 else 0.0
+        else:
+            for e in range(n):
+                total += values[e, m]
+            means[m] = total if how[m] == 1 or n == 0 else total / n
 
 
 @jit
-def column_log_sums(values, floor):
-    """Sequential sums of log(max(v, floor)) per column (trec_eval's gm_* measures)."""
-    sums = np.zeros(values.shape[1])
-    for e in range(values.shape[0]):
-        for m in range(values.shape[1]):
-            sums[m] += math.log(max(values[e, m], floor))
-    return sums
+def summaries(values, how):
+    """:func:`summarise` for each run of ``values[r, e, m]``: an (n_runs, n_measures) array."""
+    out = np.zeros((values.shape[0], values.shape[2]))
+    for r in range(values.shape[0]):
+        summarise(values[r], how, out[r])
+    return out
