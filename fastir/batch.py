@@ -109,9 +109,12 @@ class BoundCandidates:
         joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
                       as_candidates=True)
         self.joined = joined
-        self.rows = run.scores[joined.rows].astype(np.int64)  # candidate index of each slot
-        self.tie = joined.tie
-        self.codes = joined.labels
+        # Each query's candidates in docno-descending order (the join's tie positions), so
+        # that the kernels break equal scores by stored order.
+        slot_query = np.repeat(np.arange(len(joined.indptr) - 1), np.diff(joined.indptr))
+        by_docno = np.lexsort((joined.tie, slot_query))
+        self.rows = run.scores[joined.rows[by_docno]].astype(np.int64)  # candidate index
+        self.codes = joined.labels[by_docno]
         limit = evaluator.options["max_docs"]
         self.limit = NO_LIMIT if limit is None else int(limit)
         self.judged_only = bool(evaluator.options["judged_only"])
@@ -173,12 +176,13 @@ class BoundCandidates:
         ranked = np.empty((n_chunks, width), dtype=np.int32)
         order = np.empty((n_chunks, width), dtype=np.int64)
         buf = np.empty((n_chunks, width), dtype=np.int64)
+        keys = np.empty((n_chunks, width))
         scratch = np.empty((n_chunks, kernels.N_ROWS, width))
         state = np.full((n_chunks, 8), -1, dtype=np.int64)
-        _parallel(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows, self.tie,
+        _parallel(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows,
                   self.codes, matrix, ev.qrels.indptr, ev.qrels.ideal_labels(),
                   self.joined.qrels_query, self.limit, self.judged_only, *ev.spec, self.log2,
-                  ranked, order, buf, scratch, state, out)
+                  ranked, order, buf, keys, scratch, state, out)
         for j, m in enumerate(ev.parsed):
             if ev.compat == "9.0.8" and m.spec.kind not in (kernels.NUM_Q, kernels.NUM_REL):
                 out[:, ~self.joined.in_run, j] = 0.0

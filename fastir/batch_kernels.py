@@ -23,10 +23,11 @@ _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
 
 @helper
-def _ranked_codes(scores, run, rows, tie, codes, lo, hi, limit, judged_only, out, order, buf):
+def _ranked_codes(scores, run, rows, codes, lo, hi, limit, judged_only, out, order, buf, keys):
     """Fill ``out`` with the ranked label codes of candidates ``lo:hi`` (scores
-    ``scores[run, rows[i]]``, ties by ``tie`` ascending: docno descending); returns the
-    ranking's length (after ``limit``, then ``judged_only``)."""
+    ``scores[run, rows[i]]``; the candidates of a query are stored in docno-descending
+    order, so equal scores keep their stored order); returns the ranking's length (after
+    ``limit``, then ``judged_only``)."""
     n = hi - lo
     judged = 0
     for i in range(lo, hi):
@@ -35,11 +36,12 @@ def _ranked_codes(scores, run, rows, tie, codes, lo, hi, limit, judged_only, out
     m = min(n, limit)
     if judged > _SORT_ABOVE:
         for i in range(n):
-            order[i] = lo + i
-        _merge_sort(order, n, scores, run, rows, tie, buf)
+            order[i] = i
+            keys[i] = scores[run, rows[lo + i]]
+        sort_by_score(order, n, keys, buf)  # stable: ties stay in docno order
         k = 0
         for i in range(m):
-            code = codes[order[i]]
+            code = codes[lo + order[i]]
             if judged_only and code < 0:
                 continue
             out[k] = code
@@ -57,7 +59,7 @@ def _ranked_codes(scores, run, rows, tie, codes, lo, hi, limit, judged_only, out
         rank = 0
         for i in range(lo, hi):
             t = scores[run, rows[i]]
-            if t > s or (t == s and tie[i] < tie[j]):
+            if t > s or (t == s and i < j):
                 rank += 1
         if rank < m:
             if judged_only:  # keep (rank, code) pairs, ordered below
@@ -82,62 +84,19 @@ def _ranked_codes(scores, run, rows, tie, codes, lo, hi, limit, judged_only, out
     return k
 
 
-@helper
-def _before(scores, run, rows, tie, a, b):
-    sa = scores[run, rows[a]]
-    sb = scores[run, rows[b]]
-    return sa > sb or (sa == sb and tie[a] < tie[b])
-
-
-@helper
-def _merge_sort(order, n, scores, run, rows, tie, buf):
-    width = 1
-    src = order
-    dst = buf
-    in_buf = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if _before(scores, run, rows, tie, src[j], src[i]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[k] = buf[k]
-
-
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
-def bound_values(tasks, n_queries, cand_indptr, rows, tie, codes, scores, ideal_indptr,
+def bound_values(tasks, n_queries, cand_indptr, rows, codes, scores, ideal_indptr,
                  ideal_labels, qrels_query, limit, judged_only, kind, cutoff, level,
-                 gain_kind, params, compat, depth, log2, ranked, order, buf, scratch, state,
-                 out):
+                 gain_kind, params, compat, depth, log2, ranked, order, buf, keys, scratch,
+                 state, out):
     """``out[r, e, m]``: measure m of query e under score vector r (run ``r`` of
     ``scores``). ``tasks`` splits the flat (run, query) range into chunks."""
     for c in prange(len(tasks) - 1):
         for t in range(tasks[c], tasks[c + 1]):
             r = t // n_queries
             e = t % n_queries
-            n = _ranked_codes(scores, r, rows, tie, codes, cand_indptr[e],
-                              cand_indptr[e + 1], limit, judged_only, ranked[c], order[c],
-                              buf[c])
+            n = _ranked_codes(scores, r, rows, codes, cand_indptr[e], cand_indptr[e + 1],
+                              limit, judged_only, ranked[c], order[c], buf[c], keys[c])
             q = qrels_query[e]
             ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
             for m in range(len(kind)):

@@ -220,3 +220,21 @@ def test_concurrent_calls_from_python_threads():
     for t in threads:
         t.join()
     assert not failures
+
+
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_bound_candidates_with_many_judged_docs_are_sorted_like_evaluate(judged_only):
+    rng = np.random.default_rng(9)
+    qids = np.repeat(np.arange(6), 80)
+    docs = np.array([f"doc{d}" for d in rng.permutation(6 * 80)])  # text ids: strcmp ties
+    labels = rng.integers(-1, 3, size=len(qids))
+    keep = rng.random(len(qids)) < 0.7  # most candidates judged: the sorting path
+    qrels = fastir.Qrels.from_arrays(qids[keep], docs[keep], labels[keep])
+    ev = fastir.Evaluator(qrels, NAMES, max_docs=50, judged_only=judged_only)
+    bound = ev.bind(qids, docs)
+    vectors = rng.choice([0.0, 0.5, 1.0], size=(3, len(qids)))  # many ties
+    means, values = bound.evaluate(vectors, per_query=True)
+    for r, vector in enumerate(vectors):
+        want = fastir.evaluate(qrels, fastir.Run.from_arrays(qids, docs, vector), NAMES,
+                               max_docs=50, judged_only=judged_only)
+        assert np.array_equal(values[r], want.values)
