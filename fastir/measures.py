@@ -8,7 +8,8 @@ accepted in three dialects:
   ``Success@5``, ``IPrec@0.1``, ``Rprec``, ``Bpref``, ``infAP``, ``RBP(p=0.8)``, ``NumRet`` ...
 - trec_eval: ``map``, ``P_5``, ``P.5,10``, ``ndcg_cut_10``, ``ndcg_cut.10,20``, ``recip_rank``,
   ``recall_1000``, ``iprec_at_recall_0.10``, ``ndcg.1=3,2=9``, ``utility.2,-1,0,0`` ... (a bare
-  ``P`` or ``ndcg_cut`` means trec_eval's default cutoffs).
+  ``P`` or ``ndcg_cut`` means trec_eval's default cutoffs; ``official``, ``all_trec`` and
+  ``set`` are its measure sets).
 - ranx: ``ndcg@10``, ``ndcg_burges@10``, ``precision@5``, ``recall@100``, ``mrr@10``,
   ``map@100``, ``hit_rate@5``, ``r-precision``, ``bpref``, with ``-l2`` for relevance level 2.
 
@@ -175,6 +176,20 @@ _TREC = {
 OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
             "recip_rank", "iprec_at_recall", "P")
 
+ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+             "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
+             "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel",
+             "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+             "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+             "rbp", "rbp_resid", "unj")
+
+NICKNAMES = {
+    "official": ("runid",) + OFFICIAL,
+    "all_trec": ALL_TREC,
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+            "set_recall", "set_relative_P", "set_map", "set_F"),
+}
+
 
 @dataclass(frozen=True)
 class Measure:
@@ -252,6 +267,9 @@ def parse(name):
     if not isinstance(name, str):
         raise TypeError(f"measure names are strings, got {name!r}")
     text = name.strip()
+    if text in NICKNAMES:  # trec_eval's measure sets: every member, keyed by its trec name
+        return [(m.trec_name(), m) for base in NICKNAMES[text] if base != "runid"
+                for m in parse_trec(base)]
     dialects = (_parse_ir, _parse_ranx, parse_trec)
     if text in _TREC:  # bare trec_eval names first: "P" means trec_eval's P cutoffs
         dialects = (parse_trec,)

@@ -7,7 +7,7 @@ import numpy as np
 from fastir.api import Results, as_qrels, as_run, check_options, compute, relstrings
 from fastir.data import InputError
 from fastir.join import join
-from fastir.measures import _TREC, OFFICIAL, UnknownMeasureError, parse_trec
+from fastir.measures import _TREC, NICKNAMES, UnknownMeasureError, parse_trec
 
 #: trec_eval 10.0's internal measure order: output follows it, not the command line.
 TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
@@ -17,19 +17,6 @@ TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_
               "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
               "num_nonrel_judged_ret", "yaap", "rbp", "rbp_resid", "unj")
 
-_ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-             "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-             "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel",
-             "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-             "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-             "rbp", "rbp_resid", "unj")
-
-NICKNAMES = {
-    "official": ("runid",) + OFFICIAL,
-    "all_trec": _ALL_TREC,
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-            "set_recall", "set_relative_P", "set_map", "set_F"),
-}
 _NOT_IN_9 = {"rbp", "rbp_resid", "unj"}
 
 #: Measures with a summary only (trec_eval prints no per-query line for them).

@@ -96,3 +96,11 @@ def test_measure_objects_are_accepted():
 def test_duplicate_keys_are_rejected():
     with pytest.raises(ValueError, match="twice"):
         fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@5", "P@5"])
+
+
+def test_trec_eval_measure_sets_as_library_names():
+    keys = [k for k, _ in parse("official")]
+    assert keys[:5] == ["num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+    assert len(keys) == 29 and "iprec_at_recall_0.50" in keys and "P_1000" in keys
+    all_keys = [k for k, _ in parse("all_trec")]
+    assert "relstring" in all_keys and "unj_20" in all_keys and len(all_keys) == 99
