@@ -156,20 +156,9 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
                 m += 1
     else:
         for i in range(n):
-            v = labels[b, order[i]]
-            j = m - 1
-            while j >= 0 and ideal[j] < v:
-                ideal[j + 1] = ideal[j]
-                j -= 1
-            ideal[j + 1] = v
-            m += 1
+            m = _insert_descending(ideal, m, labels[b, order[i]])
     for _ in range(extra):  # (when no label is below the level, or large labels)
-        j = m - 1
-        while j >= 0 and ideal[j] < level:
-            ideal[j + 1] = ideal[j]
-            j -= 1
-        ideal[j + 1] = level
-        m += 1
+        m = _insert_descending(ideal, m, level)
     if depth > 0 and depth < n:
         k = _select_top(b, scores, order, n, depth, buf)
     else:
@@ -178,6 +167,17 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
     for i in range(k):
         ranked[i] = labels[b, order[i]]
     return k, m
+
+
+@helper
+def _insert_descending(values, m, v):
+    """Insert ``v`` into the descending ``values[:m]``; returns the new length."""
+    j = m - 1
+    while j >= 0 and values[j] < v:
+        values[j + 1] = values[j]
+        j -= 1
+    values[j + 1] = v
+    return m + 1
 
 
 @helper
