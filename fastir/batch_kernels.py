@@ -17,7 +17,7 @@ import numpy as np
 
 from fastir._jit import helper, prange
 from fastir.join import sort_by_score
-from fastir.kernels import DCG, N_ROWS, NDCG, query_value, summarise
+from fastir.kernels import DCG, N_ROWS, NDCG, insert_descending, query_value, summarise
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -156,9 +156,9 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
                 m += 1
     else:
         for i in range(n):
-            m = _insert_descending(ideal, m, labels[b, order[i]])
+            m = insert_descending(ideal, m, labels[b, order[i]])
     for _ in range(extra):  # (when no label is below the level, or large labels)
-        m = _insert_descending(ideal, m, level)
+        m = insert_descending(ideal, m, level)
     if depth > 0 and depth < n:
         k = _select_top(b, scores, order, n, depth, buf)
     else:
@@ -167,17 +167,6 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
     for i in range(k):
         ranked[i] = labels[b, order[i]]
     return k, m
-
-
-@helper
-def _insert_descending(values, m, v):
-    """Insert ``v`` into the descending ``values[:m]``; returns the new length."""
-    j = m - 1
-    while j >= 0 and values[j] < v:
-        values[j + 1] = values[j]
-        j -= 1
-    values[j + 1] = v
-    return m + 1
 
 
 @helper

@@ -122,6 +122,17 @@ def _count_at_least(ideal, v):
 
 
 @helper
+def insert_descending(values, m, v):
+    """Insert ``v`` into the descending ``values[:m]``; returns the new length."""
+    j = m - 1
+    while j >= 0 and values[j] < v:
+        values[j + 1] = values[j]
+        j -= 1
+    values[j + 1] = v
+    return m + 1
+
+
+@helper
 def _ideal_gains(ideal, level, gain_kind, table, out, limit=0):
     """Positive gains of all judged docs, descending, into ``out``; returns their count.
     With ``limit`` > 0 and label-derived gains, only the first ``limit`` are needed."""
@@ -131,18 +142,13 @@ def _ideal_gains(ideal, level, gain_kind, table, out, limit=0):
             break
         g = _gain(label, level, gain_kind, table)
         if g > 0.0:
-            out[m] = g
-            m += 1
+            if gain_kind == GAIN_TABLE:  # table gains need not follow the labels' order
+                m = insert_descending(out, m, g)
+            else:
+                out[m] = g
+                m += 1
         elif gain_kind != GAIN_TABLE:
             break  # labels are sorted descending, and so are these gains
-    if gain_kind == GAIN_TABLE:  # descending insertion sort (few judged docs per query)
-        for i in range(1, m):
-            g = out[i]
-            j = i - 1
-            while j >= 0 and out[j] < g:
-                out[j + 1] = out[j]
-                j -= 1
-            out[j + 1] = g
     return m
 
 
