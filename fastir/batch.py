@@ -60,7 +60,7 @@ class Evaluator:
         if missing not in ("zero", "skip"):
             raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
         self.qrels = as_qrels(qrels)
-        self.qrels.doc_hashes()
+        self.qrels.docs_matching(self.qrels.doc_ids)
         self.qrels.ideal_labels()
         self.options = {"max_docs": max_docs, "judged_only": judged_only, "missing": missing}
         self.relevance_level = int(relevance_level)

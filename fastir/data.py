@@ -44,6 +44,7 @@ class Qrels:
         self.labels = np.ascontiguousarray(labels, dtype=np.int32)
         self.source = source
         self._hashes = {}
+        self._conversions = {}
         self._ideal = None
 
     # -- constructors -------------------------------------------------------------------
@@ -105,20 +106,39 @@ class Qrels:
     def __repr__(self):
         return f"Qrels({self.n_queries} queries, {len(self)} judgments, from {self.source})"
 
-    def doc_hashes(self, doc_ids=None):
-        """The hash of every judged doc id (checking that no query judges a doc twice).
-        ``doc_ids`` gives the doc column in another representation (text as integers, or
-        integers as text, to match a run's); each representation is hashed once."""
-        doc_ids = self.doc_ids if doc_ids is None else doc_ids
-        key = (doc_ids.is_int, doc_ids is self.doc_ids)
+    def docs_matching(self, run_docs):
+        """(qrels doc column, run doc column, qrels doc hashes) in one representation:
+        integers match text by their decimal strings (see :func:`fastir.ids.common_kind`).
+        The qrels side is converted and hashed once per representation, and the hashing
+        checks that no query judges a doc twice."""
+        q_docs, r_docs = self.doc_ids, run_docs
+        if q_docs.is_int != r_docs.is_int:
+            if r_docs.is_int:
+                q_docs = self._converted("ints") or self._converted("text")
+                if not q_docs.is_int:
+                    r_docs = r_docs.as_text()
+            else:
+                r_docs_int = r_docs.as_canonical_ints()
+                if r_docs_int is not None:
+                    r_docs = r_docs_int
+                else:
+                    q_docs = self._converted("text")
+        key = (q_docs.is_int, q_docs is self.doc_ids)
         if key not in self._hashes:
-            row_hash, dup = _hash_judgments(self.indptr, *doc_ids.args())
+            row_hash, dup = _hash_judgments(self.indptr, *q_docs.args())
             if dup >= 0:
                 q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
                 raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
                                  f"{self.doc_ids[dup]!r} twice")
             self._hashes[key] = row_hash
-        return self._hashes[key]
+        return q_docs, r_docs, self._hashes[key]
+
+    def _converted(self, kind):
+        """The doc column as canonical integers (None if some id is not) or as text."""
+        if kind not in self._conversions:
+            convert = Ids.as_canonical_ints if kind == "ints" else Ids.as_text
+            self._conversions[kind] = convert(self.doc_ids)
+        return self._conversions[kind]
 
     def ideal_labels(self):
         """Each query's labels sorted in descending order (the ideal ranking's gains)."""

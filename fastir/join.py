@@ -95,8 +95,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
     np.cumsum(bounded, out=indptr[1:])
 
-    q_docs, r_docs = common_kind(qrels.doc_ids, run.doc_ids)
-    row_hash = qrels.doc_hashes(q_docs)  # (also checks the judgments for duplicates)
+    q_docs, r_docs, row_hash = qrels.docs_matching(run.doc_ids)
     labels = np.empty(indptr[-1], dtype=np.int32)
     kept = np.empty(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)

@@ -61,7 +61,7 @@ def read_qrels(path):
                                                                   int_guess)
     qrels = assemble(Qrels, query_ids, block_code, block_first, docs, values.astype(np.int32),
                      name)
-    qrels.doc_hashes()  # reports duplicate judgments now, with the file name
+    qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now, with the file
     return qrels
 
 
