@@ -1,37 +1,258 @@
-"""The one JIT policy of fastir: every kernel is compiled through these decorators.
+"""The one JIT policy of fastir, and when not to JIT at all.
 
-Kernels are cached on disk (``cache=True``), release the GIL (``nogil=True``), use numpy's
-error model (a division by zero gives inf/nan instead of raising; kernels guard their
-denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
+Kernels are plain Python functions registered here by the decorators below. numba is
+imported only when a kernel is first needed compiled (:func:`compiled`); until then, and
+for inputs too small to repay numba's start-up (about a second: importing numba, its
+one-time LLVM set-up, loading the cached kernels), the very same functions run as Python
+(:func:`select`), so every value has one definition and is bit-identical either way.
+
+The choice is tiered, like a JIT's: a process runs its first inputs as Python until they
+add up to ``PYTHON_ROWS`` rows (measured: the rows Python handles in the time numba takes
+to start; see BENCHMARKS.md) or one input alone is larger; from then on, and whenever
+numba is already loaded, kernels run compiled. ``FASTIR_JIT=python`` or ``numba`` (or
+:func:`forced`) overrides the choice.
+
+Compiled kernels are cached on disk (``cache=True``), release the GIL (``nogil=True``), use
+numpy's error model (a division by zero gives inf/nan instead of raising; kernels guard
+their denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
 Nothing here changes numba's global state (thread count, threading layer).
+
+A kernel whose byte-level loops would be slow in Python may have a Python variant
+(:func:`python_variant`): a faster Python function with the same results, which Python
+callers get while compiled callers get the kernel. Tests check each variant against its
+kernel.
 """
 
-import numba
+import contextlib
+import contextvars
+import functools
+import os
+import sys
+import threading
+
+import numpy as np
 
 _POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": False}
 
+#: Rows a process evaluates as Python before it loads numba (see the module doc).
+PYTHON_ROWS = 250_000
+
+#: What a first compile of one code path takes on the project machine (BENCHMARKS.md).
+COMPILE_SECONDS = 20
+
+prange = range  # kernel modules get numba.prange in its place when numba is loaded
+
+
+class _Entry:
+    __slots__ = ("source", "python", "options", "dispatcher")
+
+    def __init__(self, source, options):
+        self.source = source
+        self.python = source
+        self.options = options
+        self.dispatcher = None
+
+
+_registry = []
+_numba = None  # the numba module, once loaded
+_load_lock = threading.Lock()
+_launch_lock = threading.Lock()
+_python_rows = 0
+_FORCED_BY_ENV = os.environ.get("FASTIR_JIT")
+_forced = contextvars.ContextVar("fastir_forced", default=None)
+_python = contextvars.ContextVar("fastir_python", default=None)
+
+
+def _register(func, **options):
+    entry = _Entry(func, {**_POLICY, **options})
+    _registry.append(entry)
+    func._fastir_entry = entry
+    return func
+
 
 def jit(func):
-    """Compile a serial kernel."""
-    return numba.njit(**_POLICY)(func)
+    """A serial kernel."""
+    return _register(func)
 
 
 def helper(func):
-    """Compile a helper that never allocates: without numba's reference counting.
+    """A helper that never allocates: compiled without numba's reference counting.
 
     Kernels call helpers per row or per measure; a helper compiled with reference counting
     increments and decrements every array argument on each call (atomic operations, ~100 ns
     a call for a few arrays). Helpers must not create arrays (views are fine).
     """
-    return numba.njit(_nrt=False, **_POLICY)(func)
+    return _register(func, _nrt=False)
 
 
-def pjit(func):
-    """Compile a kernel whose ``numba.prange`` loops run in parallel."""
-    return numba.njit(parallel=True, **_POLICY)(func)
+def pjit(func=None, *, nrt=True):
+    """A kernel whose ``prange`` loops run in parallel (``nrt=False``: it allocates
+    nothing, so it is compiled without reference counting)."""
+    if func is None:
+        return lambda f: pjit(f, nrt=nrt)
+    return _register(func, parallel=True, **({} if nrt else {"_nrt": False}))
 
 
-prange = numba.prange
+def python_variant(kernel):
+    """Register the decorated function as ``kernel``'s Python variant and return it.
+
+    Bind it to the kernel's name: Python callers then call the variant, while compiled
+    callers (and :func:`compiled`) still get the kernel.
+    """
+    entry = kernel._fastir_entry
+
+    def decorate(func):
+        entry.python = func
+        func._fastir_entry = entry
+        if entry.dispatcher is not None:
+            func._numba_type_ = entry.dispatcher._numba_type_
+        return func
+
+    return decorate
+
+
+# -- numba, loaded on demand -------------------------------------------------------------
+def numba_loaded():
+    return _numba is not None
+
+
+def _load_numba():
+    global _numba
+    with _load_lock:
+        if _numba is not None:
+            return _numba
+        import numba
+        from numba.core import event
+
+        event.register("numba:compile", _compile_note(event.Listener))
+        for entry in _registry:
+            _attach(numba, entry)
+        _numba = numba
+        return numba
+
+
+def _attach(numba, entry):
+    module_globals = entry.source.__globals__
+    if module_globals.get("prange") is range:
+        module_globals["prange"] = numba.prange
+    dispatcher = numba.njit(**entry.options)(entry.source)
+    entry.dispatcher = dispatcher
+    entry.source._numba_type_ = dispatcher._numba_type_
+    entry.python._numba_type_ = dispatcher._numba_type_
+
+
+def _compile_note(listener_base):
+    """A numba event listener that says once, on stderr, that fastir's kernels compile."""
+
+    class CompileNote(listener_base):
+        said = False
+
+        def on_start(self, event):
+            dispatcher = event.data.get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+            if self.said or not module.startswith("fastir"):
+                return
+            self.said = True
+            print(f"fastir: compiling numba kernels for this kind of input, once (cached "
+                  f"on disk): about {COMPILE_SECONDS} s. `fastir warmup` compiles them all "
+                  "ahead.", file=sys.stderr, flush=True)
+
+        def on_end(self, event):
+            pass
+
+    return CompileNote()
+
+
+def compiled(kernel):
+    """The numba dispatcher of a registered kernel (loading numba on first use)."""
+    entry = kernel._fastir_entry
+    if entry.dispatcher is None:
+        _load_numba()
+    return entry.dispatcher
+
+
+# -- the choice: Python or compiled ------------------------------------------------------
+@contextlib.contextmanager
+def forced(mode):
+    """Run the block with every kernel as ``"python"`` or ``"numba"`` (None: automatic)."""
+    if mode not in (None, "python", "numba"):
+        raise ValueError(f"mode must be None, 'python' or 'numba', got {mode!r}")
+    token = _forced.set(mode)
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
+def _choose_python(n_rows):
+    global _python_rows
+    mode = _forced.get() or _FORCED_BY_ENV
+    if mode in ("python", "numba"):
+        return mode == "python"
+    if _numba is not None or _python_rows + n_rows > PYTHON_ROWS:
+        return False
+    _python_rows += n_rows
+    return True
+
+
+@contextlib.contextmanager
+def tier(n_rows):
+    """Decide, for the work of this block on ``n_rows`` rows, whether kernels run as Python.
+
+    Nested blocks keep the outermost decision (one input is evaluated one way).
+    """
+    if _python.get() is not None:
+        yield
+        return
+    token = _python.set(_choose_python(int(n_rows)))
+    try:
+        yield
+    finally:
+        _python.reset(token)
+
+
+def python_mode():
+    """Whether kernels run as Python here (outside :func:`tier`: as for a tiny input)."""
+    decided = _python.get()
+    return _choose_python(0) if decided is None else decided
+
+
+def select(kernel):
+    """``kernel`` as the current tier runs it: its Python form or its dispatcher."""
+    if python_mode():
+        return functools.partial(_run_python, kernel._fastir_entry.python)
+    return compiled(kernel)
+
+
+def _run_python(function, *args):
+    """Run a kernel's Python form under numba's error model: a float division by zero or
+    an overflow gives inf/nan silently (kernels guard the denominators that matter)."""
+    with np.errstate(all="ignore"):
+        return function(*args)
+
+
+def n_threads():
+    """Threads a parallel kernel may use here (1 for Python)."""
+    if python_mode() or _numba is None:
+        return 1
+    return _numba.get_num_threads()
+
+
+def launch(kernel, *args):
+    """Run a parallel kernel in the current tier. Compiled launches are serialised under
+    numba's workqueue threading layer, which is not safe for concurrent launches from
+    several Python threads."""
+    if python_mode():
+        return _run_python(kernel._fastir_entry.python, *args)
+    function = compiled(kernel)
+    try:
+        layer = _numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        layer = "workqueue"
+    if layer == "workqueue":
+        with _launch_lock:
+            return function(*args)
+    return function(*args)
 
 
 def chunk_bounds(weights, n_threads):
@@ -41,8 +262,6 @@ def chunk_bounds(weights, n_threads):
     a pure function of the weights and the thread count, and every kernel computes each item
     independently of its chunk, so results never depend on the chunking.
     """
-    import numpy as np
-
     n = len(weights)
     n_chunks = max(1, min(n, 4 * n_threads))
     cum = np.cumsum(np.asarray(weights, dtype=np.int64) + 1)

@@ -1,11 +1,11 @@
 """The public API: ``evaluate`` and its ``Results``."""
 
 import functools
+import os
 
-import numba
 import numpy as np
 
-from fastir import kernels
+from fastir import _jit, kernels
 from fastir._jit import chunk_bounds
 from fastir.data import Qrels, Run
 from fastir.join import join
@@ -67,7 +67,7 @@ class Results:
     def summary(self):
         """The summaries as an array, in the order of ``measures`` (NaN for text)."""
         how = np.array([kernels.HOW[m.spec.aggregate] for m in self.parsed], dtype=np.int64)
-        return kernels.summaries(self.values[None], how)[0]
+        return _jit.select(kernels.summaries)(self.values[None], how)[0]
 
     def to_dict(self):
         """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
@@ -153,15 +153,29 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     """
     keys, parsed = parse_all(measures)
     check_options(parsed, relevance_level, compat)
-    qrels = as_qrels(qrels)
-    run = as_run(run, compat)
-    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
-    values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
-                     compat=compat)
+    with _jit.tier(size_hint(qrels) + size_hint(run)):
+        qrels = as_qrels(qrels)
+        run = as_run(run, compat)
+        joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
+        values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
+                         compat=compat)
     strings = {key: relstrings(joined, m.cutoff or 10) for key, m in zip(keys, parsed)
                if m.spec.kind == STRING}
     return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
                    joined.missing_queries, missing, joined.in_run, strings)
+
+
+def size_hint(data):
+    """Rows of a qrels or run in any accepted form (a file: its size over 32 bytes a line),
+    for choosing between Python and compiled kernels (:func:`fastir._jit.tier`)."""
+    if isinstance(data, (Qrels, Run)):
+        return len(data)
+    if isinstance(data, dict):
+        return sum(len(v) for v in data.values() if isinstance(v, dict))
+    try:
+        return os.path.getsize(data) // 32
+    except (OSError, TypeError, ValueError):
+        return 0
 
 
 def check_options(parsed, relevance_level, compat):
@@ -273,12 +287,12 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None, 
         ideal_lengths = np.diff(qrels.indptr)
         longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
         log2 = kernels.log2_table(longest + 2)
-        bounds = chunk_bounds(lengths, numba.get_num_threads())
+        bounds = chunk_bounds(lengths, _jit.n_threads())
         n_chunks = len(bounds) - 1
         scratch = np.empty((n_chunks, kernels.N_ROWS, longest + 2))
         state = np.full((n_chunks, 8), -1, dtype=np.int64)
-        kernels.evaluate_queries(bounds, joined.indptr, joined.labels, qrels.indptr, ideal,
-                                 joined.qrels_query, *spec, log2, scratch, state, out)
+        _jit.launch(kernels.evaluate_queries, bounds, joined.indptr, joined.labels,
+                    qrels.indptr, ideal, joined.qrels_query, *spec, log2, scratch, state, out)
     for j, m in enumerate(parsed):
         if m.spec.kind == STRING:
             out[:, j] = np.nan

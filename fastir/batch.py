@@ -5,32 +5,26 @@ changing scores (:meth:`Evaluator.bind`), and dense score matrices (:func:`evalu
 import functools
 import threading
 
-import numba
 import numpy as np
 
+from fastir import _jit, kernels
 from fastir import batch_kernels as BK
-from fastir import kernels
 from fastir._jit import chunk_bounds
-from fastir.api import CUTOFF_KINDS, Results, as_qrels, as_run, check_options, compute, measure_spec
+from fastir.api import (
+    CUTOFF_KINDS,
+    Results,
+    as_qrels,
+    as_run,
+    check_options,
+    compute,
+    measure_spec,
+    size_hint,
+)
 from fastir.data import InputError, Run
 from fastir.join import NO_LIMIT, join
 from fastir.measures import parse_all
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
-_launch_lock = threading.Lock()  # numba's workqueue layer must not run two parallel kernels
-
-
-def _parallel(kernel, *args):
-    """Launch a parallel kernel; serialised only under numba's workqueue threading layer,
-    which is not safe for concurrent launches from several Python threads."""
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel has run yet
-        layer = "workqueue"
-    if layer == "workqueue":
-        with _launch_lock:
-            return kernel(*args)
-    return kernel(*args)
 
 
 class Evaluator:
@@ -59,9 +53,10 @@ class Evaluator:
         check_options(self.parsed, relevance_level, compat)
         if missing not in ("zero", "skip"):
             raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-        self.qrels = as_qrels(qrels)
-        self.qrels.docs_matching(self.qrels.doc_ids)
-        self.qrels.ideal_labels()
+        with _jit.tier(size_hint(qrels)):
+            self.qrels = as_qrels(qrels)
+            self.qrels.docs_matching(self.qrels.doc_ids)
+            self.qrels.ideal_labels()
         self.options = {"max_docs": max_docs, "judged_only": judged_only, "missing": missing}
         self.relevance_level = int(relevance_level)
         self.num_docs = int(num_docs)
@@ -72,10 +67,11 @@ class Evaluator:
 
     def evaluate(self, run):
         """Evaluate one run (a :class:`Run`, dict or path): a :class:`Results`."""
-        run = as_run(run, self.compat)
-        joined = join(self.qrels, run, **self.options)
-        values = compute(joined, self.qrels, self.parsed, self.relevance_level,
-                         compat=self.compat, spec=self.spec)
+        with _jit.tier(size_hint(run) + len(self.qrels)):
+            run = as_run(run, self.compat)
+            joined = join(self.qrels, run, **self.options)
+            values = compute(joined, self.qrels, self.parsed, self.relevance_level,
+                             compat=self.compat, spec=self.spec)
         return Results(joined.query_ids, self.keys, self.parsed, values,
                        joined.ignored_run_queries, joined.missing_queries,
                        self.options["missing"], joined.in_run)
@@ -104,10 +100,11 @@ class BoundCandidates:
                              "1-d and of equal length")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
-        run = Run.from_arrays(query_ids, doc_ids, np.arange(self.n_rows, dtype=np.float64),
-                              source="candidates")
-        joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
-                      as_candidates=True)
+        with _jit.tier(self.n_rows + len(evaluator.qrels)):
+            run = Run.from_arrays(query_ids, doc_ids, np.arange(self.n_rows, dtype=np.float64),
+                                  source="candidates")
+            joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
+                          as_candidates=True)
         self.joined = joined
         # Each query's candidates in docno-descending order (the join's tie positions), so
         # that the kernels break equal scores by stored order.
@@ -152,14 +149,16 @@ class BoundCandidates:
             raise ValueError("scores must be finite")
         if self.evaluator.compat == "9.0.8":
             matrix = matrix.astype(np.float32).astype(np.float64)
-        values = self._values(np.ascontiguousarray(matrix))
+        with _jit.tier(matrix.size):
+            values = self._values(np.ascontiguousarray(matrix))
         ev = self.evaluator
         if one:
             return Results(self.joined.query_ids, ev.keys, ev.parsed, values[0],
                            self.joined.ignored_run_queries, self.joined.missing_queries,
                            ev.options["missing"], self.joined.in_run)
         how = np.array([kernels.HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
-        means = kernels.summaries(values, how)
+        with _jit.tier(values.size):
+            means = _jit.select(kernels.summaries)(values, how)
         return (means, values) if per_query else means
 
     def _values(self, matrix):
@@ -170,7 +169,7 @@ class BoundCandidates:
         if n_queries == 0:
             return out
         weights = np.tile(np.diff(self.joined.indptr) + 1, n_runs)
-        tasks = chunk_bounds(weights, numba.get_num_threads())
+        tasks = chunk_bounds(weights, _jit.n_threads())
         n_chunks = len(tasks) - 1
         width = self.longest + 2
         ranked = np.empty((n_chunks, width), dtype=np.int32)
@@ -179,7 +178,7 @@ class BoundCandidates:
         keys = np.empty((n_chunks, width))
         scratch = np.empty((n_chunks, kernels.N_ROWS, width))
         state = np.full((n_chunks, 8), -1, dtype=np.int64)
-        _parallel(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows,
+        _jit.launch(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows,
                   self.codes, matrix, ev.qrels.indptr, ev.qrels.ideal_labels(),
                   self.joined.qrels_query, self.limit, self.judged_only, *ev.spec, self.log2,
                   ranked, order, buf, keys, scratch, state, out)
@@ -292,17 +291,18 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     log2 = kernels.log2_table(width + extra + 2)
     out = np.empty((batch, len(parsed)))
     means = np.empty(len(parsed))
-    if batch * width < _SERIAL_BELOW:
-        code = BK.matrix_values_serial(s, y, m, nr, int(relevance_level), rank_depth, average,
-                                       *spec, log2, *_matrix_scratch(1, width + extra), how,
-                                       means, out)
-    else:
-        bounds = chunk_bounds(np.full(batch, width), numba.get_num_threads())
-        status = np.zeros(len(bounds) - 1, dtype=np.int64)
-        code = _parallel(BK.matrix_values_parallel, bounds, s, y, m, nr, int(relevance_level),
-                         rank_depth, average, *spec, log2,
-                         *_matrix_scratch(len(bounds) - 1, width + extra), how, means, status,
-                         out)
+    with _jit.tier(batch * width):
+        if batch * width < _SERIAL_BELOW or _jit.python_mode():
+            code = _jit.select(BK.matrix_values_serial)(
+                s, y, m, nr, int(relevance_level), rank_depth, average, *spec, log2,
+                *_matrix_scratch(1, width + extra), how, means, out)
+        else:
+            bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
+            status = np.zeros(len(bounds) - 1, dtype=np.int64)
+            code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr,
+                               int(relevance_level), rank_depth, average, *spec, log2,
+                               *_matrix_scratch(len(bounds) - 1, width + extra), how, means,
+                               status, out)
     if code == BK.BAD_SCORE:
         raise ValueError("scores must be finite (outside the mask)")
     if code == BK.BAD_LABEL:

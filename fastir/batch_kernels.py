@@ -12,10 +12,9 @@ other ranks hold unjudged documents. Queries with many judged candidates are sor
 
 import math
 
-import numba
 import numpy as np
 
-from fastir._jit import helper, prange
+from fastir._jit import helper, pjit, prange
 from fastir.join import sort_by_score
 from fastir.kernels import DCG, N_ROWS, NDCG, insert_descending, query_value, summarise
 
@@ -84,7 +83,7 @@ def _ranked_codes(scores, run, rows, codes, lo, hi, limit, judged_only, out, ord
     return k
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
+@pjit(nrt=False)
 def bound_values(tasks, n_queries, cand_indptr, rows, codes, scores, ideal_indptr,
                  ideal_labels, qrels_query, limit, judged_only, kind, cutoff, level,
                  gain_kind, params, compat, depth, log2, ranked, order, buf, keys, scratch,
@@ -247,7 +246,7 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_dept
     return 0
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
+@pjit(nrt=False)
 def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
                            average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
                            ranked, ideal, order, buf, scratch, state, how, means, status, out):
@@ -269,7 +268,7 @@ def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, 
     return 0
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+@helper
 def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, average,
                          kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
                          ideal, order, buf, scratch, state, how, means, out):

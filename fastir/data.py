@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from fastir import _jit
 from fastir._jit import jit
 from fastir.ids import Ids, id_equal, id_hash, intern_blocks, sort_ids
 
@@ -124,13 +125,19 @@ class Qrels:
                 else:
                     q_docs = self._converted("text")
         key = (q_docs.is_int, q_docs is self.doc_ids)
-        if key not in self._hashes:
-            row_hash, dup = _hash_judgments(self.indptr, *q_docs.args())
+        python = _jit.python_mode()
+        if key not in self._hashes:  # first use of this representation: check duplicates
+            if python:
+                row_hash, dup = None, _first_duplicate(self.indptr, q_docs.keys())
+            else:
+                row_hash, dup = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args())
             if dup >= 0:
                 q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
                 raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
                                  f"{self.doc_ids[dup]!r} twice")
             self._hashes[key] = row_hash
+        elif self._hashes[key] is None and not python:
+            self._hashes[key] = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args())[0]
         return q_docs, r_docs, self._hashes[key]
 
     def _converted(self, kind):
@@ -143,7 +150,7 @@ class Qrels:
     def ideal_labels(self):
         """Each query's labels sorted in descending order (the ideal ranking's gains)."""
         if self._ideal is None:
-            self._ideal = _sort_desc_segments(self.indptr, self.labels)
+            self._ideal = _jit.select(_sort_desc_segments)(self.indptr, self.labels)
         return self._ideal
 
     def to_dict(self):
@@ -262,11 +269,12 @@ def _build(cls, row_qids, doc_ids, values, source, n_rows=None, **extra):
 
     ``row_qids`` may hold, after the ``n_rows`` row ids, ids of queries with no rows.
     """
-    block_first, block_code, first = intern_blocks(*row_qids.args())
     n_rows = len(values) if n_rows is None else n_rows
-    in_rows = block_first < n_rows
-    return assemble(cls, row_qids.take(first), block_code[in_rows], block_first[in_rows],
-                    doc_ids, values, source, **extra)
+    with _jit.tier(n_rows):
+        block_first, block_code, first = intern_blocks(*row_qids.args())
+        in_rows = block_first < n_rows
+        return assemble(cls, row_qids.take(first), block_code[in_rows], block_first[in_rows],
+                        doc_ids, values, source, **extra)
 
 
 def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **extra):
@@ -282,7 +290,7 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
         keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
         block_code, block_first = block_code[keep], block_first[keep]
     block_len = np.diff(np.append(block_first, n_rows))
-    order = sort_ids(*unique.args())
+    order = _jit.select(sort_ids)(*unique.args())
     n_queries = len(order)
     rank = np.empty(n_queries, dtype=np.int64)
     rank[order] = np.arange(n_queries)
@@ -336,6 +344,19 @@ def _require_columns(frame, columns, source):
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(f"{source}: missing column(s) {missing}; has {list(frame.columns)}")
+
+
+def _first_duplicate(indptr, keys):
+    """The first row judging a doc its query already judged, or -1 (Python; the compiled
+    path finds it with :func:`_hash_judgments`)."""
+    bounds = indptr.tolist()
+    for lo, hi in zip(bounds, bounds[1:]):
+        seen = set()
+        for r in range(lo, hi):
+            if keys[r] in seen:
+                return r
+            seen.add(keys[r])
+    return -1
 
 
 @jit

@@ -11,7 +11,8 @@ and reports exactly like the same run written to a file.
 
 import numpy as np
 
-from fastir._jit import helper, jit
+from fastir import _jit
+from fastir._jit import helper, jit, python_variant
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
@@ -99,7 +100,7 @@ class Ids:
         index = np.asarray(index, dtype=np.int64)
         if self.is_int:
             return Ids(values=self.values[index], text=self.text)
-        data, offsets = _gather_bytes(self.data, self.offsets, index)
+        data, offsets = _jit.select(_gather_bytes)(self.data, self.offsets, index)
         return Ids(data, offsets)
 
     def as_text(self):
@@ -112,12 +113,17 @@ class Ids:
         """The same ids as integers if every one is canonical decimal text, else None."""
         if self.is_int:
             return self
-        values, ok = _canonical_ints(self.data, self.offsets)
+        values, ok = _jit.select(_canonical_ints)(self.data, self.offsets)
         return Ids(values=values, text=True) if ok else None
 
     def args(self):
         """The arrays kernels take for this column, in their order."""
         return self.data, self.offsets, self.values, self.is_int
+
+    def keys(self):
+        """The ids as Python values that compare as the ids do: ``bytes`` for text, ``int``
+        for integers (for dicts and sets: equal ids, equal keys)."""
+        return _keys(*self.args())
 
 
 def common_kind(a, b):
@@ -147,6 +153,11 @@ def canonical_int(data, start, end):
     return value
 
 
+def canonical_text(token):
+    """Whether ``token`` (bytes) is canonical decimal text, as :func:`canonical_int`."""
+    return token.isdigit() and len(token) <= 18 and (token == b"0" or token[:1] != b"0")
+
+
 @jit
 def _canonical_ints(data, offsets):
     n = len(offsets) - 1
@@ -158,33 +169,47 @@ def _canonical_ints(data, offsets):
     return values, True
 
 
+@python_variant(_canonical_ints)
+def _canonical_ints(data, offsets):
+    items = _keys(data, offsets, None, False)
+    if all(map(canonical_text, items)):
+        return np.array([int(t) for t in items], dtype=np.int64), True
+    return np.zeros(len(items), dtype=np.int64), False
+
+
+def _keys(data, offsets, values, is_int):
+    """See :meth:`Ids.keys`."""
+    if is_int:
+        return values.tolist()
+    raw, bounds = data.tobytes(), offsets.tolist()
+    return [raw[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _order_keys(data, offsets, values, is_int):
+    """Python values that order as the ids do (strcmp: integers as decimal text)."""
+    if is_int:
+        return [b"%d" % v for v in values.tolist()]
+    return _keys(data, offsets, values, is_int)
+
+
 def _pack_fixed_width(matrix):
-    lengths = _fixed_width_lengths(matrix)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    """Ids from the rows of a fixed-width byte matrix (numpy ``S`` strings: trailing NULs
+    are padding)."""
+    n, width = matrix.shape
+    nonzero = matrix != 0
+    lengths = np.where(nonzero.any(axis=1), width - np.argmax(nonzero[:, ::-1], axis=1), 0)
+    offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return Ids(_pack_rows(matrix, offsets), offsets)
+    return Ids(matrix[np.arange(width) < lengths[:, None]], offsets)
 
 
-@jit
-def _fixed_width_lengths(matrix):
-    n, w = matrix.shape
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        length = w
-        while length > 0 and matrix[i, length - 1] == 0:
-            length -= 1
-        out[i] = length
-    return out
-
-
-@jit
-def _pack_rows(matrix, offsets):
-    data = np.empty(offsets[-1], dtype=np.uint8)
-    for i in range(matrix.shape[0]):
-        start = offsets[i]
-        for j in range(offsets[i + 1] - start):
-            data[start + j] = matrix[i, j]
-    return data
+def gather_spans(data, starts, lengths):
+    """The byte spans ``data[starts[k]:starts[k] + lengths[k]]`` packed end to end, and
+    their offsets (numpy, vectorised)."""
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    source = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return data[source], offsets
 
 
 @jit
@@ -200,6 +225,11 @@ def _gather_bytes(data, offsets, index):
         for j in range(offsets[i + 1] - offsets[i]):
             new_data[start + j] = data[offsets[i] + j]
     return new_data, new_offsets
+
+
+@python_variant(_gather_bytes)
+def _gather_bytes(data, offsets, index):
+    return gather_spans(data, offsets[index], offsets[index + 1] - offsets[index])
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,6 +276,12 @@ def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
     if n_a == n_b:
         return 0
     return -1 if n_a < n_b else 1
+
+
+@python_variant(bytes_cmp)
+def bytes_cmp(data_a, start_a, end_a, data_b, start_b, end_b):
+    a, b = data_a[start_a:end_a].tobytes(), data_b[start_b:end_b].tobytes()
+    return (a > b) - (a < b)
 
 
 @helper
@@ -311,6 +347,12 @@ def int_str_cmp(a, b):
     return _digits_cmp(_abs_u64(a), _abs_u64(b))
 
 
+@python_variant(int_str_cmp)
+def int_str_cmp(a, b):
+    x, y = b"%d" % a, b"%d" % b
+    return (x > y) - (x < y)
+
+
 @helper
 def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
     """Order of id ``i`` of column a against id ``j`` of column b (same kind)."""
@@ -342,6 +384,12 @@ def sort_ids(data, offsets, values, is_int):
     order = np.arange(n)
     sort_by_id(order, 0, n, data, offsets, values, is_int, np.empty(n, dtype=np.int64), 1)
     return order
+
+
+@python_variant(sort_ids)
+def sort_ids(data, offsets, values, is_int):
+    keys = _order_keys(data, offsets, values, is_int)
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
 
 
 @helper
@@ -403,8 +451,8 @@ def intern_blocks(data, offsets, values, is_int):
     proportional to the number of blocks, not of rows.
     """
     if is_int:
-        return _intern_int_blocks(values)
-    return _intern_text_blocks(data, offsets)
+        return _jit.select(_intern_int_blocks)(values)
+    return _jit.select(_intern_text_blocks)(data, offsets)
 
 
 # The two kernels below index their arrays directly in the row loop: calling a helper that
@@ -481,6 +529,32 @@ def _intern_text_blocks(data, offsets):
         block_code[b] = code
         b += 1
     return block_first, block_code, first[:n_codes].copy()
+
+
+@python_variant(_intern_int_blocks)
+def _intern_int_blocks(values):
+    return _intern_keys(values.tolist())
+
+
+@python_variant(_intern_text_blocks)
+def _intern_text_blocks(data, offsets):
+    return _intern_keys(_keys(data, offsets, None, False))
+
+
+def _intern_keys(keys):
+    """The Python variant of the two kernels above, on the ids' keys."""
+    block_first, block_code, first, codes = [], [], [], {}
+    previous = None
+    for i, key in enumerate(keys):
+        if i > 0 and key == previous:
+            continue
+        previous = key
+        code = codes.setdefault(key, len(first))
+        if code == len(first):
+            first.append(i)
+        block_first.append(i)
+        block_code.append(code)
+    return tuple(np.array(items, dtype=np.int64) for items in (block_first, block_code, first))
 
 
 @jit

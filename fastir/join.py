@@ -9,12 +9,21 @@ when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``
 are then dropped, keeping the order.
 """
 
-import numba
 import numpy as np
 
-from fastir._jit import chunk_bounds, helper, jit, pjit, prange
+from fastir import _jit
+from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
 from fastir.data import InputError
-from fastir.ids import bytes_hash, common_kind, id_equal, merge_sorted_ids, mix64, sort_by_id
+from fastir.ids import (
+    _keys,
+    _order_keys,
+    bytes_hash,
+    common_kind,
+    id_equal,
+    merge_sorted_ids,
+    mix64,
+    sort_by_id,
+)
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -79,7 +88,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     limit = NO_LIMIT if max_docs is None else int(max_docs)
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
-    in_qrels, in_run = merge_sorted_ids(*q_qids.args()[:3], *r_qids.args())
+    in_qrels, in_run = _jit.select(merge_sorted_ids)(*q_qids.args()[:3], *r_qids.args())
     judged = in_qrels >= 0
     ignored = r_qids.take(in_run[~judged]).tolist()
     missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
@@ -100,21 +109,21 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     kept = np.empty(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
     scratch = int(lengths.max()) if len(lengths) else 0
-    bounds = chunk_bounds(bounded, numba.get_num_threads())
+    bounds = chunk_bounds(bounded, _jit.n_threads())
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
-    _join_kernel(bounds, run_query, qrels_query, indptr, run.starts, run.stops, scores,
-                 *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
-                 r_docs.is_int, row_hash, judged_only, labels, kept, duplicate, scratch,
-                 as_candidates, rows_out, tie_out)
+    _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts, run.stops,
+                scores, *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
+                r_docs.is_int, row_hash, judged_only, labels, kept, duplicate, scratch,
+                as_candidates, rows_out, tie_out)
     dup = np.flatnonzero(duplicate >= 0)
     if len(dup):
         e = int(dup[0])
         raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
                          f"{run.doc_ids[int(duplicate[e])]!r} twice")
     if judged_only:
-        indptr, labels = _compact(indptr, labels, kept)
+        indptr, labels = _jit.select(_compact)(indptr, labels, kept)
     joined = Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
                     missing_queries)
     if as_candidates:
@@ -294,3 +303,43 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 labels[out + n_kept] = code
                 n_kept += 1
             kept[e] = n_kept
+
+
+@python_variant(_join_kernel)
+def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
+                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
+                 row_hash, judged_only, labels, kept, duplicate, scratch, candidates, rows_out,
+                 tie_out):
+    """The join in Python: a sort per query, judgments in a dict."""
+    docs = _keys(d_data, d_offsets, d_values, is_int)
+    order_keys = _order_keys(d_data, d_offsets, d_values, is_int)
+    judged_docs = _keys(j_data, j_offsets, j_values, is_int)
+    score_of, grade = scores.tolist(), q_labels.tolist()
+    starts, stops, bounds_q = r_starts.tolist(), r_stops.tolist(), q_indptr.tolist()
+    for e, (r, q) in enumerate(zip(run_query.tolist(), qrels_query.tolist())):
+        kept[e] = 0
+        if r < 0:
+            continue
+        out, m = int(indptr[e]), int(indptr[e + 1] - indptr[e])
+        rows = range(starts[r], stops[r])
+        ranked = sorted(rows, key=lambda row: (score_of[row], order_keys[row]), reverse=True)
+        if candidates:  # input order; each row's position in docno-descending order
+            for p, row in enumerate(ranked[:m]):
+                tie_out[out + row - starts[r]] = p
+            ranked = rows[:m]
+            rows_out[out:out + m] = ranked
+        judgments = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+        seen = {}
+        n_kept = 0
+        for row in ranked[:m]:
+            first = seen.setdefault(docs[row], row)
+            if first != row:
+                duplicate[e] = first
+                break
+            label = judgments.get(docs[row])
+            code = NOT_POOLED if label is None else label if label >= 0 else UNJUDGED
+            if judged_only and code < 0:
+                continue
+            labels[out + n_kept] = code
+            n_kept += 1
+        kept[e] = n_kept

@@ -18,10 +18,9 @@ bit-identical to trec_eval 10.0. A query with an empty ranking scores 0 everywhe
 
 import math
 
-import numba
 import numpy as np
 
-from fastir._jit import helper, jit, prange
+from fastir._jit import helper, jit, pjit, prange
 
 NUM_Q = 0
 NUM_RET = 1
@@ -598,7 +597,7 @@ def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal
     return np.nan
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy", _nrt=False)
+@pjit(nrt=False)
 def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
                      cutoff, level, gain_kind, params, compat, depth, log2, scratch, state, out):
     """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures.

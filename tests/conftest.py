@@ -115,3 +115,19 @@ def qrels_and_runs(draw):
 @pytest.fixture(scope="session")
 def data_dir():
     return DATA
+
+
+@pytest.fixture(scope="session", params=["python", "numba"], autouse=True)
+def engine(request):
+    """Every test runs twice: with every kernel as Python and with every kernel compiled
+    (also in the subprocesses a test starts), so both forms meet every assertion."""
+    from fastir import _jit
+
+    saved = os.environ.get("FASTIR_JIT")
+    os.environ["FASTIR_JIT"] = request.param
+    with _jit.forced(request.param):
+        yield request.param
+    if saved is None:
+        del os.environ["FASTIR_JIT"]
+    else:
+        os.environ["FASTIR_JIT"] = saved

@@ -1,15 +1,16 @@
 """Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
 
 import gzip
+import math
 import mmap
 import os
 import sys
 
-import numba
 import numpy as np
 
+from fastir import _jit
 from fastir.data import InputError, Qrels, Run, assemble
-from fastir.ids import Ids, intern_blocks
+from fastir.ids import Ids, canonical_text, gather_spans, intern_blocks
 from fastir.io import _scan
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
@@ -55,13 +56,14 @@ def read_qrels(path):
     """
     name = os.fspath(path)
     buf = read_bytes(path)
-    first = _content_fields(buf)
-    int_guess = first is not None and len(first) > 2 and _canonical(first[2])
-    query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name,
-                                                                  int_guess)
-    qrels = assemble(Qrels, query_ids, block_code, block_first, docs, values.astype(np.int32),
-                     name)
-    qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now, with the file
+    with _jit.tier(len(buf) // 32):
+        first = _content_fields(buf)
+        int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
+        query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name,
+                                                                      int_guess)
+        qrels = assemble(Qrels, query_ids, block_code, block_first, docs,
+                         values.astype(np.int32), name)
+        qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now, with the file
     return qrels
 
 
@@ -78,11 +80,12 @@ def read_run(path, name=None):
     """
     source = os.fspath(path)
     buf = read_bytes(path)
-    layout, tag, int_guess = _run_layout(buf, source)
-    query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source,
-                                                                  int_guess)
-    return assemble(Run, query_ids, block_code, block_first, docs, scores, source,
-                    name=name if name is not None else tag)
+    with _jit.tier(len(buf) // 32):
+        layout, tag, int_guess = _run_layout(buf, source)
+        query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source,
+                                                                      int_guess)
+        return assemble(Run, query_ids, block_code, block_first, docs, scores, source,
+                        name=name if name is not None else tag)
 
 
 def _content_fields(buf, from_end=False):
@@ -114,12 +117,7 @@ def _run_layout(buf, source):
     last = _content_fields(buf, from_end=True)
     tag = last[5].decode("utf-8", "replace") if layout == _scan.RUN6 and len(last) > 5 else ""
     doc = first[1] if layout == _scan.RUN3 else first[2] if len(first) > 2 else b""
-    return layout, tag, _canonical(doc)
-
-
-def _canonical(token):
-    """Whether ``token`` is canonical decimal text (``0`` or ``[1-9][0-9]{0,17}``)."""
-    return token.isdigit() and len(token) <= 18 and (token == b"0" or token[:1] != b"0")
+    return layout, tag, canonical_text(doc)
 
 
 def _chunks(buf, n_chunks):
@@ -141,15 +139,18 @@ def _scan_file(buf, layout, source, int_guess=False):
     With ``int_guess`` (the first line's doc id is canonical decimal) one pass does it all,
     writing at upper-bound offsets from a newline count, then closing the gaps; if a doc id
     turns out to be text (or a chunk holds too many queries) it starts again with two
-    passes: one counting, one writing at exact offsets.
+    passes: one counting, one writing at exact offsets. Small files are read by Python
+    (:func:`_scan_python`).
     """
-    n_chunks = max(1, min(len(buf) // (1 << 16), 8 * numba.get_num_threads()))
+    if _jit.python_mode():
+        return _scan_python(buf, layout, source)
+    n_chunks = max(1, min(len(buf) // (1 << 16), 8 * _jit.n_threads()))
     starts, ends = _chunks(buf, n_chunks)
     if int_guess:
         parsed = _scan_single_pass(buf, starts, ends, layout, source)
         if parsed is not None:
             return parsed
-    counts = _scan.count_chunks(buf, starts, ends, layout)
+    counts = _jit.launch(_scan.count_chunks, buf, starts, ends, layout)
     _check_errors(buf, layout, counts[:, 3], counts[:, 4], source)
     row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
     byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
@@ -161,8 +162,8 @@ def _scan_file(buf, layout, source, int_guess=False):
     doc_values = np.empty(n_rows if int_docs else 0, dtype=np.int64)
     values = np.empty(n_rows, dtype=np.float64)
     groups = np.empty((int(group0[-1]), 3), dtype=np.int64)  # qid start, qid end, first row
-    result = _scan.fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0,
-                               doc_data, doc_offsets, doc_values, values, groups)
+    result = _jit.launch(_scan.fill_chunks, buf, starts, ends, layout, int_docs, row0, byte0,
+                         group0, doc_data, doc_offsets, doc_values, values, groups)
     _check_errors(buf, layout, result[:, 0], result[:, 1], source)
     docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
     return _finish(buf, starts, ends, layout, row0, groups, docs, values, source)
@@ -177,13 +178,15 @@ def _scan_single_pass(buf, starts, ends, layout, source):
     values = np.empty(int(row0[-1]), dtype=np.float64)
     groups = np.empty((int(group0[-1]), 3), dtype=np.int64)
     empty_u8, empty_i64 = np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    result = _scan.fill_chunks(buf, starts, ends, layout, True, row0, np.zeros_like(row0),
-                               group0, empty_u8, empty_i64, doc_values, values, groups)
+    result = _jit.launch(_scan.fill_chunks, buf, starts, ends, layout, True, row0,
+                         np.zeros_like(row0), group0, empty_u8, empty_i64, doc_values, values,
+                         groups)
     if np.any((result[:, 0] == _scan.NOT_INT) | (result[:, 0] == _scan.GROUPS_FULL)):
         return None
     _check_errors(buf, layout, result[:, 0], result[:, 1], source)
-    n_rows, n_groups = _scan.compact_chunks(row0, result[:, 2], group0, result[:, 3],
-                                            doc_values, values, groups)
+    n_rows, n_groups = _jit.compiled(_scan.compact_chunks)(row0, result[:, 2], group0,
+                                                           result[:, 3], doc_values, values,
+                                                           groups)
     _check_rows(n_rows, layout, source)
     real_row0 = np.concatenate(([0], np.cumsum(result[:, 2])))
     docs = Ids(values=doc_values[:n_rows], text=True)
@@ -214,31 +217,90 @@ def _check_rows(n_rows, layout, source):
 
 
 def _gather_tokens(buf, bounds):
-    lengths = bounds[:, 1] - bounds[:, 0]
-    offsets = np.zeros(len(bounds) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if len(bounds) == 0:
-        return Ids(np.zeros(0, np.uint8), offsets)
-    index = np.repeat(bounds[:, 0] - offsets[:-1], lengths) + np.arange(offsets[-1])
-    return Ids(buf[index], offsets)
+    return Ids(*gather_spans(buf, bounds[:, 0], bounds[:, 1] - bounds[:, 0]))
 
 
 def _convert_slow_numbers(buf, starts, ends, layout, row0, values, source):
     slow = np.flatnonzero(np.isnan(values))
     if len(slow) == 0:
         return
-    spans = _scan.slow_tokens(buf, starts, ends, layout, slow, row0)
+    spans = _jit.compiled(_scan.slow_tokens)(buf, starts, ends, layout, slow, row0)
     raw = buf.tobytes() if len(slow) > 64 else None
     for k, (a, b) in enumerate(spans.tolist()):
         token = raw[a:b] if raw is not None else buf[a:b].tobytes()
-        try:
-            value = float(token)
-        except ValueError:
-            value = None
-        if value is None or not np.isfinite(value):
-            what = "is not a number" if value is None else "is not a finite number"
-            _raise_at(buf, a, source, f"score {token.decode('utf-8', 'replace')!r} {what}")
-        values[slow[k]] = -value if layout == _scan.RUN3 else value
+        values[slow[k]] = _score(token, layout, lambda message, a=a: _raise_at(buf, a, source,
+                                                                                message))
+
+
+def _score(token, layout, fail):
+    """The score of a token the scanner left to Python (``-rank`` for MS MARCO files);
+    ``fail(message)`` raises. Python's ``float`` is strtod's value, but it also reads
+    ``1_000``, which strtod (trec_eval) reads as 1: that is refused."""
+    try:
+        value = None if b"_" in token else float(token)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value):
+        what = "is not a number" if value is None else "is not a finite number"
+        fail(f"score {token.decode('utf-8', 'replace')!r} {what}")
+    return -value if layout == _scan.RUN3 else value
+
+
+def _scan_python(buf, layout, source):
+    """What :func:`_scan_file` returns, computed by Python for small files: a split per line
+    and Python's number parsing (the scanner's fast path gives the same doubles)."""
+    needed, exact, _, f_doc, f_value = _scan._line_fields(layout)
+    docs, tokens, lines, block_first, block_qids = [], [], [], [], []
+    content = buf.tobytes().split(b"\n")
+    for number, line in enumerate(content, 1):
+        fields = line.split()
+        if not fields or fields[0][:1] == b"#":
+            continue
+        if len(fields) < needed or (exact and len(fields) > needed):
+            _raise_line_error(buf, layout, _scan.TOO_FEW_FIELDS if len(fields) < needed
+                              else _scan.TOO_MANY_FIELDS, _line_offset(content, number),
+                              source)
+        if not block_qids or fields[0] != block_qids[-1]:
+            block_first.append(len(docs))
+            block_qids.append(fields[0])
+        docs.append(fields[f_doc])
+        tokens.append(fields[f_value])
+        lines.append(number)
+    _check_rows(len(docs), layout, source)
+    values = np.empty(len(tokens))
+    for k, token in enumerate(tokens):
+        if layout == _scan.QRELS:
+            value = _label(token)
+            if value is None:
+                _raise_line_error(buf, layout, _scan.BAD_LABEL, _line_offset(content, lines[k]),
+                                  source)
+        else:
+            value = _score(token, layout, lambda message, k=k: _fail(source, lines[k], message))
+        values[k] = value
+    codes = {}
+    block_code = [codes.setdefault(qid, len(codes)) for qid in block_qids]
+    as_ints = all(map(canonical_text, docs))
+    doc_ids = (Ids(values=np.array([int(d) for d in docs], dtype=np.int64), text=True)
+               if as_ints else Ids.from_strings(docs))
+    return (Ids.from_strings(list(codes)), np.array(block_code, dtype=np.int64),
+            np.array(block_first, dtype=np.int64), doc_ids, values)
+
+
+def _label(token):
+    """A qrels label as the scanner reads it: sign and digits, 32 bits; None otherwise."""
+    digits = token[1:] if token[:1] in (b"+", b"-") else token
+    if not digits.isdigit():
+        return None
+    value = int(token)
+    return value if -(2**31) <= value < 2**31 else None
+
+
+def _line_offset(lines, number):
+    return sum(len(line) + 1 for line in lines[:number - 1])
+
+
+def _fail(source, line, message):
+    raise InputError(f"{source}:{line}: {message}")
 
 
 def _raise_line_error(buf, layout, code, offset, source):
@@ -255,5 +317,4 @@ def _raise_line_error(buf, layout, code, offset, source):
 
 
 def _raise_at(buf, offset, source, message):
-    line = int(np.count_nonzero(buf[:offset] == 10)) + 1
-    raise InputError(f"{source}:{line}: {message}")
+    _fail(source, int(np.count_nonzero(buf[:offset] == 10)) + 1, message)

@@ -1,0 +1,230 @@
+"""Python and compiled kernels agree bit for bit; the tiering between them works."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import qrels_and_runs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastir
+from fastir import _jit, ids, join
+
+NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "RR", "Bpref", "IPrec@0.5", "GMAP", "infAP",
+         "nDCGRel", "RnDCG", "G", "RBP", "Unj@5", "SetF", "IPrecAvg", "NumRelRet"]
+
+
+def both(function, *args, **kwargs):
+    """``function`` run with every kernel as Python, then compiled: (result or the error
+    message) of each."""
+    out = []
+    for mode in ("python", "numba"):
+        with _jit.forced(mode):
+            try:
+                out.append(function(*args, **kwargs))
+            except fastir.InputError as exc:
+                out.append(f"InputError: {exc}")
+    return out
+
+
+def test_the_engine_fixture_is_in_effect(engine):
+    assert _jit.python_mode() == (engine == "python")
+
+
+@settings(max_examples=150, deadline=None)
+@given(qrels_and_runs(), st.sampled_from(["zero", "skip"]), st.integers(0, 2),
+       st.one_of(st.none(), st.integers(0, 5)), st.booleans())
+def test_python_and_compiled_values_are_identical(data, missing, level, max_docs, judged):
+    qrels, run = data
+    py, nb = both(lambda: fastir.evaluate(qrels, run, NAMES, missing=missing,
+                                          relevance_level=level, max_docs=max_docs,
+                                          judged_only=judged))
+    assert py.query_ids == nb.query_ids
+    assert np.array_equal(py.values, nb.values)  # bit for bit (no NaN among these)
+    assert py.mean == nb.mean
+
+
+# -- files: the Python reader against the scanner -------------------------------------------
+FIELD = st.sampled_from([b"q1", b"q2", b"10", b"7", b"d1", b"D#2", b"0", b"007", b"123",
+                         b"Q0", b"x_y", b"\xc3\xa9"])
+NUMBER = st.sampled_from([b"1", b"-2", b"+3", b"0.5", b".5", b"5.", b"1e3", b"-1.5E-2", b"0",
+                          b"1_000", b"nan", b"inf", b"1.5abc", b"abc", b"99999999999",
+                          b"123456789012345678901234", b"1e400", b"2147483648", b"-2147483648"])
+BLANK = st.sampled_from([b" ", b"\t", b"  ", b" \r", b"\x0b"])
+
+
+@st.composite
+def run_files(draw, n_fields=6):
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.integers(0, 9))
+        if kind == 0:
+            lines.append(draw(st.sampled_from([b"", b"# comment", b"  #x y", b"   "])))
+            continue
+        count = n_fields if kind > 2 else draw(st.integers(1, n_fields + 2))
+        fields = [draw(FIELD) for _ in range(count)]
+        value_at = {6: 4, 3: 2, 4: 3}[n_fields]
+        if value_at < count:
+            fields[value_at] = draw(NUMBER)
+        sep = draw(BLANK)
+        lines.append(sep.join(fields) + (draw(BLANK) if draw(st.booleans()) else b""))
+    return b"\n".join(lines) + (b"\n" if draw(st.booleans()) else b"")
+
+
+def _run_arrays(path):
+    run = fastir.read_run(path)
+    return (run.query_ids.tolist(), run.starts.tolist(), run.stops.tolist(),
+            run.doc_ids.tolist(), run.doc_ids.is_int, run.scores.tolist(), run.name)
+
+
+def _qrels_arrays(path):
+    qrels = fastir.read_qrels(path)
+    return (qrels.query_ids.tolist(), qrels.indptr.tolist(), qrels.doc_ids.tolist(),
+            qrels.doc_ids.is_int, qrels.labels.tolist())
+
+
+def _same_reading(py, nb):
+    if isinstance(py, str) or isinstance(nb, str):  # an error: the same kind, the same file
+        assert isinstance(py, str) and isinstance(nb, str), (py, nb)
+        assert py.split(":")[0] == nb.split(":")[0]
+    else:
+        assert py == nb
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([6, 3]), st.data())
+def test_python_reader_reads_runs_as_the_scanner(tmp_path_factory, n_fields, data):
+    text = data.draw(run_files(n_fields))
+    path = tmp_path_factory.mktemp("run") / "run.txt"
+    path.write_bytes(text)
+    _same_reading(*both(_run_arrays, path))
+
+
+@settings(max_examples=200, deadline=None)
+@given(run_files(4))
+def test_python_reader_reads_qrels_as_the_scanner(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("qrels") / "qrels.txt"
+    path.write_bytes(text)
+    _same_reading(*both(_qrels_arrays, path))
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"q Q0 d 1 2.0 t\nq Q0 e 1\n", ":2: malformed line: expected 6 fields, found fewer"),
+    (b"q Q0 d 1 2.0 t\nq Q0 e 1 1_000 t\n", ":2: score '1_000' is not a number"),
+    (b"q Q0 d 1 inf t\n", ":1: score 'inf' is not a finite number"),
+])
+def test_one_bad_line_gives_the_same_message(tmp_path, text, message):
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    py, nb = both(_run_arrays, path)
+    assert py == nb and py.startswith("InputError:") and py.endswith(message)
+
+
+# -- each Python variant against its kernel -------------------------------------------------
+TEXT = st.lists(st.sampled_from([b"", b"0", b"12", b"012", b"a", b"ab", b"b", b"\xff", b"10",
+                                 b"9", b"-1", b"123456789012345678901"]), max_size=20)
+INTS = st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-20, 20), max_size=20)
+
+
+def _column(items):
+    return ids.Ids.from_strings(items) if not items or isinstance(items[0], bytes) else \
+        ids.Ids(values=np.array(items, dtype=np.int64))
+
+
+def _kernel_pair(kernel):
+    entry = kernel._fastir_entry
+    assert entry.python is not entry.source
+    return entry.python, _jit.compiled(kernel)
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXT | INTS)
+def test_id_variants_match_their_kernels(items):
+    col = _column(items)
+    for kernel, args in [(ids.sort_ids, col.args()),
+                         (ids._intern_int_blocks if col.is_int else ids._intern_text_blocks,
+                          (col.values,) if col.is_int else (col.data, col.offsets))]:
+        py, nb = _kernel_pair(kernel)
+        a, b = py(*args), nb(*args)
+        a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+        assert all(np.array_equal(x, y) for x, y in zip(a, b)), kernel.__name__
+    if not col.is_int:
+        py, nb = _kernel_pair(ids._canonical_ints)
+        (v1, ok1), (v2, ok2) = py(col.data, col.offsets), nb(col.data, col.offsets)
+        assert ok1 == ok2 and (not ok1 or np.array_equal(v1, v2))
+        index = np.arange(len(items))[::-1].copy()
+        py, nb = _kernel_pair(ids._gather_bytes)
+        for a, b in zip(py(col.data, col.offsets, index), nb(col.data, col.offsets, index)):
+            assert np.array_equal(a, b)
+    for i in range(len(items)):
+        for j in range(len(items)):
+            if col.is_int:
+                py, nb = _kernel_pair(ids.int_str_cmp)
+                args = (col.values[i], col.values[j])
+            else:
+                py, nb = _kernel_pair(ids.bytes_cmp)
+                o = col.offsets
+                args = (col.data, o[i], o[i + 1], col.data, o[j], o[j + 1])
+            assert py(*args) == nb(*args)
+
+
+@settings(max_examples=100, deadline=None)
+@given(qrels_and_runs(), st.booleans())
+def test_join_variant_matches_its_kernel(data, candidates):
+    qrels, run = data
+    q, r = fastir.Qrels.from_dict(qrels), fastir.Run.from_dict(run)
+
+    def joined():
+        j = join.join(q, r, missing="zero", as_candidates=candidates)
+        extra = (j.rows.tolist(), j.tie.tolist()) if candidates else ()
+        return j.indptr.tolist(), j.labels.tolist(), j.qrels_query.tolist(), extra
+
+    py, nb = both(joined)
+    assert py == nb
+
+
+def test_every_python_variant_is_tested_here():
+    tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
+              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel"}
+    variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
+    assert variants == tested
+
+
+# -- tiering -----------------------------------------------------------------------------
+PROBE = """
+import json, sys
+import numpy as np
+import fastir
+from fastir import _jit
+_jit.PYTHON_ROWS = 1000
+out = {"import": "numba" in sys.modules}
+fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["AP"])
+out["small"] = "numba" in sys.modules
+n = 600
+run = fastir.Run.from_arrays(np.zeros(n, int), np.arange(n), np.arange(n) / n)
+fastir.evaluate(fastir.Qrels.from_arrays([0], [1], [1]), run, ["AP"])
+out["budget spent"] = "numba" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def test_python_until_the_budget_is_spent_then_compiled():
+    env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
+                          text=True, check=True)
+    assert json.loads(done.stdout) == {"import": False, "small": False, "budget spent": True}
+
+
+def test_reading_a_large_file_loads_numba(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q{i // 100} Q0 d{i} 1 {i} t\n" for i in range(1000)))
+    probe = ("import sys, fastir\nfrom fastir import _jit\n_jit.PYTHON_ROWS = 100\n"
+             f"fastir.read_run({str(path)!r})\nprint('numba' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == "True"
