@@ -3,15 +3,35 @@
 >>> import fastir
 >>> res = fastir.evaluate("qrels.txt", "run.txt", ["nDCG@10", "map", "P_5"])  # doctest: +SKIP
 >>> res.mean  # doctest: +SKIP
+
+The names below are imported on first use, so ``import fastir`` costs almost nothing and
+a command pays only for the modules it runs.
 """
 
-from fastir.api import Results, evaluate
-from fastir.batch import BoundCandidates, Evaluator, evaluate_matrix
-from fastir.data import InputError, Qrels, Run
-from fastir.io.trec import read_qrels, read_run
-from fastir.measures import Measure, UnknownMeasureError
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["BoundCandidates", "Evaluator", "InputError", "Measure", "Qrels", "Results", "Run",
-           "UnknownMeasureError", "evaluate", "evaluate_matrix", "read_qrels", "read_run"]
+_EXPORTS = {
+    "Results": "fastir.api", "evaluate": "fastir.api",
+    "BoundCandidates": "fastir.batch", "Evaluator": "fastir.batch",
+    "evaluate_matrix": "fastir.batch",
+    "InputError": "fastir.data", "Qrels": "fastir.data", "Run": "fastir.data",
+    "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
+    "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastir' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -65,8 +65,11 @@ _python = contextvars.ContextVar("fastir_python", default=None)
 
 def _register(func, **options):
     entry = _Entry(func, {**_POLICY, **options})
-    _registry.append(entry)
     func._fastir_entry = entry
+    with _load_lock:
+        _registry.append(entry)
+        if _numba is not None:  # a module imported after numba was loaded
+            _attach(_numba, entry)
     return func
 
 
@@ -269,4 +272,4 @@ def chunk_bounds(weights, n_threads):
     targets = (np.arange(1, n_chunks) * total) // n_chunks
     inner = np.searchsorted(cum, targets, side="left") + 1
     bounds = np.concatenate(([0], inner, [n])).astype(np.int64)
-    return np.unique(bounds)
+    return bounds[np.concatenate(([True], np.diff(bounds) > 0))]

@@ -1,54 +1,108 @@
 """Command line: ``fastir trec_eval ...`` (a drop-in for trec_eval) and ``fastir example``."""
 
-import argparse
 import sys
 
 from fastir.data import InputError
 from fastir.measures import UnknownMeasureError
 
-USAGE = ("fastir trec_eval [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
+USAGE = ("fastir trec_eval [-h] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
          "[--compat 9.0.8] [-m MEASURE]... QRELS RUN")
 
+TREC_EVAL_HELP = f"""usage: {USAGE}
 
-def trec_eval_parser():
-    p = argparse.ArgumentParser(
-        prog="fastir trec_eval", usage=USAGE,
-        description="Evaluate RUN against QRELS; output byte-identical to trec_eval 10.0.")
-    p.add_argument("-q", action="store_true", help="print per-query values too")
-    p.add_argument("-c", action="store_true",
-                   help="average over every qrels query (missing ones score 0)")
-    p.add_argument("-l", type=int, default=1, metavar="N",
-                   help="relevance level: relevant means label >= N (default 1)")
-    p.add_argument("-M", type=int, default=None, metavar="N",
-                   help="evaluate only the top N documents per query")
-    p.add_argument("-J", action="store_true", help="drop unjudged documents first")
-    p.add_argument("-n", action="store_true", help="no summary ('all') lines")
-    p.add_argument("-N", type=int, default=0, metavar="N",
-                   help="number of documents in the collection (for utility)")
-    p.add_argument("-Z", metavar="FILE", default=None,
-                   help="print z-scores against the per-query means/stddevs in FILE")
-    p.add_argument("--compat", choices=["10.0", "9.0.8"], default="10.0",
-                   help="reproduce this trec_eval version (9.0.8: pytrec_eval's)")
-    p.add_argument("-m", action="append", default=[], metavar="MEASURE",
-                   help="measure or nickname (official, all_trec); repeatable")
-    p.add_argument("qrels", metavar="QRELS")
-    p.add_argument("run", metavar="RUN", help="run file, or - for standard input")
-    return p
+Evaluate RUN against QRELS; output byte-identical to trec_eval 10.0. Options are read as
+trec_eval reads them (getopt: -mP.5 or -m P.5, options anywhere, long names too).
+
+  -q, --query_eval_wanted        print per-query values too
+  -c, --complete_rel_info_wanted average over every qrels query (missing ones score 0)
+  -l N, --level_for_rel N        relevance level: relevant means label >= N (default 1)
+  -M N, --Max_retrieved_per_topic N  evaluate only the top N documents per query
+  -J, --Judged_docs_only         drop unjudged documents first
+  -n, --nosummary                no summary ('all') lines
+  -N N, --Number_docs_in_coll N  number of documents in the collection (for utility)
+  -Z FILE, --Zscore FILE         print z-scores against the per-query means/stddevs in FILE
+  -m MEASURE, --measure MEASURE  measure or nickname (official, all_trec, set); repeatable
+  --compat 9.0.8                 reproduce trec_eval 9.0.8 (pytrec_eval's version)
+  -h, --help                     this help (`fastir measures` lists the measures)
+
+RUN may be - (standard input); either file may be gzip'd.
+"""
+
+_SHORT = "hqcl:nJN:M:m:Z:"
+_LONG = ["help", "query_eval_wanted", "complete_rel_info_wanted", "level_for_rel=",
+         "nosummary", "Judged_docs_only", "Number_docs_in_coll=", "Max_retrieved_per_topic=",
+         "measure=", "Zscore=", "compat="]
+_LONG_TO_SHORT = {"--query_eval_wanted": "-q", "--complete_rel_info_wanted": "-c",
+                  "--level_for_rel": "-l", "--nosummary": "-n", "--Judged_docs_only": "-J",
+                  "--Number_docs_in_coll": "-N", "--Max_retrieved_per_topic": "-M",
+                  "--measure": "-m", "--Zscore": "-Z", "--help": "-h"}
+
+
+class UsageError(Exception):
+    """Bad command-line usage: the message says what, the usage line follows it."""
+
+
+def parse_trec_eval_args(argv):
+    """trec_eval's options, read with getopt as trec_eval reads them, as a dict."""
+    import getopt
+
+    try:
+        pairs, positional = getopt.gnu_getopt(argv, _SHORT, _LONG)
+    except getopt.GetoptError as exc:
+        raise UsageError(str(exc)) from None
+    args = {"q": False, "c": False, "l": 1, "M": None, "J": False, "n": False, "N": 0,
+            "Z": None, "compat": "10.0", "m": [], "help": False}
+    for flag, value in pairs:
+        flag = _LONG_TO_SHORT.get(flag, flag)
+        if flag == "-h":
+            args["help"] = True
+        elif flag in ("-q", "-c", "-J", "-n"):
+            args[flag[1]] = True
+        elif flag in ("-l", "-M", "-N"):
+            args[flag[1]] = _integer_option(flag, value)
+        elif flag == "-m":
+            args["m"].append(value)
+        elif flag == "-Z":
+            args["Z"] = value
+        elif flag == "--compat":
+            if value not in ("10.0", "9.0.8"):
+                raise UsageError(f"--compat must be 10.0 or 9.0.8, got {value!r}")
+            args["compat"] = value
+    if not args["help"]:
+        if len(positional) != 2:
+            raise UsageError(f"expected QRELS and RUN, got {len(positional)} argument(s)")
+        args["qrels"], args["run"] = positional
+    return args
+
+
+def _integer_option(flag, value):
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"option {flag} needs an integer, got {value!r}") from None
 
 
 def trec_eval_main(argv):
     from fastir.trec_format import format_trec_eval, read_zscores, trec_measures
 
-    args = trec_eval_parser().parse_args(argv)
-    compat = None if args.compat == "10.0" else args.compat
     try:
-        names = trec_measures(args.m or ["official"], compat)
-        zscores = read_zscores(args.Z) if args.Z else None
+        args = parse_trec_eval_args(argv)
+    except UsageError as exc:
+        print(f"fastir trec_eval: {exc}\nusage: {USAGE}", file=sys.stderr)
+        return 2
+    if args["help"]:
+        sys.stdout.write(TREC_EVAL_HELP)
+        return 0
+    compat = None if args["compat"] == "10.0" else args["compat"]
+    try:
+        names = trec_measures(args["m"] or ["official"], compat)
+        zscores = read_zscores(args["Z"]) if args["Z"] else None
         notes = []
-        text = format_trec_eval(args.qrels, args.run, names, per_query=args.q,
-                                complete=args.c, relevance_level=args.l, max_docs=args.M,
-                                judged_only=args.J, summary=not args.n, num_docs=args.N,
-                                zscores=zscores, compat=compat, notes=notes)
+        text = format_trec_eval(args["qrels"], args["run"], names, per_query=args["q"],
+                                complete=args["c"], relevance_level=args["l"],
+                                max_docs=args["M"], judged_only=args["J"],
+                                summary=not args["n"], num_docs=args["N"], zscores=zscores,
+                                compat=compat, notes=notes)
     except (InputError, UnknownMeasureError, ValueError) as exc:
         print(f"fastir trec_eval: {exc}", file=sys.stderr)
         return 1

@@ -299,7 +299,7 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
     counts = np.zeros(n_queries, dtype=np.int64)
     np.add.at(counts, block_rank, block_len)
     sorted_blocks = bool(np.all(np.diff(block_rank) > 0))
-    one_block_each = len(np.unique(block_rank)) == len(block_rank)
+    one_block_each = len(block_rank) == 0 or int(np.bincount(block_rank).max()) == 1
     if sorted_blocks or (cls is Run and one_block_each):
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         starts[block_rank] = block_first

@@ -16,7 +16,6 @@ accepted in three dialects:
 Adding a measure is adding one :class:`Family` to ``FAMILIES`` (and its kernel case).
 """
 
-import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -504,6 +503,8 @@ def known_names():
 
 def _unknown_message(name):
     base = re.split(r"[@(._\-]", str(name).strip(), maxsplit=1)[0] or str(name)
+    import difflib
+
     close = difflib.get_close_matches(str(name), known_names(), n=4, cutoff=0.5)
     close += [c for c in difflib.get_close_matches(base, known_names(), n=4, cutoff=0.5)
               if c not in close]

@@ -118,11 +118,19 @@ def test_cli_bad_zscore_file(capsys, tmp_path):
     assert code == 1 and "z:1: malformed line" in err
 
 
-def test_cli_usage_errors_exit_nonzero(capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["trec_eval", "-q"])
-    assert info.value.code == 2
+@pytest.mark.parametrize("args", [["-q"], ["-x", "a", "b"], ["-l", "two", "a", "b"],
+                                  ["--compat", "8", "a", "b"], ["a", "b", "c"]])
+def test_cli_usage_errors_exit_nonzero(capsys, args):
+    assert main(["trec_eval", *args]) == 2
+    assert "usage: fastir trec_eval" in capsys.readouterr().err
     assert main(["nosuchcommand"]) == 2
+
+
+def test_options_are_read_as_getopt_reads_them(capsys):
+    inputs = DATA / "inputs"
+    code, text, _ = run_cli([str(inputs / "qrels.test"), "-mP.5", str(inputs / "results.test"),
+                             "--measure", "map"], capsys)
+    assert code == 0 and text.splitlines()[0].startswith("map") and "P_5" in text
 
 
 def test_cli_notes_what_trec_eval_leaves_out(capsys):

@@ -1,9 +1,9 @@
 """Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
 
-import gzip
 import math
 import mmap
 import os
+import re
 import sys
 
 import numpy as np
@@ -32,6 +32,8 @@ def read_bytes(path):
             if f.read(2) == b"\x1f\x8b":
                 f.seek(0)
                 try:
+                    import gzip
+
                     return np.frombuffer(gzip.decompress(f.read()), dtype=np.uint8)
                 except (OSError, EOFError) as exc:
                     raise InputError(f"{path}: corrupt gzip data: {exc}") from None
@@ -247,43 +249,65 @@ def _score(token, layout, fail):
 
 
 def _scan_python(buf, layout, source):
-    """What :func:`_scan_file` returns, computed by Python for small files: a split per line
-    and Python's number parsing (the scanner's fast path gives the same doubles)."""
+    """What :func:`_scan_file` returns, computed by Python for small files: a split per
+    line, Python's number parsing (the scanner's fast path gives the same doubles), and a
+    second look at the lines only to name a bad one."""
     needed, exact, _, f_doc, f_value = _scan._line_fields(layout)
-    docs, tokens, lines, block_first, block_qids = [], [], [], [], []
-    content = buf.tobytes().split(b"\n")
-    for number, line in enumerate(content, 1):
-        fields = line.split()
-        if not fields or fields[0][:1] == b"#":
-            continue
-        if len(fields) < needed or (exact and len(fields) > needed):
-            _raise_line_error(buf, layout, _scan.TOO_FEW_FIELDS if len(fields) < needed
-                              else _scan.TOO_MANY_FIELDS, _line_offset(content, number),
-                              source)
-        if not block_qids or fields[0] != block_qids[-1]:
-            block_first.append(len(docs))
-            block_qids.append(fields[0])
-        docs.append(fields[f_doc])
-        tokens.append(fields[f_value])
-        lines.append(number)
-    _check_rows(len(docs), layout, source)
-    values = np.empty(len(tokens))
-    for k, token in enumerate(tokens):
+    lines = buf.tobytes().split(b"\n")
+    rows = [fields for fields in map(bytes.split, lines) if fields and fields[0][0] != 35]
+    lengths = set(map(len, rows))
+    if lengths and (min(lengths) < needed or (exact and max(lengths) > needed)):
+        _python_line_error(buf, lines, layout, source)
+    _check_rows(len(rows), layout, source)
+    tokens = [fields[f_value] for fields in rows]
+    try:
         if layout == _scan.QRELS:
-            value = _label(token)
-            if value is None:
-                _raise_line_error(buf, layout, _scan.BAD_LABEL, _line_offset(content, lines[k]),
-                                  source)
+            labels = [_label(t) for t in tokens]
+            if None in labels:
+                raise ValueError
+            values = np.array(labels, dtype=np.float64)
         else:
-            value = _score(token, layout, lambda message, k=k: _fail(source, lines[k], message))
-        values[k] = value
+            values = np.array(list(map(float, tokens)))
+            if layout == _scan.RUN3:
+                values = -values
+            if not np.isfinite(values).all() or b"_" in b"".join(tokens):
+                raise ValueError
+    except (ValueError, TypeError):  # a bad number: find its line
+        _python_line_error(buf, lines, layout, source)
+    docs = [fields[f_doc] for fields in rows]
+    qids = [fields[0] for fields in rows]
+    block_first = [i for i in range(len(qids)) if i == 0 or qids[i] != qids[i - 1]]
     codes = {}
-    block_code = [codes.setdefault(qid, len(codes)) for qid in block_qids]
-    as_ints = all(map(canonical_text, docs))
-    doc_ids = (Ids(values=np.array([int(d) for d in docs], dtype=np.int64), text=True)
-               if as_ints else Ids.from_strings(docs))
+    block_code = [codes.setdefault(qids[i], len(codes)) for i in block_first]
+    if _CANONICAL_INTS.fullmatch(b" ".join(docs)):
+        doc_ids = Ids(values=np.array(list(map(int, docs)), dtype=np.int64), text=True)
+    else:
+        doc_ids = Ids.from_strings(docs)
     return (Ids.from_strings(list(codes)), np.array(block_code, dtype=np.int64),
             np.array(block_first, dtype=np.int64), doc_ids, values)
+
+
+#: Space-separated canonical decimal ids (see :func:`fastir.ids.canonical_text`).
+_CANONICAL_INTS = re.compile(rb"(?:0|[1-9][0-9]{0,17})(?: (?:0|[1-9][0-9]{0,17}))*")
+
+
+def _python_line_error(buf, lines, layout, source):
+    """Raise the error of the first bad line, as the scanner words it."""
+    needed, exact, _, _, f_value = _scan._line_fields(layout)
+    offset = 0
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if fields and fields[0][0] != 35:
+            if len(fields) < needed or (exact and len(fields) > needed):
+                code = _scan.TOO_FEW_FIELDS if len(fields) < needed else _scan.TOO_MANY_FIELDS
+                _raise_line_error(buf, layout, code, offset, source)
+            if layout == _scan.QRELS and _label(fields[f_value]) is None:
+                _raise_line_error(buf, layout, _scan.BAD_LABEL, offset, source)
+            if layout != _scan.QRELS:
+                _score(fields[f_value], layout, lambda message, n=number: _fail(source, n,
+                                                                                  message))
+        offset += len(line) + 1
+    raise InputError(f"{source}: malformed file")  # (not reached: a line above is bad)
 
 
 def _label(token):
@@ -293,10 +317,6 @@ def _label(token):
         return None
     value = int(token)
     return value if -(2**31) <= value < 2**31 else None
-
-
-def _line_offset(lines, number):
-    return sum(len(line) + 1 for line in lines[:number - 1])
 
 
 def _fail(source, line, message):
