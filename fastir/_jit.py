@@ -37,20 +37,28 @@ _POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": Fal
 #: Rows a process evaluates as Python before it loads numba (see the module doc).
 PYTHON_ROWS = 250_000
 
+#: Items a kernel not yet loaded handles as Python within compiled work (see select).
+KERNEL_PYTHON_ITEMS = 50_000
+
 #: What a first compile of one code path takes on the project machine (BENCHMARKS.md).
 COMPILE_SECONDS = 20
+note_compiles = True  # say on stderr when numba starts compiling fastir's kernels
+#: Set by the command line, which owns its process: numba's one-time set-up then skips
+#: importing scipy (only numba's np.correlate/np.convolve would use its BLAS; ~0.15 s).
+lean_start = False
 
 prange = range  # kernel modules get numba.prange in its place when numba is loaded
 
 
 class _Entry:
-    __slots__ = ("source", "python", "options", "dispatcher")
+    __slots__ = ("source", "python", "options", "dispatcher", "python_items")
 
     def __init__(self, source, options):
         self.source = source
         self.python = source
         self.options = options
         self.dispatcher = None
+        self.python_items = 0  # items this kernel ran as Python within compiled work
 
 
 _registry = []
@@ -124,9 +132,19 @@ def _load_numba():
     with _load_lock:
         if _numba is not None:
             return _numba
-        import numba
-        from numba.core import event
+        blocked = next((m for m in ("scipy", "scipy.linalg") if m not in sys.modules), None)
+        if lean_start and blocked:  # ImportErrors for numba's optional scipy probes
+            sys.modules[blocked] = None
+        try:
+            import numba
+            from numba.core import event
+            from numba.core.registry import cpu_target
 
+            if lean_start:
+                cpu_target.target_context.refresh()  # numba's one-time set-up, now
+        finally:
+            if lean_start and blocked:
+                del sys.modules[blocked]
         event.register("numba:compile", _compile_note(event.Listener))
         for entry in _registry:
             _attach(numba, entry)
@@ -153,7 +171,7 @@ def _compile_note(listener_base):
         def on_start(self, event):
             dispatcher = event.data.get("dispatcher")
             module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-            if self.said or not module.startswith("fastir"):
+            if self.said or not module.startswith("fastir") or not note_compiles:
                 return
             self.said = True
             print(f"fastir: compiling numba kernels for this kind of input, once (cached "
@@ -187,9 +205,13 @@ def forced(mode):
         _forced.reset(token)
 
 
+def _forced_mode():
+    return _forced.get() or _FORCED_BY_ENV
+
+
 def _choose_python(n_rows):
     global _python_rows
-    mode = _forced.get() or _FORCED_BY_ENV
+    mode = _forced_mode()
     if mode in ("python", "numba"):
         return mode == "python"
     if _numba is not None or _python_rows + n_rows > PYTHON_ROWS:
@@ -220,11 +242,28 @@ def python_mode():
     return _choose_python(0) if decided is None else decided
 
 
-def select(kernel):
-    """``kernel`` as the current tier runs it: its Python form or its dispatcher."""
-    if python_mode():
-        return functools.partial(_run_python, kernel._fastir_entry.python)
+def select(kernel, n_items=None):
+    """``kernel`` as the current tier runs it: its Python form or its dispatcher.
+
+    With ``n_items`` (the size of this call's work), a kernel that this process has not
+    loaded yet also runs as Python while its calls stay small (``KERNEL_PYTHON_ITEMS``
+    items in all): loading one cached kernel costs about 10 ms, more than Python takes on
+    a few thousand items (the query ids of a large run, say).
+    """
+    entry = kernel._fastir_entry
+    python = python_mode()
+    if not python and n_items is not None and not _loaded(entry):
+        python = _forced_mode() != "numba" and entry.python_items + n_items <= \
+            KERNEL_PYTHON_ITEMS
+        if python:
+            entry.python_items += n_items
+    if python:
+        return functools.partial(_run_python, entry.python)
     return compiled(kernel)
+
+
+def _loaded(entry):
+    return entry.dispatcher is not None and bool(entry.dispatcher.overloads)
 
 
 def _run_python(function, *args):

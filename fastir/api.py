@@ -67,7 +67,7 @@ class Results:
     def summary(self):
         """The summaries as an array, in the order of ``measures`` (NaN for text)."""
         how = np.array([kernels.HOW[m.spec.aggregate] for m in self.parsed], dtype=np.int64)
-        return _jit.select(kernels.summaries)(self.values[None], how)[0]
+        return _jit.select(kernels.summaries, self.values.size)(self.values[None], how)[0]
 
     def to_dict(self):
         """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""

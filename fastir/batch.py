@@ -158,7 +158,7 @@ class BoundCandidates:
                            ev.options["missing"], self.joined.in_run)
         how = np.array([kernels.HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
         with _jit.tier(values.size):
-            means = _jit.select(kernels.summaries)(values, how)
+            means = _jit.select(kernels.summaries, values.size)(values, how)
         return (means, values) if per_query else means
 
     def _values(self, matrix):

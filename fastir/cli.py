@@ -119,6 +119,17 @@ def example_main(argv):
     return main(argv)
 
 
+def warmup_main(argv):
+    """Compile every numba kernel now (cached on disk for later processes)."""
+    from fastir.warmup import warmup
+
+    print("fastir warmup: compiling numba kernels (cached on disk; once per install)",
+          file=sys.stderr, flush=True)
+    seconds = warmup()
+    print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
 def measures_main(argv):
     """List the measure families: name, trec_eval name, parameters, description."""
     from fastir.measures import FAMILIES
@@ -130,10 +141,14 @@ def measures_main(argv):
     return 0
 
 
-COMMANDS = {"trec_eval": trec_eval_main, "example": example_main, "measures": measures_main}
+COMMANDS = {"trec_eval": trec_eval_main, "example": example_main, "measures": measures_main,
+            "warmup": warmup_main}
 
 
 def main(argv=None):
+    from fastir import _jit
+
+    _jit.lean_start = True
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: fastir {{{','.join(COMMANDS)}}} ...\n  {USAGE}\n  fastir example"

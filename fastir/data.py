@@ -14,7 +14,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import jit
-from fastir.ids import Ids, id_equal, id_hash, intern_blocks, sort_ids
+from fastir.ids import Ids, frozen, id_equal, id_hash, intern_blocks, sort_ids
 
 
 class InputError(ValueError):
@@ -40,9 +40,9 @@ class Qrels:
 
     def __init__(self, query_ids, indptr, doc_ids, labels, source="qrels"):
         self.query_ids = query_ids
-        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indptr = frozen(indptr, np.int64)
         self.doc_ids = doc_ids
-        self.labels = np.ascontiguousarray(labels, dtype=np.int32)
+        self.labels = frozen(labels, np.int32)
         self.source = source
         self._hashes = {}
         self._conversions = {}
@@ -150,7 +150,9 @@ class Qrels:
     def ideal_labels(self):
         """Each query's labels sorted in descending order (the ideal ranking's gains)."""
         if self._ideal is None:
-            self._ideal = _jit.select(_sort_desc_segments)(self.indptr, self.labels)
+            query = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+            order = np.lexsort((-self.labels.astype(np.int64), query))
+            self._ideal = frozen(self.labels[order], np.int32)
         return self._ideal
 
     def to_dict(self):
@@ -185,10 +187,10 @@ class Run:
 
     def __init__(self, query_ids, starts, stops, doc_ids, scores, name="run", source="run"):
         self.query_ids = query_ids
-        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
-        self.stops = np.ascontiguousarray(stops, dtype=np.int64)
+        self.starts = frozen(starts, np.int64)
+        self.stops = frozen(stops, np.int64)
         self.doc_ids = doc_ids
-        self.scores = np.ascontiguousarray(scores, dtype=np.float64)
+        self.scores = frozen(scores, np.float64)
         self.name = name
         self.source = source
 
@@ -290,7 +292,7 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
         keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
         block_code, block_first = block_code[keep], block_first[keep]
     block_len = np.diff(np.append(block_first, n_rows))
-    order = _jit.select(sort_ids)(*unique.args())
+    order = _jit.select(sort_ids, len(unique))(*unique.args())
     n_queries = len(order)
     rank = np.empty(n_queries, dtype=np.int64)
     rank[order] = np.arange(n_queries)
@@ -391,13 +393,3 @@ def _hash_judgments(indptr, data, offsets, values, is_int):
             table[slot] = r
     return row_hash, -1
 
-
-@jit
-def _sort_desc_segments(indptr, labels):
-    out = np.empty_like(labels)
-    for q in range(len(indptr) - 1):
-        seg = np.sort(labels[indptr[q]:indptr[q + 1]])
-        n = len(seg)
-        for k in range(n):
-            out[indptr[q] + k] = seg[n - 1 - k]
-    return out

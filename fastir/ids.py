@@ -14,9 +14,21 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, jit, python_variant
 
-_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
-_EMPTY_I64 = np.zeros(0, dtype=np.int64)
-_ZERO_OFFSETS = np.zeros(1, dtype=np.int64)
+
+def frozen(array, dtype):
+    """``array`` as a read-only contiguous array of ``dtype`` (a view when it already is
+    one: the caller's array is not touched). Containers keep their columns this way, so
+    each kernel meets one array type and numba compiles one specialisation of it."""
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+_EMPTY_U8 = frozen(np.zeros(0), np.uint8)
+_EMPTY_I64 = frozen(np.zeros(0), np.int64)
+_ZERO_OFFSETS = frozen(np.zeros(1), np.int64)
 
 
 class Ids:
@@ -35,10 +47,10 @@ class Ids:
         self.text = text and self.is_int
         if self.is_int:
             self.data, self.offsets = _EMPTY_U8, _ZERO_OFFSETS
-            self.values = np.ascontiguousarray(values, dtype=np.int64)
+            self.values = frozen(values, np.int64)
         else:
-            self.data = np.ascontiguousarray(data, dtype=np.uint8)
-            self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+            self.data = frozen(data, np.uint8)
+            self.offsets = frozen(offsets, np.int64)
             self.values = _EMPTY_I64
 
     @classmethod
@@ -100,7 +112,7 @@ class Ids:
         index = np.asarray(index, dtype=np.int64)
         if self.is_int:
             return Ids(values=self.values[index], text=self.text)
-        data, offsets = _jit.select(_gather_bytes)(self.data, self.offsets, index)
+        data, offsets = _jit.select(_gather_bytes, len(index))(self.data, self.offsets, index)
         return Ids(data, offsets)
 
     def as_text(self):
@@ -113,7 +125,7 @@ class Ids:
         """The same ids as integers if every one is canonical decimal text, else None."""
         if self.is_int:
             return self
-        values, ok = _jit.select(_canonical_ints)(self.data, self.offsets)
+        values, ok = _jit.select(_canonical_ints, len(self))(self.data, self.offsets)
         return Ids(values=values, text=True) if ok else None
 
     def args(self):
@@ -451,8 +463,8 @@ def intern_blocks(data, offsets, values, is_int):
     proportional to the number of blocks, not of rows.
     """
     if is_int:
-        return _jit.select(_intern_int_blocks)(values)
-    return _jit.select(_intern_text_blocks)(data, offsets)
+        return _jit.select(_intern_int_blocks, len(values))(values)
+    return _jit.select(_intern_text_blocks, len(offsets) - 1)(data, offsets)
 
 
 # The two kernels below index their arrays directly in the row loop: calling a helper that

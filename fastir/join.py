@@ -88,7 +88,8 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     limit = NO_LIMIT if max_docs is None else int(max_docs)
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
-    in_qrels, in_run = _jit.select(merge_sorted_ids)(*q_qids.args()[:3], *r_qids.args())
+    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
+    in_qrels, in_run = merge(*q_qids.args()[:3], *r_qids.args())
     judged = in_qrels >= 0
     ignored = r_qids.take(in_run[~judged]).tolist()
     missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()

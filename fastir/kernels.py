@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from fastir._jit import helper, jit, pjit, prange
+from fastir._jit import helper, jit, pjit, prange, python_variant
 
 NUM_Q = 0
 NUM_RET = 1
@@ -649,4 +649,30 @@ def summaries(values, how):
     out = np.zeros((values.shape[0], values.shape[2]))
     for r in range(values.shape[0]):
         summarise(values[r], how, out[r])
+    return out
+
+
+@python_variant(summaries)
+def summaries(values, how):
+    """The same with numpy: a cumulative sum is a sequential sum (from 0.0, so that -0.0
+    values sum as the loop sums them); geometric means go through ``math.log`` as the
+    kernel's do."""
+    n_runs, n, n_measures = values.shape
+    out = np.zeros((n_runs, n_measures))
+    for m in range(n_measures):
+        column = values[:, :, m]
+        if how[m] == 3:
+            out[:, m] = np.nan
+        elif n == 0:
+            continue
+        elif how[m] == 2:
+            for r in range(n_runs):
+                total = 0.0
+                for v in column[r].tolist():
+                    total += math.log(max(v, MIN_GEO_MEAN))
+                out[r, m] = math.exp(total / n)
+        else:
+            padded = np.concatenate((np.zeros((n_runs, 1)), column), axis=1)
+            totals = np.cumsum(padded, axis=1)[:, -1]
+            out[:, m] = totals if how[m] == 1 else totals / n
     return out

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir import _jit, ids, join
+from fastir import _jit, ids, join, kernels
 
 NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "RR", "Bpref", "IPrec@0.5", "GMAP", "infAP",
          "nDCGRel", "RnDCG", "G", "RBP", "Unj@5", "SetF", "IPrecAvg", "NumRelRet"]
@@ -187,9 +187,23 @@ def test_join_variant_matches_its_kernel(data, candidates):
     assert py == nb
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3), st.integers(0, 6), st.data())
+def test_summaries_variant_matches_its_kernel(n_runs, n_queries, data):
+    values = np.array(data.draw(st.lists(
+        st.sampled_from([0.0, -0.0, 1e-7, 0.1, 0.3, 1 / 3, 2.0, -1.5, 1e300]),
+        min_size=n_runs * n_queries * 4, max_size=n_runs * n_queries * 4))).reshape(
+        n_runs, n_queries, 4)
+    how = np.array([0, 1, 2, 3], dtype=np.int64)
+    py, nb = _kernel_pair(kernels.summaries)
+    a, b = py(values, how), nb(values, how)
+    assert np.array_equal(a, b, equal_nan=True)
+    assert np.array_equal(np.signbit(a), np.signbit(b))  # -0.0 sums as the loop sums it
+
+
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
-              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel"}
+              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries"}
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested
 

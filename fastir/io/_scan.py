@@ -253,63 +253,23 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
 
 
 @pjit
-def count_chunks(buf, starts, ends, layout):
-    """First pass: per chunk (rows, doc bytes, groups, error code, error offset, all doc ids
-    canonical integers)."""
-    n = len(starts)
-    out = np.zeros((n, 6), dtype=np.int64)
-    dummy_u8 = np.zeros(0, dtype=np.uint8)
-    dummy_i64 = np.zeros(0, dtype=np.int64)
-    dummy_f64 = np.zeros(0, dtype=np.float64)
-    dummy_groups = np.zeros((0, 3), dtype=np.int64)
-    for c in prange(n):
-        rows, nbytes, groups, err, where, all_int = _scan_chunk(
-            buf, starts[c], ends[c], layout, False, False, 0, 0, 0, 0, dummy_u8, dummy_i64,
-            dummy_i64, dummy_f64, dummy_groups)
+def scan_chunks(buf, starts, ends, layout, write, int_docs, row0, byte0, group0, doc_data,
+                doc_offsets, doc_values, values, groups):
+    """Scan every chunk (in parallel); with ``write``, store its rows at its offsets (chunk
+    ``c`` may hold up to ``group0[c + 1] - group0[c]`` query blocks). Per chunk: (rows, doc
+    bytes, groups, error code, error offset, all doc ids canonical integers)."""
+    out = np.zeros((len(starts), 6), dtype=np.int64)
+    for c in prange(len(starts)):
+        rows, n_bytes, n_groups, error, offset, all_int = _scan_chunk(
+            buf, starts[c], ends[c], layout, write, int_docs, row0[c], byte0[c], group0[c],
+            group0[c + 1] - group0[c], doc_data, doc_offsets, doc_values, values, groups)
         out[c, 0] = rows
-        out[c, 1] = nbytes
-        out[c, 2] = groups
-        out[c, 3] = err
-        out[c, 4] = where
+        out[c, 1] = n_bytes
+        out[c, 2] = n_groups
+        out[c, 3] = error
+        out[c, 4] = offset
         out[c, 5] = all_int
     return out
-
-
-@pjit
-def fill_chunks(buf, starts, ends, layout, int_docs, row0, byte0, group0, doc_data,
-                doc_offsets, doc_values, values, groups):
-    """Write every chunk's rows at its offsets (chunk ``c`` may hold up to
-    ``group0[c + 1] - group0[c]`` query blocks). Per chunk: (error, offset, rows, groups)."""
-    out = np.zeros((len(starts), 4), dtype=np.int64)
-    for c in prange(len(starts)):
-        result = _scan_chunk(buf, starts[c], ends[c], layout, True, int_docs, row0[c],
-                             byte0[c], group0[c], group0[c + 1] - group0[c], doc_data,
-                             doc_offsets, doc_values, values, groups)
-        out[c, 0] = result[3]
-        out[c, 1] = result[4]
-        out[c, 2] = result[0]
-        out[c, 3] = result[2]
-    return out
-
-
-@jit
-def compact_chunks(row0, rows, group0, n_groups, doc_values, values, groups):
-    """Close the gaps a single pass leaves (chunk rows were placed at upper-bound offsets):
-    moves rows and query blocks down in place; returns (rows, blocks)."""
-    r = 0
-    g = 0
-    for c in range(len(rows)):
-        shift = row0[c] - r
-        for k in range(rows[c]):
-            doc_values[r + k] = doc_values[row0[c] + k]
-            values[r + k] = values[row0[c] + k]
-        for k in range(n_groups[c]):
-            groups[g + k, 0] = groups[group0[c] + k, 0]
-            groups[g + k, 1] = groups[group0[c] + k, 1]
-            groups[g + k, 2] = groups[group0[c] + k, 2] - shift
-        r += rows[c]
-        g += n_groups[c]
-    return r, g
 
 
 @helper

@@ -10,7 +10,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir.data import InputError, Qrels, Run, assemble
-from fastir.ids import Ids, canonical_text, gather_spans, intern_blocks
+from fastir.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.io import _scan
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
@@ -38,7 +38,7 @@ def read_bytes(path):
                 except (OSError, EOFError) as exc:
                     raise InputError(f"{path}: corrupt gzip data: {exc}") from None
             if os.fstat(f.fileno()).st_size == 0:
-                return np.zeros(0, dtype=np.uint8)
+                return frozen(np.zeros(0), np.uint8)
             flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
             return np.frombuffer(mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ),
                                  dtype=np.uint8)
@@ -152,23 +152,31 @@ def _scan_file(buf, layout, source, int_guess=False):
         parsed = _scan_single_pass(buf, starts, ends, layout, source)
         if parsed is not None:
             return parsed
-    counts = _jit.launch(_scan.count_chunks, buf, starts, ends, layout)
+    none = np.zeros(n_chunks + 1, dtype=np.int64)
+    counts = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, False, False, none,
+                         none, none, *_scan_outputs(0, 0, 0, False))
     _check_errors(buf, layout, counts[:, 3], counts[:, 4], source)
     row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
     byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
     group0 = np.concatenate(([0], np.cumsum(counts[:, 2])))
     n_rows = _check_rows(int(row0[-1]), layout, source)
     int_docs = bool(counts[:, 5].all())  # every doc id canonical decimal: keep integers
-    doc_data = np.empty(0 if int_docs else int(byte0[-1]), dtype=np.uint8)
-    doc_offsets = np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64)
-    doc_values = np.empty(n_rows if int_docs else 0, dtype=np.int64)
-    values = np.empty(n_rows, dtype=np.float64)
-    groups = np.empty((int(group0[-1]), 3), dtype=np.int64)  # qid start, qid end, first row
-    result = _jit.launch(_scan.fill_chunks, buf, starts, ends, layout, int_docs, row0, byte0,
-                         group0, doc_data, doc_offsets, doc_values, values, groups)
-    _check_errors(buf, layout, result[:, 0], result[:, 1], source)
+    outputs = _scan_outputs(n_rows, int(byte0[-1]), int(group0[-1]), int_docs)
+    result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, int_docs, row0,
+                         byte0, group0, *outputs)
+    _check_errors(buf, layout, result[:, 3], result[:, 4], source)
+    doc_data, doc_offsets, doc_values, values, groups = outputs
     docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
     return _finish(buf, starts, ends, layout, row0, groups, docs, values, source)
+
+
+def _scan_outputs(n_rows, n_bytes, n_groups, int_docs):
+    """The arrays :func:`_scan.scan_chunks` writes: doc bytes, doc offsets, doc integers,
+    numbers, and the (qid start, qid end, first row) of each query block."""
+    return (np.empty(0 if int_docs else n_bytes, dtype=np.uint8),
+            np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64),
+            np.empty(n_rows if int_docs else 0, dtype=np.int64),
+            np.empty(n_rows, dtype=np.float64), np.empty((n_groups, 3), dtype=np.int64))
 
 
 def _scan_single_pass(buf, starts, ends, layout, source):
@@ -176,23 +184,29 @@ def _scan_single_pass(buf, starts, ends, layout, source):
     upper = np.array([np.count_nonzero(buf[a:b] == 10) + 1 for a, b in zip(starts, ends)])
     row0 = np.concatenate(([0], np.cumsum(upper)))
     group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, GROUP_ROOM))))
-    doc_values = np.empty(int(row0[-1]), dtype=np.int64)
-    values = np.empty(int(row0[-1]), dtype=np.float64)
-    groups = np.empty((int(group0[-1]), 3), dtype=np.int64)
-    empty_u8, empty_i64 = np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    result = _jit.launch(_scan.fill_chunks, buf, starts, ends, layout, True, row0,
-                         np.zeros_like(row0), group0, empty_u8, empty_i64, doc_values, values,
-                         groups)
-    if np.any((result[:, 0] == _scan.NOT_INT) | (result[:, 0] == _scan.GROUPS_FULL)):
+    doc_data, doc_offsets, doc_values, values, groups = _scan_outputs(
+        int(row0[-1]), 0, int(group0[-1]), True)
+    result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, True, row0,
+                         np.zeros_like(row0), group0, doc_data, doc_offsets, doc_values,
+                         values, groups)
+    if np.any((result[:, 3] == _scan.NOT_INT) | (result[:, 3] == _scan.GROUPS_FULL)):
         return None
-    _check_errors(buf, layout, result[:, 0], result[:, 1], source)
-    n_rows, n_groups = _jit.compiled(_scan.compact_chunks)(row0, result[:, 2], group0,
-                                                           result[:, 3], doc_values, values,
-                                                           groups)
-    _check_rows(n_rows, layout, source)
-    real_row0 = np.concatenate(([0], np.cumsum(result[:, 2])))
+    _check_errors(buf, layout, result[:, 3], result[:, 4], source)
+    rows, n_groups = result[:, 0], result[:, 2]
+    # close the gaps between chunks (each wrote at an upper bound of its first row)
+    real_row0 = np.concatenate(([0], np.cumsum(rows)))
+    real_group0 = np.concatenate(([0], np.cumsum(n_groups)))
+    for c in range(len(rows)):
+        a, r, n = int(row0[c]), int(real_row0[c]), int(rows[c])
+        if a != r:
+            doc_values[r:r + n] = doc_values[a:a + n]
+            values[r:r + n] = values[a:a + n]
+        g, k = int(real_group0[c]), int(n_groups[c])
+        groups[g:g + k] = groups[int(group0[c]):int(group0[c]) + k]
+        groups[g:g + k, 2] -= a - r
+    n_rows = _check_rows(int(real_row0[-1]), layout, source)
     docs = Ids(values=doc_values[:n_rows], text=True)
-    return _finish(buf, starts, ends, layout, real_row0, groups[:n_groups], docs,
+    return _finish(buf, starts, ends, layout, real_row0, groups[:int(real_group0[-1])], docs,
                    values[:n_rows], source)
 
 

@@ -1,0 +1,94 @@
+"""``fastir warmup``: compile every kernel once, ahead of the first large input.
+
+numba compiles a kernel the first time it meets a kind of input (text or integer ids, a
+file or arrays, a dense batch) and caches the machine code on disk; later processes load it
+in milliseconds. Warming up runs each code path once on a tiny input with the kernels
+compiled, so that no later call waits for the compiler.
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from fastir import _jit
+
+#: Every measure family, with the options that select other kernel paths.
+MEASURES = ["all_trec", "yaap", "dcg", "ideal_dcg", "nDCG(dcg='exp-log2')@10", "RR@10",
+            "DCG(gains='1=3,2=9')@5", "SetF(beta=0.5)", "IPrecAvg(recalls='0.5')"]
+
+
+def _steps(folder):
+    """(description, function) of each code path."""
+    import fastir
+
+    qrels_text = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n"
+    run_text = "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
+                       for d in range(12))
+    int_qrels = "1 0 10 1\n1 0 12 0\n2 0 11 2\n"
+    int_run = "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20))
+    msmarco_run = "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2) for r, d in enumerate(range(10, 20)))
+    paths = {}
+    for name, text in [("qrels", qrels_text), ("run", run_text), ("int_qrels", int_qrels),
+                       ("int_run", int_run), ("msmarco_run", msmarco_run)]:
+        paths[name] = os.path.join(folder, name)
+        with open(paths[name], "w") as f:
+            f.write(text)
+
+    def files():
+        for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
+            qrels = fastir.read_qrels(paths[q])
+            fastir.evaluate(qrels, fastir.read_run(paths[r]), MEASURES)
+            fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
+                            compat="9.0.8")
+
+    def containers():
+        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+        run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
+        fastir.evaluate(qrels, run, MEASURES, missing="skip")
+        ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
+                                      np.array([0.1, 0.2, 0.3]))
+        fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
+                                                 np.array([1, 1])), ints, ["map"])
+        text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
+                                      np.array([1.0, 2.0]))
+        fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
+                                                 np.array([1])), text, ["map"])
+
+    def loops():
+        ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, MEASURES[1:])
+        ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
+        bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
+        bound.evaluate(np.array([0.1, 0.2, 0.3]))
+        bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
+        fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
+            ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
+        rng = np.random.default_rng(0)
+        for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
+            scores = rng.normal(size=(batch, width))
+            labels = rng.integers(0, 3, size=(batch, width))
+            fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
+            fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
+                                   mask=scores > -2, n_relevant=np.full(batch, 3))
+
+    return [("files (text and integer ids, MS MARCO runs)", files),
+            ("dicts and arrays", containers), ("loops and dense batches", loops)]
+
+
+def warmup(out=sys.stderr):
+    """Compile every kernel (or load it from numba's cache); returns the seconds taken."""
+    start = time.perf_counter()
+    noting, _jit.note_compiles = _jit.note_compiles, False
+    try:
+        with tempfile.TemporaryDirectory() as folder, _jit.forced("numba"):
+            for description, step in _steps(folder):
+                t = time.perf_counter()
+                step()
+                if out is not None:
+                    print(f"fastir warmup: {description}: {time.perf_counter() - t:.1f} s",
+                          file=out, flush=True)
+    finally:
+        _jit.note_compiles = noting
+    return time.perf_counter() - start
