@@ -236,22 +236,24 @@ def tier(n_rows):
         _python.reset(token)
 
 
-def python_mode():
-    """Whether kernels run as Python here (outside :func:`tier`: as for a tiny input)."""
+def python_mode(n_rows=0):
+    """Whether kernels run as Python here: the enclosing :func:`tier`'s decision, else the
+    decision for one call on ``n_rows`` rows."""
     decided = _python.get()
-    return _choose_python(0) if decided is None else decided
+    return _choose_python(n_rows) if decided is None else decided
 
 
-def select(kernel, n_items=None):
+def select(kernel, n_items=None, python=None):
     """``kernel`` as the current tier runs it: its Python form or its dispatcher.
 
     With ``n_items`` (the size of this call's work), a kernel that this process has not
     loaded yet also runs as Python while its calls stay small (``KERNEL_PYTHON_ITEMS``
     items in all): loading one cached kernel costs about 10 ms, more than Python takes on
-    a few thousand items (the query ids of a large run, say).
+    a few thousand items (the query ids of a large run, say). ``python`` overrides the
+    tier's decision (a caller that decided already).
     """
     entry = kernel._fastir_entry
-    python = python_mode()
+    python = python_mode() if python is None else python
     if not python and n_items is not None and not _loaded(entry):
         python = _forced_mode() != "numba" and entry.python_items + n_items <= \
             KERNEL_PYTHON_ITEMS
@@ -280,11 +282,11 @@ def n_threads():
     return _numba.get_num_threads()
 
 
-def launch(kernel, *args):
-    """Run a parallel kernel in the current tier. Compiled launches are serialised under
-    numba's workqueue threading layer, which is not safe for concurrent launches from
-    several Python threads."""
-    if python_mode():
+def launch(kernel, *args, python=None):
+    """Run a parallel kernel in the current tier (or as ``python`` says). Compiled launches
+    are serialised under numba's workqueue threading layer, which is not safe for
+    concurrent launches from several Python threads."""
+    if python_mode() if python is None else python:
         return _run_python(kernel._fastir_entry.python, *args)
     function = compiled(kernel)
     try:

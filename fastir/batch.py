@@ -291,18 +291,18 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     log2 = kernels.log2_table(width + extra + 2)
     out = np.empty((batch, len(parsed)))
     means = np.empty(len(parsed))
-    with _jit.tier(batch * width):
-        if batch * width < _SERIAL_BELOW or _jit.python_mode():
-            code = _jit.select(BK.matrix_values_serial)(
-                s, y, m, nr, int(relevance_level), rank_depth, average, *spec, log2,
-                *_matrix_scratch(1, width + extra), how, means, out)
-        else:
-            bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
-            status = np.zeros(len(bounds) - 1, dtype=np.int64)
-            code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr,
-                               int(relevance_level), rank_depth, average, *spec, log2,
-                               *_matrix_scratch(len(bounds) - 1, width + extra), how, means,
-                               status, out)
+    python = _jit.python_mode(batch * width)
+    if batch * width < _SERIAL_BELOW or python:
+        code = _jit.select(BK.matrix_values_serial, python=python)(
+            s, y, m, nr, int(relevance_level), rank_depth, average, *spec, log2,
+            *_matrix_scratch(1, width + extra), how, means, out)
+    else:
+        bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
+        status = np.zeros(len(bounds) - 1, dtype=np.int64)
+        code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr,
+                           int(relevance_level), rank_depth, average, *spec, log2,
+                           *_matrix_scratch(len(bounds) - 1, width + extra), how, means,
+                           status, out, python=False)
     if code == BK.BAD_SCORE:
         raise ValueError("scores must be finite (outside the mask)")
     if code == BK.BAD_LABEL:

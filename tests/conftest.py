@@ -117,6 +117,15 @@ def data_dir():
     return DATA
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``one_engine`` do not depend on the engine: they run once."""
+    twice = [item for item in items if item.get_closest_marker("one_engine")
+             and item.callspec.params.get("engine") == "python"]
+    if twice:
+        config.hook.pytest_deselected(items=twice)
+        items[:] = [item for item in items if item not in twice]
+
+
 @pytest.fixture(scope="session", params=["python", "numba"], autouse=True)
 def engine(request):
     """Every test runs twice: with every kernel as Python and with every kernel compiled

@@ -201,6 +201,7 @@ def test_summaries_variant_matches_its_kernel(n_runs, n_queries, data):
     assert np.array_equal(np.signbit(a), np.signbit(b))  # -0.0 sums as the loop sums it
 
 
+@pytest.mark.one_engine
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries"}
@@ -226,6 +227,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.one_engine
 def test_python_until_the_budget_is_spent_then_compiled():
     env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
@@ -233,6 +235,7 @@ def test_python_until_the_budget_is_spent_then_compiled():
     assert json.loads(done.stdout) == {"import": False, "small": False, "budget spent": True}
 
 
+@pytest.mark.one_engine
 def test_reading_a_large_file_loads_numba(tmp_path):
     path = tmp_path / "run.txt"
     path.write_text("".join(f"q{i // 100} Q0 d{i} 1 {i} t\n" for i in range(1000)))
@@ -242,3 +245,45 @@ def test_reading_a_large_file_loads_numba(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, check=True)
     assert done.stdout.strip() == "True"
+
+
+BATTERY = r"""
+import sys, numpy as np
+from numba.core import event
+import fastir
+from fastir import _jit
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+data = sys.argv[1]
+with _jit.forced("numba"):
+    for q, r in [("qrels.test", "results.test"), ("qrels.rel_level", "results.trunc")]:
+        res = fastir.evaluate(f"{data}/{q}", f"{data}/{r}", ["official", "ndcg_cut_10", "infAP"])
+        res.mean
+    qrels = fastir.Qrels.from_arrays(np.array([3, 3, 5]), np.array([10, 11, 12]),
+                                     np.array([1, 0, 2]))
+    run = fastir.Run.from_arrays(np.array([3, 3, 3, 5]), np.array([10, 11, 13, 12]),
+                                 np.array([0.5, 0.5, 0.1, 2.0]))
+    fastir.evaluate(qrels, run, ["AP", "nDCG@3", "RR@2"], missing="skip").mean
+    ev = fastir.Evaluator({"a": {"x": 1, "y": 2}}, ["nDCG@10", "AP"])
+    ev.bind(["a", "a", "a"], ["x", "y", "z"]).evaluate(np.array([[1.0, 2.0, 3.0]]))
+    fastir.evaluate_matrix(np.random.default_rng(1).normal(size=(16, 30)),
+                           np.random.default_rng(2).integers(0, 4, size=(16, 30)),
+                           ["nDCG@5", "P@3", "R@10"])
+print(sorted(set(compiled)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.one_engine
+def test_after_warmup_nothing_compiles(tmp_path, data_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-m", "fastir", "warmup"], env=env, check=True,
+                   capture_output=True)
+    done = subprocess.run([sys.executable, "-c", BATTERY, str(data_dir / "inputs")], env=env,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -253,6 +253,18 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
 
 
 @pjit
+def count_lines(buf, starts, ends):
+    """Lines of each chunk: its newlines, and one more if it does not end with one."""
+    out = np.zeros(len(starts), dtype=np.int64)
+    for c in prange(len(starts)):
+        n = 0
+        for p in range(starts[c], ends[c]):
+            n += buf[p] == 10
+        out[c] = n + (ends[c] > starts[c] and buf[ends[c] - 1] != 10)
+    return out
+
+
+@pjit
 def scan_chunks(buf, starts, ends, layout, write, int_docs, row0, byte0, group0, doc_data,
                 doc_offsets, doc_values, values, groups):
     """Scan every chunk (in parallel); with ``write``, store its rows at its offsets (chunk
