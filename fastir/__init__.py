@@ -16,7 +16,8 @@ _EXPORTS = {
     "Results": "fastir.api", "evaluate": "fastir.api",
     "BoundCandidates": "fastir.batch", "Evaluator": "fastir.batch",
     "evaluate_matrix": "fastir.batch",
-    "InputError": "fastir.data", "Qrels": "fastir.data", "Run": "fastir.data",
+    "FastirWarning": "fastir.data", "InputError": "fastir.data", "Qrels": "fastir.data",
+    "Run": "fastir.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
 }

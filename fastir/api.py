@@ -159,8 +159,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
         values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
                          compat=compat)
-    strings = {key: relstrings(joined, m.cutoff or 10) for key, m in zip(keys, parsed)
-               if m.spec.kind == STRING}
+    strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
+               for key, m in zip(keys, parsed) if m.spec.kind == STRING}
     return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
                    joined.missing_queries, missing, joined.in_run, strings)
 
@@ -222,11 +222,13 @@ PREFIX_KINDS = CUTOFF_KINDS | {
     kernels.SET_REL_P, kernels.SET_AP, kernels.SET_F}
 
 
-def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=None):
+def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
     """The kernel's measure arrays (kind, cutoff, level, gain, params, compat) and the rank
-    depth its prefix rows need."""
+    depth its prefix rows need. A gain table row reaches the largest label it lists (other
+    labels are their own gain)."""
     n = len(parsed)
-    width = max([5, max_label + 1] + [len(m.recalls) for m in parsed])
+    listed = [label for m in parsed for label, _ in (m.gains or ())]
+    width = max([5, max(listed, default=0) + 1] + [len(m.recalls) for m in parsed])
     kind = np.empty(n, dtype=np.int64)
     cutoff = np.zeros(n, dtype=np.int64)
     level = np.empty(n, dtype=np.int64)
@@ -248,8 +250,7 @@ def measure_spec(parsed, relevance_level, *, max_label=0, num_docs=0, compat=Non
             gain[j] = kernels.GAIN_TABLE
             params[j, :] = np.nan
             for label, value in m.gains or ():
-                if label < width:
-                    params[j, label] = value
+                params[j, label] = value
         if spec.kind == kernels.SET_F:
             params[j, 0] = m.beta
         elif spec.kind == kernels.RBP:
@@ -276,9 +277,7 @@ def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None, 
     precomputed :func:`measure_spec` (an :class:`~fastir.Evaluator`'s).
     """
     if spec is None:
-        max_label = int(qrels.labels.max()) if len(qrels.labels) else 0
-        spec = measure_spec(parsed, relevance_level, max_label=max(max_label, 0),
-                            num_docs=num_docs, compat=compat)
+        spec = measure_spec(parsed, relevance_level, num_docs=num_docs, compat=compat)
     n_queries = len(joined.indptr) - 1
     out = np.zeros((n_queries, len(parsed)))
     if n_queries:

@@ -20,9 +20,9 @@ from fastir.api import (
     measure_spec,
     size_hint,
 )
-from fastir.data import InputError, Run
+from fastir.data import InputError, Run, integer_labels
 from fastir.join import NO_LIMIT, join
-from fastir.measures import parse_all
+from fastir.measures import MAX_CUTOFF, parse_all
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 
@@ -61,9 +61,8 @@ class Evaluator:
         self.relevance_level = int(relevance_level)
         self.num_docs = int(num_docs)
         self.compat = compat
-        max_label = int(self.qrels.labels.max()) if len(self.qrels.labels) else 0
-        self.spec = measure_spec(self.parsed, self.relevance_level, max_label=max(max_label, 0),
-                                 num_docs=self.num_docs, compat=compat)
+        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=self.num_docs,
+                                 compat=compat)
 
     def evaluate(self, run):
         """Evaluate one run (a :class:`Run`, dict or path): a :class:`Results`."""
@@ -201,6 +200,11 @@ def _as_float_array(x, name):
     return x.astype(np.float64, copy=False)
 
 
+#: Relevant documents per row that a dense batch lays out in its ideal ranking when a
+#: measure reads the whole of it (nDCG without a cutoff): it is kept in memory.
+MAX_IDEAL = 1 << 24
+
+
 @functools.lru_cache(maxsize=256)
 def _matrix_spec(measures, relevance_level):
     keys, parsed = parse_all(list(measures))
@@ -209,13 +213,28 @@ def _matrix_spec(measures, relevance_level):
         if m.spec.kind in (kernels.BPREF, kernels.INFAP, kernels.RBP_RESID, kernels.UNJ) \
                 or m.family == "RelString":
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
-    spec = measure_spec(parsed, relevance_level, max_label=64)
+    spec = measure_spec(parsed, relevance_level)
     how = np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
     # Only the top ranks are needed when every measure has a cutoff (nDCG@10): selection,
     # not a sort. spec[-1] is that depth when all measures read the cumulative rows.
     cut = all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in parsed)
     rank_depth = int(spec[-1]) if cut else 0
-    return keys, parsed, spec, how, rank_depth
+    return keys, parsed, spec, how, rank_depth, _ideal_depth(parsed)
+
+
+def _ideal_depth(parsed):
+    """How much of the ideal ranking the measures read (-1: all of it, with its measure)."""
+    depth, whole = 0, None
+    for m in parsed:
+        kind = m.spec.kind
+        if kind in (kernels.NDCG, kernels.IDEAL_DCG) and m.cutoff is not None:
+            depth = max(depth, m.cutoff)
+        elif kind in (kernels.NDCG, kernels.IDEAL_DCG, kernels.NDCG_REL, kernels.RNDCG,
+                      kernels.G):
+            whole = whole or str(m)
+        elif kind == kernels.RBP:  # scales gains by the top label
+            depth = max(depth, 1)
+    return (-1, whole) if whole else (depth, None)
 
 
 def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
@@ -260,7 +279,8 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     if ties not in ("column", "average"):
         raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
-    keys, parsed, spec, how, rank_depth = _matrix_spec(names, int(relevance_level))
+    level = _level(relevance_level)
+    keys, parsed, spec, how, rank_depth, (ideal_cap, whole) = _matrix_spec(names, level)
     average = ties == "average"
     if average:
         rank_depth = 0  # tie groups are averaged whole: rank everything
@@ -270,9 +290,7 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     y = np.asarray(labels)
     if y.shape != s.shape:
         raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
-    if y.dtype.kind not in "iub":
-        raise TypeError(f"labels must be integers, got dtype {y.dtype}")
-    y = y.astype(np.int32, copy=False)
+    y = integer_labels(y, "evaluate_matrix: labels")
     if mask is None:
         m = _all_true(s.shape)
     else:
@@ -283,10 +301,14 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     if n_relevant is None:
         nr, extra = _zeros(batch), 0
     else:
-        nr = np.asarray(n_relevant, dtype=np.int64)
-        if nr.shape != (batch,):
-            raise ValueError(f"n_relevant must have shape ({batch},), got {nr.shape}")
-        extra = int(max(0, nr.max(initial=0)))
+        nr = _counts(n_relevant, batch)
+        extra = int(nr.max(initial=0))
+        if ideal_cap >= 0:
+            extra = min(extra, ideal_cap)
+        elif extra > MAX_IDEAL:
+            raise ValueError(f"n_relevant up to {extra} needs an ideal ranking of that many "
+                             f"documents for {whole} (no cutoff); give it a cutoff, or keep "
+                             f"n_relevant at most {MAX_IDEAL}")
     s, y, m = np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m)
     log2 = kernels.log2_table(width + extra + 2)
     out = np.empty((batch, len(parsed)))
@@ -294,13 +316,13 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     python = _jit.python_mode(batch * width)
     if batch * width < _SERIAL_BELOW or python:
         code = _jit.select(BK.matrix_values_serial, python=python)(
-            s, y, m, nr, int(relevance_level), rank_depth, average, *spec, log2,
+            s, y, m, nr, level, rank_depth, ideal_cap, average, *spec, log2,
             *_matrix_scratch(1, width + extra), how, means, out)
     else:
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
         status = np.zeros(len(bounds) - 1, dtype=np.int64)
-        code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr,
-                           int(relevance_level), rank_depth, average, *spec, log2,
+        code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr, level, rank_depth,
+                           ideal_cap, average, *spec, log2,
                            *_matrix_scratch(len(bounds) - 1, width + extra), how, means,
                            status, out, python=False)
     if code == BK.BAD_SCORE:
@@ -309,6 +331,34 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         raise ValueError("labels must be >= 0")
     result = dict(zip(keys, means.tolist()))
     return (result, out) if per_row else result
+
+
+def _level(relevance_level):
+    """The relevance level as an integer from 0, or a clear error."""
+    level = relevance_level
+    if isinstance(level, (float, np.floating)) and float(level).is_integer():
+        level = int(level)
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not \
+            0 <= level <= MAX_CUTOFF:
+        raise ValueError(f"relevance_level must be an integer from 0 to {MAX_CUTOFF}, got "
+                         f"{relevance_level!r}")
+    return int(level)
+
+
+def _counts(n_relevant, batch):
+    """``n_relevant`` as int64 counts (whole, finite, from 0 to 2**31 - 1), one per row."""
+    nr = np.asarray(n_relevant)
+    if nr.shape != (batch,):
+        raise ValueError(f"n_relevant must have shape ({batch},), got {nr.shape}")
+    if nr.dtype.kind not in "iuf":
+        raise TypeError(f"n_relevant must be numbers, got dtype {nr.dtype}")
+    bad = ~np.isfinite(nr) | (nr != np.round(nr)) | (nr < 0) | (nr > MAX_CUTOFF) \
+        if nr.dtype.kind == "f" else (nr < 0) | (nr > MAX_CUTOFF)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"n_relevant[{i}] = {nr[i].item()!r}: counts are whole numbers from 0 "
+                         f"to {MAX_CUTOFF}")
+    return nr.astype(np.int64)
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,7 +16,15 @@ import numpy as np
 
 from fastir._jit import helper, pjit, prange
 from fastir.join import sort_by_score
-from fastir.kernels import DCG, N_ROWS, NDCG, insert_descending, query_value, summarise
+from fastir.kernels import (
+    DCG,
+    N_ROWS,
+    NDCG,
+    count_at_least,
+    insert_descending,
+    query_value,
+    summarise,
+)
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -100,8 +108,8 @@ def bound_values(tasks, n_queries, cand_indptr, rows, codes, scores, ideal_indpt
             ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
             for m in range(len(kind)):
                 out[r, e, m] = query_value(t, kind[m], cutoff[m], level[m], gain_kind[m],
-                                           params[m], compat[m], ranked[c, :n], ideal, log2,
-                                           scratch[c], state[c], depth)
+                                           params[m], compat[m], ranked[c, :n], ideal, 0, 0,
+                                           log2, scratch[c], state[c], depth)
 
 
 BAD_SCORE = -1  # a non-finite score (under the mask)
@@ -109,10 +117,13 @@ BAD_LABEL = -2  # a negative label
 
 
 @helper
-def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal, order, buf):
+def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ideal_cap, ranked, ideal,
+                order, buf):
     """Ranked labels (score descending, ties by column; only the top ``depth`` when it is
-    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths, or
-    (BAD_SCORE or BAD_LABEL, 0) for invalid input.
+    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths and
+    how many relevant documents outside the candidates were left out of the ideal (at most
+    ``ideal_cap`` are laid out, all when it is negative: the measures need no more), or
+    (BAD_SCORE or BAD_LABEL, 0, 0) for invalid input.
 
     One pass over the columns validates them and counts labels (in ``ranked``, free until
     the ranking is written), then the ideal is laid out from the counts and the ranking
@@ -127,9 +138,9 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
             continue
         label = labels[b, j]
         if label < 0:
-            return BAD_LABEL, 0
+            return BAD_LABEL, 0, 0
         if not math.isfinite(scores[b, j]):
-            return BAD_SCORE, 0
+            return BAD_SCORE, 0, 0
         order[n] = j
         n += 1
         if label >= level:
@@ -141,23 +152,24 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
                 top_label += 1
                 ranked[top_label] = 0
             ranked[label] += 1
-    extra = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
+    outside = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
+    shown = outside if ideal_cap < 0 else min(outside, ideal_cap)
     m = 0
     if small:  # counting sort, descending
         for v in range(top_label, -1, -1):
-            if v < level and extra > 0:  # the outside docs (label = level) come first
-                for _ in range(extra):
-                    ideal[m] = level
-                    m += 1
-                extra = 0
             for _ in range(ranked[v]):
                 ideal[m] = v
                 m += 1
     else:
         for i in range(n):
             m = insert_descending(ideal, m, labels[b, order[i]])
-    for _ in range(extra):  # (when no label is below the level, or large labels)
-        m = insert_descending(ideal, m, level)
+    # the outside documents (label: the relevance level) go after the labels above it
+    at = count_at_least(ideal[:m], level)
+    for i in range(m - 1, at - 1, -1):
+        ideal[i + shown] = ideal[i]
+    for i in range(at, at + shown):
+        ideal[i] = level
+    m += shown
     if depth > 0 and depth < n:
         k = _select_top(b, scores, order, n, depth, buf)
     else:
@@ -165,7 +177,7 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ranked, ideal
         k = n
     for i in range(k):
         ranked[i] = labels[b, order[i]]
-    return k, m
+    return k, m, outside - shown
 
 
 @helper
@@ -219,11 +231,11 @@ def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
 
 
 @helper
-def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, average,
-                       kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
-                       ideal, order, buf, scratch, state, out):
-    n, m = _matrix_row(b, scores, labels, mask, n_relevant, relevance, rank_depth, ranked,
-                       ideal, order, buf)
+def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, ideal_cap,
+                       average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
+                       ranked, ideal, order, buf, scratch, state, out):
+    n, m, outside = _matrix_row(b, scores, labels, mask, n_relevant, relevance, rank_depth,
+                                ideal_cap, ranked, ideal, order, buf)
     if n < 0:
         return n
     for k in range(len(kind)):
@@ -242,23 +254,25 @@ def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_dept
             continue
 
         out[b, k] = query_value(b, kind[k], cutoff[k], level[k], gain_kind[k], params[k],
-                                compat[k], ranked[:n], ideal[:m], log2, scratch, state, depth)
+                                compat[k], ranked[:n], ideal[:m], outside, relevance, log2,
+                                scratch, state, depth)
     return 0
 
 
 @pjit(nrt=False)
 def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
-                           average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                           ranked, ideal, order, buf, scratch, state, how, means, status, out):
+                           ideal_cap, average, kind, cutoff, level, gain_kind, params, compat,
+                           depth, log2, ranked, ideal, order, buf, scratch, state, how, means,
+                           status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
     summaries over rows (see :func:`fastir.kernels.summarise`). Returns 0, or BAD_SCORE / BAD_LABEL
     (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
-            code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
-                               average, kind, cutoff, level, gain_kind, params, compat, depth,
-                               log2, ranked[c], ideal[c], order[c], buf[c], scratch[c],
-                               state[c], out)
+            code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance,
+                                      rank_depth, ideal_cap, average, kind, cutoff, level,
+                                      gain_kind, params, compat, depth, log2, ranked[c],
+                                      ideal[c], order[c], buf[c], scratch[c], state[c], out)
             if code != 0:
                 status[c] = code
     for c in range(len(status)):
@@ -269,14 +283,14 @@ def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, 
 
 
 @helper
-def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, average,
-                         kind, cutoff, level, gain_kind, params, compat, depth, log2, ranked,
-                         ideal, order, buf, scratch, state, how, means, out):
+def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, ideal_cap,
+                         average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
+                         ranked, ideal, order, buf, scratch, state, how, means, out):
     """The same, in the calling thread (small batches: no parallel launch)."""
     for b in range(scores.shape[0]):
         code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
-                                  average, kind, cutoff, level, gain_kind, params, compat,
-                                  depth, log2, ranked[0], ideal[0], order[0], buf[0],
+                                  ideal_cap, average, kind, cutoff, level, gain_kind, params,
+                                  compat, depth, log2, ranked[0], ideal[0], order[0], buf[0],
                                   scratch[0], state[0], out)
         if code != 0:
             return code

@@ -21,6 +21,11 @@ class InputError(ValueError):
     """Invalid qrels or run content; the message names the source, line or query and doc."""
 
 
+class FastirWarning(UserWarning):
+    """fastir assumed something about the input, or evaluated something that is probably
+    not what was meant (no query in common); the message says what and how to be explicit."""
+
+
 class Qrels:
     """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form.
 
@@ -70,21 +75,11 @@ class Qrels:
     def from_arrays(cls, query_ids, doc_ids, labels, source="qrels arrays"):
         """From three equal-length arrays: query ids, doc ids, integer labels.
 
-        Integer id arrays are kept as integers; text ids as exact UTF-8 bytes.
+        Integer id arrays are kept as integers; text ids as exact UTF-8 bytes. Labels are
+        integers (or floats holding integers) within 32 bits.
         """
-        labels = np.asarray(labels)
-        if labels.dtype.kind == "f":
-            bad = ~np.isfinite(labels) | (labels != np.round(labels))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise InputError(f"{source}: row {i}: label {labels[i]!r} is not an integer")
-        elif labels.dtype.kind not in "iub":
-            raise InputError(f"{source}: labels must be integers, got dtype {labels.dtype}")
-        _check_lengths(source, query_ids, doc_ids, labels)
-        if labels.size and (labels.min() < -(2**31) or labels.max() >= 2**31):
-            raise InputError(f"{source}: labels must fit in 32 bits")
-        return _build(cls, Ids.from_array(query_ids), Ids.from_array(doc_ids),
-                      labels.astype(np.int32), source)
+        qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
+        return _build(cls, qids, docs, integer_labels(labels, f"{source}: labels"), source)
 
     @classmethod
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
@@ -223,16 +218,8 @@ class Run:
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores, name="run", source="run arrays"):
         """From three equal-length arrays: query ids, doc ids, scores (higher ranks first)."""
-        scores = np.asarray(scores)
-        if scores.dtype.kind not in "iuf":
-            raise InputError(f"{source}: scores must be numbers, got dtype {scores.dtype}")
-        scores = scores.astype(np.float64, copy=False)
-        _check_lengths(source, query_ids, doc_ids, scores)
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"{source}: row {i}: score {scores[i]!r} is not finite")
-        return _build(cls, Ids.from_array(query_ids), Ids.from_array(doc_ids), scores, source,
+        qids, docs, scores = _columns(source, query_ids, doc_ids, scores, "scores")
+        return _build(cls, qids, docs, finite_scores(scores, f"{source}: scores"), source,
                       name=name)
 
     @classmethod
@@ -252,6 +239,10 @@ class Run:
 
     def with_scores(self, scores):
         """The same run with other scores (same rows, same order)."""
+        scores = finite_scores(scores, f"{self.source}: with_scores")
+        if scores.shape != self.scores.shape:
+            raise InputError(f"{self.source}: with_scores needs {len(self.scores)} scores (one "
+                             f"per row), got shape {scores.shape}")
         return Run(self.query_ids, self.starts, self.stops, self.doc_ids, scores, self.name,
                    self.source)
 
@@ -302,16 +293,14 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
     np.add.at(counts, block_rank, block_len)
     sorted_blocks = bool(np.all(np.diff(block_rank) > 0))
     one_block_each = len(block_rank) == 0 or int(np.bincount(block_rank).max()) == 1
+    starts = np.cumsum(counts) - counts
     if sorted_blocks or (cls is Run and one_block_each):
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         starts[block_rank] = block_first
-        stops = starts + counts
     else:
         permutation = np.argsort(np.repeat(block_rank, block_len), kind="stable")
         doc_ids = doc_ids.take(permutation)
         values = values[permutation]
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        stops = starts + counts
+    stops = starts + counts
     if cls is Run:
         return cls(query_ids, starts, stops, doc_ids, values, source=source, **extra)
     return cls(query_ids, np.append(starts, n_rows), doc_ids, values, source=source, **extra)
@@ -335,11 +324,59 @@ def _as_id_array(items):
     return arr
 
 
-def _check_lengths(source, query_ids, doc_ids, values):
-    n = len(values)
-    if len(query_ids) != n or len(doc_ids) != n:
-        raise InputError(f"{source}: query ids ({len(query_ids)}), doc ids ({len(doc_ids)}) "
-                         f"and values ({n}) differ in length")
+def _columns(source, query_ids, doc_ids, values, values_name):
+    """The three columns of ``from_arrays`` checked: 1-d, equal lengths, ids of one kind."""
+    arrays = {"query_ids": query_ids, "doc_ids": doc_ids, values_name: values}
+    for key, value in arrays.items():
+        arrays[key] = np.asarray(value)
+        if arrays[key].ndim != 1:
+            raise InputError(f"{source}: {key} must be 1-d, got shape {arrays[key].shape}")
+    lengths = {key: len(value) for key, value in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise InputError(f"{source}: query_ids, doc_ids and {values_name} differ in length "
+                         f"({', '.join(f'{k} {n}' for k, n in lengths.items())})")
+    ids = []
+    for key in ("query_ids", "doc_ids"):
+        try:
+            ids.append(Ids.from_array(arrays[key]))
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{source}: {key}: {exc}") from None
+    return ids[0], ids[1], arrays[values_name]
+
+
+def integer_labels(labels, where):
+    """``labels`` as int32 if they are integers (or floats holding integers) in 32 bits;
+    ``where`` names them in the error."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind == "f":
+        bad = ~np.isfinite(labels) | (labels != np.round(labels))
+        if bad.any():
+            i = np.unravel_index(int(np.argmax(bad)), labels.shape)
+            raise InputError(f"{where}: {labels[i].item()!r} at {_position(i)} is not an integer")
+    elif labels.dtype.kind not in "iub":
+        raise InputError(f"{where} must be integers, got dtype {labels.dtype}")
+    if labels.size and (labels.min() < -(2**31) or labels.max() >= 2**31):
+        i = np.unravel_index(int(np.argmax((labels < -(2**31)) | (labels >= 2**31))),
+                             labels.shape)
+        raise InputError(f"{where}: {labels[i].item()!r} at {_position(i)} does not fit in 32 bits")
+    return labels.astype(np.int32)
+
+
+def finite_scores(scores, where):
+    """``scores`` as float64 if they are numbers and finite; ``where`` names them."""
+    scores = np.asarray(scores)
+    if scores.dtype.kind not in "iuf":
+        raise InputError(f"{where} must be numbers, got dtype {scores.dtype}")
+    scores = scores.astype(np.float64, copy=False)
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), scores.shape)
+        raise InputError(f"{where}: {scores[i].item()!r} at {_position(i)} is not finite")
+    return scores
+
+
+def _position(index):
+    return f"row {index[0]}" if len(index) == 1 else f"index {tuple(int(k) for k in index)}"
 
 
 def _require_columns(frame, columns, source):

@@ -67,13 +67,14 @@ class Ids:
     def from_array(cls, array):
         """Build from a numpy array: integer dtypes stay integers, anything else is text."""
         array = np.asarray(array)
+        if array.ndim != 1:
+            raise ValueError(f"ids must be 1-d, got shape {array.shape}")
         if array.dtype.kind in "iu":
             if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
                 raise ValueError("integer ids above 2**63 - 1 are not supported")
             return cls(values=array.astype(np.int64, copy=False))
         if array.dtype.kind == "S":
-            return _pack_fixed_width(array.view(np.uint8).reshape(len(array), -1)
-                                     if array.itemsize else np.zeros((len(array), 0), np.uint8))
+            return _pack_fixed_width(array.view(np.uint8).reshape(len(array), array.itemsize))
         if array.dtype.kind == "U":
             try:
                 fixed = array.astype("S")  # fast path: ASCII text

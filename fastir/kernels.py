@@ -107,7 +107,7 @@ def _gain(label, level, gain_kind, table):
 
 
 @helper
-def _count_at_least(ideal, v):
+def count_at_least(ideal, v):
     """How many of the (descending) labels are >= v: a binary search."""
     lo = 0
     hi = len(ideal)
@@ -465,9 +465,11 @@ def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
 
 
 @helper
-def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal, log2, sc,
-                state, depth):
-    """One measure for query ``e`` (``ranked``: label codes; ``ideal``: labels, descending).
+def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal, outside,
+                outside_label, log2, sc, state, depth):
+    """One measure for query ``e`` (``ranked``: label codes; ``ideal``: labels, descending;
+    ``outside`` more judged documents of label ``outside_label`` that the ideal leaves out,
+    counted but not laid out: a dense batch's relevant documents beyond the measures' depth).
 
     ``sc``/``state`` are the chunk's scratch rows and their description: the cumulative
     rows of a query are computed once for all its measures that share a relevance level
@@ -477,8 +479,12 @@ def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal
     evaluates a missing query on one unjudged placeholder document: these four are the
     values that differ from 0 on it).
     """
-    n_rel = _count_at_least(ideal, level)  # labels are sorted descending
-    n_nonrel = _count_at_least(ideal, 0) - n_rel
+    n_rel = count_at_least(ideal, level)  # labels are sorted descending
+    n_nonrel = count_at_least(ideal, 0) - n_rel
+    if outside > 0 and outside_label >= level:
+        n_rel += outside
+    elif outside > 0 and outside_label >= 0:
+        n_nonrel += outside
     if kind == NUM_Q:
         return 1.0
     if kind == NUM_REL:
@@ -613,8 +619,8 @@ def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_q
             ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
             for m in range(len(kind)):
                 out[e, m] = query_value(e, kind[m], cutoff[m], level[m], gain_kind[m],
-                                        params[m], compat[m], ranked, ideal, log2, scratch[c],
-                                        state[c], depth)
+                                        params[m], compat[m], ranked, ideal, 0, 0, log2,
+                                        scratch[c], state[c], depth)
 
 
 #: Aggregation codes of :func:`summaries`.

@@ -16,10 +16,14 @@ accepted in three dialects:
 Adding a measure is adding one :class:`Family` to ``FAMILIES`` (and its kernel case).
 """
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from fastir import kernels as K
+
+#: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
+MAX_CUTOFF = 2**31 - 1
 
 #: trec_eval's default parameters of its cutoff measures.
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -320,7 +324,12 @@ def _check_cutoff(f, cutoff):
             return None
         example = {"recall": "@0.5", "mult": "@1.0"}.get(f.cutoff, "@10")
         raise UnknownMeasureError(f"{f.name} needs a cutoff, e.g. {f.name}{example}")
-    value = float(cutoff)
+    try:
+        value = float(cutoff)
+    except (TypeError, ValueError):
+        raise UnknownMeasureError(f"{f.name}: cutoff {cutoff!r} is not a number") from None
+    if not math.isfinite(value):
+        raise UnknownMeasureError(f"{f.name}: cutoff must be finite, got {cutoff}")
     if f.cutoff == "recall":
         if not 0.0 <= value <= 1.0:
             raise UnknownMeasureError(f"{f.name} recall level must be in [0, 1], got {cutoff}")
@@ -329,15 +338,22 @@ def _check_cutoff(f, cutoff):
         if not value >= 0.0:
             raise UnknownMeasureError(f"{f.name} multiple must be >= 0, got {cutoff}")
         return value
-    if value != int(value) or int(value) < 1:
-        raise UnknownMeasureError(f"cutoff must be a positive integer, got {cutoff}")
+    lowest = 0 if f.name == "RelString" else 1  # relstring.0 prints an empty string
+    if value != int(value) or not lowest <= int(value) <= MAX_CUTOFF:
+        raise UnknownMeasureError(f"{f.name}: cutoff must be an integer from {lowest} to "
+                                  f"{MAX_CUTOFF}, got {cutoff}")
     return int(value)
 
 
 def _convert(family_name, key, value):
     try:
         if key == "rel":
-            return int(value)
+            level = int(value)
+            if not 0 <= level <= MAX_CUTOFF:
+                raise UnknownMeasureError(f"{family_name}: rel must be an integer from 0 to "
+                                          f"{MAX_CUTOFF} (negative labels mark unjudged "
+                                          f"documents), got {value!r}")
+            return level
         if key == "dcg":
             if value not in GAINS:
                 raise UnknownMeasureError(f"dcg must be one of {sorted(GAINS)}, got {value!r}")
@@ -355,6 +371,8 @@ def _convert(family_name, key, value):
         if isinstance(exc, UnknownMeasureError):
             raise
         raise UnknownMeasureError(f"{family_name}: bad value {value!r} for {key}") from None
+    if not math.isfinite(number):
+        raise UnknownMeasureError(f"{family_name}: {key} must be finite, got {value!r}")
     if key == "beta" and number < 0:
         raise UnknownMeasureError("beta must be >= 0")
     if key == "p" and not 0.0 < number < 1.0:
@@ -374,9 +392,13 @@ def _gain_pairs(value):
     pairs = {}
     for label, gain in items:
         label = int(str(label).strip())
-        if label < 0:
-            raise UnknownMeasureError(f"gain labels must be >= 0, got {label}")
+        if not 0 <= label <= MAX_CUTOFF:
+            raise UnknownMeasureError(f"gain labels must be integers from 0 to {MAX_CUTOFF}, "
+                                      f"got {label}")
         pairs[label] = float(gain)
+        if not math.isfinite(pairs[label]):
+            raise UnknownMeasureError(f"gains must be finite numbers, got {gain!r} for label "
+                                      f"{label}")
     return tuple(sorted(pairs.items()))
 
 
@@ -461,9 +483,11 @@ def parse_trec(text):
 
 
 def _trec_cut(family, value):
-    if FAMILIES[family].cutoff in ("recall", "mult"):
-        return make(family, float(value))
-    return make(family, int(float(value)))  # trec_eval truncates (atol): 23.4 -> 23
+    number = float(value)
+    if FAMILIES[family].cutoff in ("recall", "mult") or not math.isfinite(number) \
+            or abs(number) > MAX_CUTOFF:
+        return make(family, number)  # (out of range: make says so)
+    return make(family, int(number))  # trec_eval truncates (atol): 23.4 -> 23
 
 
 def _trec_single(base, family, raw):
@@ -471,7 +495,7 @@ def _trec_single(base, family, raw):
     label = f"{base}_{raw}"
     values = raw.split(",")
     if family == "RelString":
-        return make(family, max(1, int(float(raw))), label=label)
+        return make(family, _relstring_depth(raw), label=label)
     if family == "SetF":
         return make(family, beta=raw, label=label)
     if family == "Utility":
@@ -486,6 +510,17 @@ def _trec_single(base, family, raw):
             raise UnknownMeasureError(f"rbp takes only p=..., got {raw!r}")
         return make(family, p=pairs["p"], label=label)
     return make(family, gains=pairs, label=label)
+
+
+def _relstring_depth(raw):
+    """relstring's depth as trec_eval reads it: a number (0 prints ''), 10 by default."""
+    try:
+        depth = float(raw)
+    except ValueError:
+        raise UnknownMeasureError(f"relstring: depth {raw!r} is not a number") from None
+    if not (math.isfinite(depth) and 0 <= depth <= MAX_CUTOFF):
+        raise UnknownMeasureError(f"relstring: depth must be from 0 to {MAX_CUTOFF}, got {raw!r}")
+    return int(depth)
 
 
 def _is_number(text):

@@ -110,8 +110,8 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     if complete and "NumRel" in [m.family for m in measures] and zscores is None:
         # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
         means[[m.family for m in measures].index("NumRel")] = np.count_nonzero(qrels.labels > 0)
-    texts = {j: relstrings(joined, m.cutoff or 10) for j, m in enumerate(measures)
-             if m.family == "RelString"}
+    texts = {j: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
+             for j, m in enumerate(measures) if m.family == "RelString"}
     prefix = "Z" if zscores is not None else ""
     lines = []
     if per_query:

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -76,9 +77,12 @@ def run_files(draw, n_fields=6):
 
 
 def _run_arrays(path):
-    run = fastir.read_run(path)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        run = fastir.read_run(path)  # three fields: ranks or scores, as the third column says
     return (run.query_ids.tolist(), run.starts.tolist(), run.stops.tolist(),
-            run.doc_ids.tolist(), run.doc_ids.is_int, run.scores.tolist(), run.name)
+            run.doc_ids.tolist(), run.doc_ids.is_int, run.scores.tolist(), run.name,
+            [str(w.message) for w in said])
 
 
 def _qrels_arrays(path):

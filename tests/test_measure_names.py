@@ -72,7 +72,10 @@ def test_unknown_measures_suggest_close_names(name, hint):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("P", None), ("P@0", "positive integer"), ("IPrec@1.5", r"\[0, 1\]"),
+    ("P", None), ("P@0", "integer from 1 to 2147483647"), ("IPrec@1.5", r"\[0, 1\]"),
+    ("P.inf", "finite"), ("P.1e30", "from 1 to"), ("P@99999999999999999999", "from 1 to"),
+    ("relstring.inf", "depth must be"), ("P(rel=-1)@3", "rel must be an integer from 0"),
+    ("ndcg.1=nan", "finite"), ("SetF(beta=nan)", "finite"),
     ("AP(gain=2)", "no parameter 'gain'"), ("Rprec@5", "takes no cutoff"),
     ("nDCG(dcg=cubic)", "dcg must be"), ("R", None),
 ])

@@ -27,6 +27,7 @@ TOO_MANY_FIELDS = 2
 BAD_LABEL = 3
 NOT_INT = 4  # a doc id is not canonical decimal (single pass: start again as text)
 GROUPS_FULL = 5  # more query blocks than the chunk's room (single pass: start again)
+LONE_CR = 6  # a carriage return not followed by a newline (old Mac line ends)
 
 _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
@@ -145,6 +146,12 @@ def _blank(c):
     return c == 32 or (9 <= c <= 13 and c != 10)
 
 
+@helper
+def _lone_cr(buf, p, stop):
+    """Whether the carriage return at ``p`` is not the end of a CR LF line end."""
+    return p + np.uint64(1) < stop and buf[p + np.uint64(1)] != 10
+
+
 @jit
 def _token(c):
     return c != 32 and (c < 9 or c > 13)
@@ -175,6 +182,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     while p < stop:
         line_start = p
         while p < stop and _blank(buf[p]):
+            if buf[p] == 13 and _lone_cr(buf, p, stop):
+                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
             p += one
         if p == stop:
             break
@@ -199,6 +208,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
                 v0, v1 = a, p
             n_fields += 1
             while p < stop and _blank(buf[p]):
+                if buf[p] == 13 and _lone_cr(buf, p, stop):
+                    return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
                 p += one
             if p == stop or buf[p] == 10 or n_fields == needed:
                 break
@@ -207,6 +218,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
         if exact and p < stop and buf[p] != 10:
             return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, np.int64(line_start), all_int
         while p < stop and buf[p] != 10:  # ignored fields (the run tag and beyond)
+            if buf[p] == 13 and _lone_cr(buf, p, stop):
+                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
             p += one
         p += one
         if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),

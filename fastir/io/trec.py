@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from fastir import _jit
-from fastir.data import InputError, Qrels, Run, assemble
+from fastir.data import FastirWarning, InputError, Qrels, Run, assemble
 from fastir.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.io import _scan
 
@@ -19,24 +19,37 @@ _MESSAGES = {
     _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found fewer",
     _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found more",
     _scan.BAD_LABEL: "relevance label {token!r} is not a 32-bit integer",
+    _scan.LONE_CR: ("a carriage return inside a line (old Mac line ends?): convert the line "
+                    "ends to \\n, e.g. with tr '\\r' '\\n'"),
 }
+
+
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: an encoding marker, never content
 
 
 def read_bytes(path):
     """The file's bytes as a read-only uint8 array: memory-mapped (no copy) for plain files,
-    decompressed for gzip'd ones; ``-`` reads standard input."""
+    decompressed for gzip'd ones; ``-`` reads standard input. A leading UTF-8 byte order
+    mark is left out (it would otherwise stick to the first query id)."""
+    buf = _raw_bytes(path)
+    return buf[len(BOM):] if buf[:len(BOM)].tobytes() == BOM else buf
+
+
+def _raw_bytes(path):
     if str(path) == "-":
         return np.frombuffer(sys.stdin.buffer.read(), dtype=np.uint8)
     try:
         with open(path, "rb") as f:
             if f.read(2) == b"\x1f\x8b":
                 f.seek(0)
-                try:
-                    import gzip
+                import gzip
+                import zlib
 
+                try:
                     return np.frombuffer(gzip.decompress(f.read()), dtype=np.uint8)
-                except (OSError, EOFError) as exc:
-                    raise InputError(f"{path}: corrupt gzip data: {exc}") from None
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise InputError(f"{path}: corrupt gzip data ({exc}): the file is damaged "
+                                     "or truncated") from None
             if os.fstat(f.fileno()).st_size == 0:
                 return frozen(np.zeros(0), np.uint8)
             flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
@@ -69,25 +82,65 @@ def read_qrels(path):
     return qrels
 
 
-def read_run(path, name=None):
+def read_run(path, name=None, third_column="auto"):
     """Read a TREC run file: ``qid iter docno rank score tag`` per line.
 
     The rank column is ignored: the join ranks by score (ties by docno, as trec_eval does).
-    A file whose lines have three fields, ``qid docno rank`` (MS MARCO), is read with the
-    rank as its order. The run's name is the tag of the last line (trec_eval's ``runid``).
+    The run's name is the tag of the last line (trec_eval's ``runid``).
+
+    A file of three fields per line is ``qid docno rank`` (MS MARCO) or ``qid docno score``:
+    ``third_column`` says which, or ``"auto"`` decides: ranks when the column holds integers
+    from 1 that increase within each query, scores otherwise (said in a ``FastirWarning``,
+    since reading scores as ranks would rank every query upside down).
 
     Returns
     -------
     Run
     """
+    if third_column not in ("auto", "rank", "score"):
+        raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
+                         f"{third_column!r}")
     source = os.fspath(path)
     buf = read_bytes(path)
     with _jit.tier(len(buf) // 32):
         layout, tag, int_guess = _run_layout(buf, source)
         query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source,
                                                                       int_guess)
+        if layout == _scan.RUN3 and _third_column_holds_scores(third_column, scores,
+                                                               block_first, source):
+            scores = -scores  # the scanner reads the third column as a rank: -rank
         return assemble(Run, query_ids, block_code, block_first, docs, scores, source,
                         name=name if name is not None else tag)
+
+
+def _third_column_holds_scores(third_column, negated, block_first, source):
+    if third_column != "auto":
+        return third_column == "score"
+    ranks = -negated
+    if len(ranks) == 0 or _ranks(ranks, block_first):
+        return False
+    import warnings
+
+    warnings.warn(f"{source}: three fields per line, and the third is not a rank (integers "
+                  "from 1 that increase within each query, or each query's 1..n): read as "
+                  "scores, higher first; pass third_column='rank' or 'score' to say which it "
+                  "is", FastirWarning, stacklevel=4)
+    return True
+
+
+def _ranks(values, block_first):
+    """Whether ``values`` are ranks: integers from 1 that increase within each block of lines
+    of one query, or that are the block's 1..n in any order."""
+    if values.min() < 1 or not np.all(values == np.floor(values)):
+        return False
+    increasing = np.diff(values) > 0
+    increasing[block_first[1:] - 1] = True  # a new block starts again from its first rank
+    if increasing.all():
+        return True
+    lengths = np.diff(np.append(block_first, len(values)))
+    block = np.repeat(np.arange(len(lengths)), lengths)
+    in_order = values[np.lexsort((values, block))]
+    return bool(np.all(in_order == np.arange(len(values)) - np.repeat(block_first, lengths) + 1))
 
 
 def _content_fields(buf, from_end=False):
@@ -267,7 +320,12 @@ def _scan_python(buf, layout, source):
     line, Python's number parsing (the scanner's fast path gives the same doubles), and a
     second look at the lines only to name a bad one."""
     needed, exact, _, f_doc, f_value = _scan._line_fields(layout)
-    lines = buf.tobytes().split(b"\n")
+    data = buf.tobytes()
+    lone_cr = _LONE_CR.search(data) if b"\r" in data else None
+    if lone_cr:
+        _raise_line_error(buf, layout, _scan.LONE_CR, data.rfind(b"\n", 0, lone_cr.start()) + 1,
+                          source)
+    lines = data.split(b"\n")
     rows = [fields for fields in map(bytes.split, lines) if fields and fields[0][0] != 35]
     lengths = set(map(len, rows))
     if lengths and (min(lengths) < needed or (exact and max(lengths) > needed)):
@@ -300,6 +358,8 @@ def _scan_python(buf, layout, source):
     return (Ids.from_strings(list(codes)), np.array(block_code, dtype=np.int64),
             np.array(block_first, dtype=np.int64), doc_ids, values)
 
+
+_LONE_CR = re.compile(rb"\r(?=[^\n])")
 
 #: Space-separated canonical decimal ids (see :func:`fastir.ids.canonical_text`).
 _CANONICAL_INTS = re.compile(rb"(?:0|[1-9][0-9]{0,17})(?: (?:0|[1-9][0-9]{0,17}))*")
@@ -339,11 +399,11 @@ def _fail(source, line, message):
 
 def _raise_line_error(buf, layout, code, offset, source):
     needed = {_scan.RUN6: 6, _scan.RUN3: 3, _scan.QRELS: 4}[layout]
-    line_end = offset
-    while line_end < len(buf) and buf[line_end] != 10:
-        line_end += 1
-    fields = buf[offset:line_end].tobytes().split()
+    window = buf[offset:offset + 4096].tobytes()  # enough of a line to quote from
+    fields = window.split(b"\n", 1)[0].split()
     token = fields[3].decode("utf-8", "replace") if len(fields) > 3 else ""
+    if len(token) > 40:
+        token = token[:40] + "..."
     message = _MESSAGES[code].format(needed=needed, token=token)
     if layout == _scan.RUN3 and code == _scan.TOO_MANY_FIELDS:
         message += " (the first line has 3 fields, qid docno rank, so every line must)"
