@@ -7,7 +7,7 @@ import numpy as np
 
 from fastir import _jit, kernels
 from fastir._jit import chunk_bounds
-from fastir.data import Qrels, Run
+from fastir.data import FastirWarning, Qrels, Run
 from fastir.join import join
 from fastir.measures import GAINS, STRING, parse_all
 
@@ -157,12 +157,36 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         qrels = as_qrels(qrels)
         run = as_run(run, compat)
         joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
+        warn_if_disjoint(joined, qrels, run)
         values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
                          compat=compat)
     strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
                for key, m in zip(keys, parsed) if m.spec.kind == STRING}
     return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
                    joined.missing_queries, missing, joined.in_run, strings)
+
+
+def warn_if_disjoint(joined, qrels, run):
+    """A :class:`FastirWarning` when no query is both in the run and judged: the means are
+    then 0 (or there is no query at all), which is rarely what was meant (mismatched query
+    ids, swapped files)."""
+    if joined.in_run.any():
+        return
+    import warnings
+
+    outcome = ("every judged query scores 0 (missing='zero')" if len(joined.in_run)
+               else "nothing is evaluated and every mean is 0")
+    warnings.warn(f"no query is both in the run ({run.n_queries} queries, from {run.source}) "
+                  f"and judged ({qrels.n_queries} queries, from {qrels.source}): {outcome}; "
+                  "check that the query ids match", FastirWarning, stacklevel=3)
+
+
+def _path(value, what):
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return value
+    container = "Run" if what == "run" else "Qrels"
+    raise TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}} or "
+                    f"a file path, got {type(value).__name__}")
 
 
 def size_hint(data):
@@ -191,13 +215,14 @@ def check_options(parsed, relevance_level, compat):
 
 
 def as_qrels(qrels):
+    """A :class:`Qrels` from any accepted form: Qrels, dict, or a file path."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, dict):
         return Qrels.from_dict(qrels)
     from fastir.io.trec import read_qrels
 
-    return read_qrels(qrels)
+    return read_qrels(_path(qrels, "qrels"))
 
 
 def as_run(run, compat=None):
@@ -208,7 +233,7 @@ def as_run(run, compat=None):
         else:
             from fastir.io.trec import read_run
 
-            run = read_run(run)
+            run = read_run(_path(run, "run"))
     if compat == "9.0.8":
         run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
     return run

@@ -19,6 +19,7 @@ from fastir.api import (
     compute,
     measure_spec,
     size_hint,
+    warn_if_disjoint,
 )
 from fastir.data import InputError, Run, integer_labels
 from fastir.join import NO_LIMIT, join
@@ -69,6 +70,7 @@ class Evaluator:
         with _jit.tier(size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
             joined = join(self.qrels, run, **self.options)
+            warn_if_disjoint(joined, self.qrels, run)
             values = compute(joined, self.qrels, self.parsed, self.relevance_level,
                              compat=self.compat, spec=self.spec)
         return Results(joined.query_ids, self.keys, self.parsed, values,

@@ -1,8 +1,10 @@
 """Command line: ``fastir trec_eval ...`` (a drop-in for trec_eval) and ``fastir example``."""
 
+import os
 import sys
+import warnings
 
-from fastir.data import InputError
+from fastir.data import FastirWarning, InputError
 from fastir.measures import UnknownMeasureError
 
 USAGE = ("fastir trec_eval [-h] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
@@ -76,40 +78,76 @@ def parse_trec_eval_args(argv):
 
 
 def _integer_option(flag, value):
+    """An integer option; beyond 64 bits it saturates, as trec_eval's atol does (-M and -l
+    beyond any ranking or label mean no limit and nothing relevant)."""
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise UsageError(f"option {flag} needs an integer, got {value!r}") from None
+    if flag == "-N" and not 0 <= number <= 2**53:
+        raise UsageError(f"option -N needs a collection size from 0 to 2**53, got {value}")
+    return max(-(2**63), min(number, 2**63 - 1))
+
+
+#: trec_eval's exit statuses, which `fastir trec_eval` keeps.
+USAGE_STATUS = 1  # bad options or measures
+INPUT_STATUS = 2  # a file that cannot be read or parsed
+ZSCORE_STATUS = 255  # a -Z file that cannot be read (trec_eval returns -1 from main)
 
 
 def trec_eval_main(argv):
-    from fastir.trec_format import format_trec_eval, read_zscores, trec_measures
+    from fastir.trec_format import TrecEvalStop, format_trec_eval, read_zscores, trec_measures
 
     try:
         args = parse_trec_eval_args(argv)
     except UsageError as exc:
-        print(f"fastir trec_eval: {exc}\nusage: {USAGE}", file=sys.stderr)
-        return 2
+        return _fail(f"{exc}\nusage: {USAGE}", USAGE_STATUS)
     if args["help"]:
-        sys.stdout.write(TREC_EVAL_HELP)
+        _write(TREC_EVAL_HELP)
         return 0
     compat = None if args["compat"] == "10.0" else args["compat"]
     try:
         names = trec_measures(args["m"] or ["official"], compat)
+    except (UnknownMeasureError, ValueError) as exc:
+        return _fail(exc, USAGE_STATUS)
+    try:
         zscores = read_zscores(args["Z"]) if args["Z"] else None
-        notes = []
-        text = format_trec_eval(args["qrels"], args["run"], names, per_query=args["q"],
-                                complete=args["c"], relevance_level=args["l"],
-                                max_docs=args["M"], judged_only=args["J"],
-                                summary=not args["n"], num_docs=args["N"], zscores=zscores,
-                                compat=compat, notes=notes)
-    except (InputError, UnknownMeasureError, ValueError) as exc:
-        print(f"fastir trec_eval: {exc}", file=sys.stderr)
-        return 1
-    sys.stdout.write(text)  # byte-identical to trec_eval; notes go to stderr
-    for note in notes:
+    except InputError as exc:
+        return _fail(exc, ZSCORE_STATUS)
+    notes = []
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", FastirWarning)
+        try:
+            text = format_trec_eval(args["qrels"], args["run"], names, per_query=args["q"],
+                                    complete=args["c"], relevance_level=args["l"],
+                                    max_docs=args["M"], judged_only=args["J"],
+                                    summary=not args["n"], num_docs=args["N"],
+                                    zscores=zscores, compat=compat, notes=notes)
+        except TrecEvalStop as stop:
+            _write(stop.output)  # what trec_eval prints before it stops
+            return _fail(stop, stop.status)
+        except InputError as exc:
+            return _fail(exc, INPUT_STATUS)
+        except UnknownMeasureError as exc:  # bad parameters: trec_eval's measure set-up fails
+            return _fail(exc, INPUT_STATUS)
+        except ValueError as exc:
+            return _fail(exc, USAGE_STATUS)
+    _write(text)  # byte-identical to trec_eval; notes go to stderr
+    for note in notes + [str(w.message) for w in said if issubclass(w.category, FastirWarning)]:
         print(f"fastir trec_eval: note: {note}", file=sys.stderr)
     return 0
+
+
+def _write(text):
+    """Write to stdout as raw bytes: ids that are not UTF-8 come out as they came in."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
+    sys.stdout.buffer.flush()
+
+
+def _fail(message, status):
+    print(f"fastir trec_eval: {message}", file=sys.stderr)
+    return status
 
 
 def example_main(argv):
@@ -154,7 +192,12 @@ def main(argv=None):
         print(f"usage: fastir {{{','.join(COMMANDS)}}} ...\n  {USAGE}\n  fastir example"
               "\n  fastir measures", file=sys.stderr)
         return 2
-    return COMMANDS[argv[0]](argv[1:])
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except BrokenPipeError:  # the reader left (fastir measures | head): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import jit
-from fastir.ids import Ids, frozen, id_equal, id_hash, intern_blocks, sort_ids
+from fastir.ids import HASH_KEY, Ids, frozen, id_equal, id_hash, intern_blocks, sort_ids
 
 
 class InputError(ValueError):
@@ -49,9 +49,11 @@ class Qrels:
         self.doc_ids = doc_ids
         self.labels = frozen(labels, np.int32)
         self.source = source
+        self.allow_duplicates = False  # a doc judged twice in a query is an error
         self._hashes = {}
         self._conversions = {}
         self._ideal = None
+        self._repeated = None  # per row: judges a doc its query judged before
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -67,8 +69,8 @@ class Qrels:
                 docs.append(doc)
                 labels.append(_integer_label(label, source, qid, doc))
         empty = [qid for qid, judged in qrels.items() if not judged]
-        return _build(cls, Ids.from_array(_as_id_array(qids + empty)),
-                      Ids.from_array(_as_id_array(docs)), np.array(labels, dtype=np.int32),
+        return _build(cls, _id_column(qids + empty, "query ids", source),
+                      _id_column(docs, "doc ids", source), np.array(labels, dtype=np.int32),
                       source, n_rows=len(labels))
 
     @classmethod
@@ -119,21 +121,33 @@ class Qrels:
                     r_docs = r_docs_int
                 else:
                     q_docs = self._converted("text")
-        key = (q_docs.is_int, q_docs is self.doc_ids)
+        key = (q_docs.is_int, q_docs is self.doc_ids, int(HASH_KEY))
         python = _jit.python_mode()
         if key not in self._hashes:  # first use of this representation: check duplicates
             if python:
-                row_hash, dup = None, _first_duplicate(self.indptr, q_docs.keys())
+                row_hash, repeated = None, _repeated_rows(self.indptr, q_docs.keys())
             else:
-                row_hash, dup = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args())
-            if dup >= 0:
-                q = int(np.searchsorted(self.indptr, dup, side="right") - 1)
+                row_hash, repeated = _jit.compiled(_hash_judgments)(self.indptr,
+                                                                     *q_docs.args(), HASH_KEY)
+            if repeated.any() and not self.allow_duplicates:
+                r = int(np.argmax(repeated))
+                q = int(np.searchsorted(self.indptr, r, side="right") - 1)
                 raise InputError(f"{self.source}: query {self.query_ids[q]!r} judges doc "
-                                 f"{self.doc_ids[dup]!r} twice")
+                                 f"{self.doc_ids[r]!r} twice")
             self._hashes[key] = row_hash
+            self._repeated = repeated
         elif self._hashes[key] is None and not python:
-            self._hashes[key] = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args())[0]
+            self._hashes[key] = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args(),
+                                                                HASH_KEY)[0]
         return q_docs, r_docs, self._hashes[key]
+
+    def queries_judging_twice(self):
+        """Whether each query judges a doc twice (only with ``allow_duplicates``, which
+        trec_eval's mode sets: trec_eval stops at such a query, not at reading)."""
+        if self._repeated is None:
+            self.docs_matching(self.doc_ids)
+        query = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+        return np.bincount(query[self._repeated], minlength=self.n_queries) > 0
 
     def _converted(self, kind):
         """The doc column as canonical integers (None if some id is not) or as text."""
@@ -211,8 +225,8 @@ class Run:
             i = int(np.argmax(bad))
             raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
                              f"{scores[i]!r} is not finite")
-        return _build(cls, Ids.from_array(_as_id_array(qids + empty)),
-                      Ids.from_array(_as_id_array(docs)), scores, source, n_rows=len(scores),
+        return _build(cls, _id_column(qids + empty, "query ids", source),
+                      _id_column(docs, "doc ids", source), scores, source, n_rows=len(scores),
                       name=name)
 
     @classmethod
@@ -317,11 +331,14 @@ def _integer_label(label, source, qid, doc):
                      "32-bit integer")
 
 
-def _as_id_array(items):
-    """Python ids as a 1-d object array (for :meth:`Ids.from_array`, which checks them)."""
-    arr = np.empty(len(items), dtype=object)
-    arr[:] = items
-    return arr
+def _id_column(items, what, source):
+    """Python ids (a dict's keys) as an :class:`Ids` column, or an error naming them."""
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    try:
+        return Ids.from_array(array)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{source}: {what}: {exc}") from None
 
 
 def _columns(source, query_ids, doc_ids, values, values_name):
@@ -385,25 +402,26 @@ def _require_columns(frame, columns, source):
         raise InputError(f"{source}: missing column(s) {missing}; has {list(frame.columns)}")
 
 
-def _first_duplicate(indptr, keys):
-    """The first row judging a doc its query already judged, or -1 (Python; the compiled
-    path finds it with :func:`_hash_judgments`)."""
+def _repeated_rows(indptr, keys):
+    """Per row, whether it judges a doc its query judged before (Python; the compiled path
+    finds them with :func:`_hash_judgments`)."""
+    repeated = np.zeros(len(keys), dtype=np.bool_)
     bounds = indptr.tolist()
     for lo, hi in zip(bounds, bounds[1:]):
         seen = set()
         for r in range(lo, hi):
-            if keys[r] in seen:
-                return r
+            repeated[r] = keys[r] in seen
             seen.add(keys[r])
-    return -1
+    return repeated
 
 
 @jit
-def _hash_judgments(indptr, data, offsets, values, is_int):
-    """Hash of every row's doc id, and the first row judging a doc its query already
-    judged (-1 if none): each query's docs go through a small hash set."""
+def _hash_judgments(indptr, data, offsets, values, is_int, key):
+    """Hash of every row's doc id, and whether each row judges a doc its query judged
+    before: each query's docs go through a small hash set."""
     n = indptr[-1]
     row_hash = np.empty(n, dtype=np.uint64)
+    repeated = np.zeros(n, dtype=np.bool_)
     most = 0
     for q in range(len(indptr) - 1):
         most = max(most, indptr[q + 1] - indptr[q])
@@ -418,15 +436,17 @@ def _hash_judgments(indptr, data, offsets, values, is_int):
         mask = np.uint64(q_size - 1)
         table[:q_size] = -1
         for r in range(indptr[q], indptr[q + 1]):
-            h = id_hash(data, offsets, values, is_int, r)
+            h = id_hash(data, offsets, values, is_int, r, key)
             row_hash[r] = h
             slot = h & mask
             while table[slot] >= 0:
                 other = table[slot]
                 if row_hash[other] == h and id_equal(data, offsets, values, data, offsets,
                                                      values, is_int, other, r):
-                    return row_hash, r
+                    repeated[r] = True
+                    break
                 slot = (slot + np.uint64(1)) & mask
-            table[slot] = r
-    return row_hash, -1
+            if not repeated[r]:
+                table[slot] = r
+    return row_hash, repeated
 

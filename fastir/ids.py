@@ -9,6 +9,8 @@ Ordering is trec_eval's ``strcmp`` order. Integer ids are ordered as their decim
 and reports exactly like the same run written to a file.
 """
 
+import os
+
 import numpy as np
 
 from fastir import _jit
@@ -85,10 +87,10 @@ class Ids:
             items = array.tolist()
             if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in items):
                 return cls(values=np.array(items, dtype=np.int64))
-            bad = next((x for x in items if not isinstance(x, (str, bytes))), None)
-            if bad is not None:
-                raise TypeError(f"ids must be all str/bytes or all integers, got {bad!r} "
-                                f"({type(bad).__name__})")
+            bad = [x for x in items if not isinstance(x, (str, bytes))][:1]
+            if bad:
+                raise TypeError(f"ids must be all str/bytes or all integers, got {bad[0]!r} "
+                                f"({type(bad[0]).__name__})")
             return cls.from_strings(items)
         raise TypeError(f"unsupported id dtype {array.dtype}")
 
@@ -251,28 +253,35 @@ def _gather_bytes(data, offsets, index):
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
+#: This process's hash key. Hash tables of ids (the join's judgment lookups, interning) mix
+#: it in, so that nobody can craft ids that all land in one probe chain (a quadratic join
+#: on an untrusted submission) without knowing it. Random per process, and passed to the
+#: kernels as an argument: a numba global would be frozen into the on-disk cache.
+HASH_KEY = np.uint64(int.from_bytes(os.urandom(8), "little"))
+
 
 @jit
-def mix64(x):
-    """splitmix64 finaliser: a well-spread 64-bit hash of a 64-bit key."""
+def mix64(x, key):
+    """splitmix64's finaliser of ``x ^ key``: a well-spread 64-bit hash of a 64-bit id."""
+    x = x ^ key
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
 
 
 @helper
-def bytes_hash(data, start, end):
-    h = _FNV_OFFSET
+def bytes_hash(data, start, end, key):
+    h = _FNV_OFFSET ^ key
     for p in range(start, end):
         h = (h ^ np.uint64(data[p])) * _FNV_PRIME
-    return mix64(h)
+    return mix64(h, key)
 
 
 @helper
-def id_hash(data, offsets, values, is_int, i):
+def id_hash(data, offsets, values, is_int, i, key):
     if is_int:
-        return mix64(np.uint64(values[i]))
-    return bytes_hash(data, offsets[i], offsets[i + 1])
+        return mix64(np.uint64(values[i]), key)
+    return bytes_hash(data, offsets[i], offsets[i + 1], key)
 
 
 @helper
@@ -464,14 +473,14 @@ def intern_blocks(data, offsets, values, is_int):
     proportional to the number of blocks, not of rows.
     """
     if is_int:
-        return _jit.select(_intern_int_blocks, len(values))(values)
-    return _jit.select(_intern_text_blocks, len(offsets) - 1)(data, offsets)
+        return _jit.select(_intern_int_blocks, len(values))(values, HASH_KEY)
+    return _jit.select(_intern_text_blocks, len(offsets) - 1)(data, offsets, HASH_KEY)
 
 
 # The two kernels below index their arrays directly in the row loop: calling a helper that
 # takes several arrays would reference-count them on every row (~100 ns a row).
 @jit
-def _intern_int_blocks(values):
+def _intern_int_blocks(values, key):
     n = len(values)
     n_blocks = 0
     for i in range(n):
@@ -490,7 +499,7 @@ def _intern_int_blocks(values):
     for i in range(n):
         if i > 0 and values[i] == values[i - 1]:
             continue
-        slot = mix64(np.uint64(values[i])) & mask
+        slot = mix64(np.uint64(values[i]), key) & mask
         code = table[slot]
         while code >= 0 and values[first[code]] != values[i]:
             slot = (slot + np.uint64(1)) & mask
@@ -507,7 +516,7 @@ def _intern_int_blocks(values):
 
 
 @jit
-def _intern_text_blocks(data, offsets):
+def _intern_text_blocks(data, offsets, key):
     n = len(offsets) - 1
     n_blocks = 0
     for i in range(n):
@@ -527,7 +536,7 @@ def _intern_text_blocks(data, offsets):
     for i in range(n):
         if i > 0 and bytes_equal(data, offsets[i], offsets[i + 1], offsets[i - 1], offsets[i]):
             continue
-        slot = bytes_hash(data, offsets[i], offsets[i + 1]) & mask
+        slot = bytes_hash(data, offsets[i], offsets[i + 1], key) & mask
         code = table[slot]
         while code >= 0 and not bytes_equal(data, offsets[first[code]], offsets[first[code] + 1],
                                             offsets[i], offsets[i + 1]):
@@ -545,12 +554,12 @@ def _intern_text_blocks(data, offsets):
 
 
 @python_variant(_intern_int_blocks)
-def _intern_int_blocks(values):
+def _intern_int_blocks(values, key):
     return _intern_keys(values.tolist())
 
 
 @python_variant(_intern_text_blocks)
-def _intern_text_blocks(data, offsets):
+def _intern_text_blocks(data, offsets, key):
     return _intern_keys(_keys(data, offsets, None, False))
 
 

@@ -15,6 +15,7 @@ from fastir import _jit
 from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
 from fastir.data import InputError
 from fastir.ids import (
+    HASH_KEY,
     _keys,
     _order_keys,
     bytes_hash,
@@ -62,7 +63,8 @@ class Joined:
         self.missing_queries = missing_queries
 
 
-def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_candidates=False):
+def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_candidates=False,
+         duplicates="raise"):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -80,6 +82,11 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         Do not rank (the run's scores are ignored): keep each query's rows in input order,
         with their run row (``Joined.rows``) and their position in docno-descending order
         (``Joined.tie``), for re-ranking by other scores later (:class:`fastir.Evaluator`).
+    duplicates : {"raise", "mark"}
+        A doc ranked twice in a query's ranking (after ``max_docs``) raises an
+        :class:`InputError`, or (trec_eval's mode, which stops at that query) is marked in
+        ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
+        query's labels are incomplete).
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -116,10 +123,10 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
     _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts, run.stops,
                 scores, *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
-                r_docs.is_int, row_hash, judged_only, labels, kept, duplicate, scratch,
-                as_candidates, rows_out, tie_out)
+                r_docs.is_int, row_hash, HASH_KEY, judged_only, labels, kept, duplicate,
+                scratch, as_candidates, rows_out, tie_out)
     dup = np.flatnonzero(duplicate >= 0)
-    if len(dup):
+    if len(dup) and duplicates == "raise":
         e = int(dup[0])
         raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
                          f"{run.doc_ids[int(duplicate[e])]!r} twice")
@@ -127,6 +134,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         indptr, labels = _jit.select(_compact)(indptr, labels, kept)
     joined = Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
                     missing_queries)
+    joined.duplicate = duplicate
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined
@@ -210,8 +218,8 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
 @pjit
 def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
                  d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, judged_only, labels, kept, duplicate, scratch, candidates, rows_out,
-                 tie_out):
+                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
+                 rows_out, tie_out):
     """Rank each evaluated query's rows and label them (see :func:`join`). With
     ``candidates`` the rows keep their input order and each gets, in ``tie_out``, its
     position in docno-descending order (``scores`` are then all equal) and, in
@@ -272,9 +280,9 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 row = order[i]
                 # (no multi-array helper here: it would reference-count arrays per row)
                 if is_int:
-                    h = mix64(np.uint64(d_values[row]))
+                    h = mix64(np.uint64(d_values[row]), key)
                 else:
-                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1])
+                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
                 hashes[i] = h
                 # duplicate check among the kept ranking
                 slot = h & local_mask
@@ -309,8 +317,8 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
 @python_variant(_join_kernel)
 def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
                  d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, judged_only, labels, kept, duplicate, scratch, candidates, rows_out,
-                 tie_out):
+                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
+                 rows_out, tie_out):
     """The join in Python: a sort per query, judgments in a dict."""
     docs = _keys(d_data, d_offsets, d_values, is_int)
     order_keys = _order_keys(d_data, d_offsets, d_values, is_int)

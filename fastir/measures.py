@@ -346,6 +346,8 @@ def _check_cutoff(f, cutoff):
 
 
 def _convert(family_name, key, value):
+    if isinstance(value, str) and "_" in value:  # Python reads 1_0 as 10; strtod as 1
+        raise UnknownMeasureError(f"{family_name}: bad value {value!r} for {key}")
     try:
         if key == "rel":
             level = int(value)
@@ -392,6 +394,8 @@ def _gain_pairs(value):
     pairs = {}
     for label, gain in items:
         label = int(str(label).strip())
+        if label in pairs:
+            raise UnknownMeasureError(f"gain label {label} is given twice")
         if not 0 <= label <= MAX_CUTOFF:
             raise UnknownMeasureError(f"gain labels must be integers from 0 to {MAX_CUTOFF}, "
                                       f"got {label}")
@@ -478,7 +482,13 @@ def parse_trec(text):
         values = raw.split(",")
         if any(not _is_number(v) for v in values):
             raise UnknownMeasureError(f"{base}: parameters must be numbers, got {raw!r}")
-        return [_trec_cut(family, v) for v in sorted({float(v) for v in values})]
+        numbers = [float(v) for v in values]
+        if FAMILIES[family].cutoff not in ("recall", "mult"):  # trec_eval truncates (atol)
+            numbers = [float(int(n)) if abs(n) <= MAX_CUTOFF else n for n in numbers]
+        if len(set(numbers)) < len(numbers):
+            raise UnknownMeasureError(f"{base}: a cutoff is given twice in {raw!r} (trec_eval "
+                                      "refuses duplicate cutoffs)")
+        return [_trec_cut(family, v) for v in sorted(numbers)]
     return [_trec_single(base, family, raw)]
 
 
@@ -503,13 +513,12 @@ def _trec_single(base, family, raw):
             raise UnknownMeasureError(f"utility needs 4 coefficients, got {raw!r}")
         return make(family, label=label, **dict(zip("abcd", values)))
     if family == "IPrecAvg":
-        return make(family, recalls=tuple(float(v) for v in values), label=label)
-    pairs = dict(v.split("=", 1) if "=" in v else (v, "") for v in values)
+        return make(family, recalls=raw, label=label)
     if family == "RBP":
-        if set(pairs) - {"p"}:
+        if not raw.startswith("p=") or "," in raw:
             raise UnknownMeasureError(f"rbp takes only p=..., got {raw!r}")
-        return make(family, p=pairs["p"], label=label)
-    return make(family, gains=pairs, label=label)
+        return make(family, p=raw[2:], label=label)
+    return make(family, gains=raw, label=label)
 
 
 def _relstring_depth(raw):
@@ -524,11 +533,12 @@ def _relstring_depth(raw):
 
 
 def _is_number(text):
+    """A number as strtod reads a whole parameter (Python's ``1_0`` is not one)."""
     try:
         float(text)
     except (TypeError, ValueError):
         return False
-    return True
+    return "_" not in str(text)
 
 
 def known_names():

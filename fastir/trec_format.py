@@ -1,11 +1,14 @@
 """trec_eval's measure selection (``-m``), z-scores (``-Z``) and output format."""
 
 import math
+import os
 
 import numpy as np
 
+from fastir import _jit, kernels
 from fastir.api import Results, as_qrels, as_run, check_options, compute, relstrings
 from fastir.data import InputError
+from fastir.io.trec import read_qrels
 from fastir.join import join
 from fastir.measures import _TREC, NICKNAMES, UnknownMeasureError, parse_trec
 
@@ -26,7 +29,8 @@ MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
 
 def trec_measures(args, compat=None):
-    """Expand ``-m`` arguments into ``[(base, raw parameters or None)]`` in trec_eval order."""
+    """Expand ``-m`` arguments into ``[(base, raw parameters or None)]`` in trec_eval order
+    (a measure given twice keeps its first parameters, as in trec_eval)."""
     chosen = {}
     for arg in args:
         base, dot, params = arg.partition(".")
@@ -41,27 +45,52 @@ def trec_measures(args, compat=None):
                                       "'all_trec', 'set')")
         if compat == "9.0.8" and base in _NOT_IN_9:
             raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
-        chosen[base] = params if dot else chosen.get(base)
+        if chosen.get(base) is None:  # trec_eval keeps the first parameters given
+            chosen[base] = params if dot else None
     return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]))
 
 
 def read_zscores(path):
     """``{(qid, measure): (mean, stddev)}`` from a trec_eval ``-Z`` file."""
     table = {}
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
-            fields = line.split()
-            if not fields or fields[0].startswith(b"#"):
-                continue
-            if len(fields) != 4:
-                raise InputError(f"{path}:{number}: malformed line: expected 4 fields "
-                                 "(qid measure mean stddev)")
-            try:
-                table[fields[0].decode(), fields[1].decode()] = (float(fields[2]),
-                                                                  float(fields[3]))
-            except ValueError:
-                raise InputError(f"{path}:{number}: mean and stddev must be numbers") from None
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the -Z file: {exc.strerror}") from None
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) != 4:
+            raise InputError(f"{path}:{number}: malformed line: expected 4 fields "
+                             "(qid measure mean stddev)")
+        mean, stddev = (_number(token) for token in fields[2:])
+        if mean is None or stddev is None:
+            raise InputError(f"{path}:{number}: mean and stddev must be numbers")
+        key = (fields[0].decode("utf-8", "surrogateescape"),
+               fields[1].decode("utf-8", "surrogateescape"))
+        table[key] = (mean, stddev)
     return table
+
+
+def _number(token):
+    """A number as strtod reads a whole token (``nan`` too, as in trec_eval's own -Z files;
+    not Python's ``1_0``), or None."""
+    try:
+        return float(token) if b"_" not in token else None
+    except ValueError:
+        return None
+
+
+class TrecEvalStop(Exception):
+    """trec_eval stops before its summary: ``status`` is its exit status, ``output`` what it
+    printed until then, the message what stopped it."""
+
+    def __init__(self, status, message, output=""):
+        super().__init__(message)
+        self.status = status
+        self.output = output
 
 
 def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, relevance_level=1,
@@ -69,8 +98,13 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                      compat=None, notes=None):
     """trec_eval's output for the measures ``names`` (from :func:`trec_measures`).
 
+    Queries are evaluated in trec_eval's order: 10.0 goes through the judged queries (one
+    absent from the run stops it, exit status 4, unless ``complete``: then it scores 0);
+    9.0.8 through the run's judged queries (none: exit status 7). A query that ranks a doc
+    twice or judges one twice stops either (exit status 4) when a measure needs rankings.
+    A stop raises :class:`TrecEvalStop` with what trec_eval printed before it.
     ``notes`` (a list) receives what trec_eval leaves out silently: judged topics absent
-    from the run (without ``complete``) and run topics without judgments.
+    from the run (9.0.8 without ``complete``) and run topics without judgments.
     """
     columns = []  # (base, trec name, measure or None for runid)
     for base, params in names:
@@ -81,14 +115,20 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
             columns.append((base, measure.trec_name(), measure))
     measures = [m for _, _, m in columns if m is not None]
     check_options(measures, relevance_level, compat)
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
     run = as_run(run, compat)
-    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only,
-                  missing="zero" if complete else "skip")
-    if not joined.in_run.any():
-        raise InputError("no queries with both results and relevance info")
+    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="zero",
+                  duplicates="mark")
+    old = compat == "9.0.8"
+    evaluated = joined.in_run.copy() if old or not complete else \
+        np.ones(len(joined.in_run), dtype=bool)
+    stop, why = _stop(joined, qrels, measures, old, complete)
+    if old and not evaluated.any():
+        raise TrecEvalStop(7, "no queries with both results and relevance info")
     if notes is not None:
-        if joined.missing_queries and not complete:
+        if old and joined.missing_queries and not complete:
             notes.append(f"{len(joined.missing_queries)} judged topic(s) absent from the run "
                          f"are not averaged (-c counts them as 0): "
                          f"{_listing(joined.missing_queries)}")
@@ -100,23 +140,15 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     names_ = [name for _, name, m in columns if m is not None]
     results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
                       joined.missing_queries, "zero" if complete else "skip", joined.in_run)
-    shown = np.ones(results.n_queries, dtype=bool)
-    if compat == "9.0.8":  # 9.0.8 evaluates (and prints) only the queries in the run
-        shown = joined.in_run
     if zscores is not None:
-        values, means = _zscores(results, zscores, shown)
-    else:
-        means = _summaries(results, shown)
-    if complete and "NumRel" in [m.family for m in measures] and zscores is None:
-        # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
-        means[[m.family for m in measures].index("NumRel")] = np.count_nonzero(qrels.labels > 0)
+        values = _zscores(results, zscores)
     texts = {j: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
              for j, m in enumerate(measures) if m.family == "RelString"}
     prefix = "Z" if zscores is not None else ""
     lines = []
     if per_query:
-        for i, qid in enumerate(results.query_ids):
-            if not shown[i]:
+        for i, qid in enumerate(results.query_ids[:stop]):
+            if not evaluated[i]:
                 continue
             j = 0
             for base, name, measure in columns:
@@ -128,6 +160,14 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                     integer = measure.spec.integer and zscores is None
                     lines.append(prefix + _line(name, qid, values[i, j], integer))
                 j += 1
+    if stop is not None:
+        raise TrecEvalStop(4, why, "".join(lines))
+    # 9.0.8 -c divides by every judged query, evaluated or not
+    divisor = len(evaluated) if old and complete else int(evaluated.sum())
+    means = _summaries(results.parsed, values[evaluated], divisor, zscores is not None)
+    if complete and "NumRel" in [m.family for m in measures]:
+        # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
+        means[[m.family for m in measures].index("NumRel")] = np.count_nonzero(qrels.labels > 0)
     if summary:
         j = 0
         for _, name, measure in columns:
@@ -141,30 +181,61 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     return "".join(lines)
 
 
-def _summaries(results, shown):
-    """trec_eval's 'all' values: over the shown queries, divided by every counted query."""
-    n = results.n_queries
-    means = results.summary()
-    for j, m in enumerate(results.parsed):
-        if m.spec.aggregate == "gmean" and not shown.all():
-            # 9.0.8 -c: logs of the evaluated queries, then the missing ones in one step
-            total = 0.0
-            for v in results.values[shown, j].tolist():
-                total += math.log(max(v, 1e-5))
-            total += (n - int(shown.sum())) * math.log(1e-5)
-            means[j] = math.exp(total / n)
+def _stop(joined, qrels, measures, old, complete):
+    """(index, reason) of the first evaluated query at which trec_eval stops, or (None, "")."""
+    qids = joined.query_ids
+    ranked = any(m.family != "NumQ" for m in measures)  # (runid and num_q need no ranking)
+    twice = qrels.queries_judging_twice()[joined.qrels_query] if ranked else None
+    for i in range(len(joined.in_run)):
+        if not joined.in_run[i] and not complete:
+            if old:
+                continue  # 9.0.8 goes through the run's queries only
+            return i, (f"judged query {qids[i]!r} is absent from the run: trec_eval 10.0 "
+                       "stops here (-c scores such queries 0, --compat 9.0.8 skips them)")
+        if ranked and joined.duplicate[i] >= 0:
+            return i, (f"query {qids[i]!r} ranks a doc twice: trec_eval stops at such a query")
+        if ranked and twice[i] and (joined.in_run[i] or complete):
+            return i, (f"query {qids[i]!r} judges a doc twice: trec_eval stops at such a "
+                       "query")
+    return None, ""
+
+
+def _summaries(parsed, values, divisor, zscores):
+    """trec_eval's 'all' values of the evaluated queries' ``values``: sums in query order,
+    divided by ``divisor`` (9.0.8 -c: every judged query; geometric means then count each
+    missing query as the floor 1e-5, in one step, as 9.0.8 does). Z-scores of geometric
+    measures are already logs: their mean is exponentiated."""
+    sums = np.array([kernels.HOW["sum"]] * values.shape[1], dtype=np.int64)
+    totals = _jit.select(kernels.summaries, values.size)(values[None], sums)[0]
+    means = np.zeros(values.shape[1])
+    for j, m in enumerate(parsed):
+        if m.family == "NumQ":
+            means[j] = divisor
+        elif m.spec.aggregate == "sum":
+            means[j] = totals[j]
+        elif divisor == 0:
+            continue
+        elif m.spec.aggregate == "gmean":
+            total = totals[j] if zscores else 0.0
+            for v in [] if zscores else values[:, j].tolist():
+                total += math.log(max(v, kernels.MIN_GEO_MEAN))
+            total += (divisor - len(values)) * math.log(kernels.MIN_GEO_MEAN)
+            means[j] = math.exp(total / divisor)
+        else:
+            means[j] = totals[j] / divisor
     return means
 
 
-def _zscores(results, table, shown):
-    """Per-query z-scores of trec_eval's stored values, and their summaries."""
+def _zscores(results, table):
+    """Per-query z-scores of trec_eval's stored values (geometric measures: of their logs)
+    against the (mean, stddev) of ``table``; trec_eval's marker where it has none."""
     values = results.values.copy()
     qids = [str(q) for q in results.query_ids]
     names = results.measures
     for j, m in enumerate(results.parsed):
         gm = m.spec.aggregate == "gmean"
         for i, qid in enumerate(qids):
-            v = math.log(max(values[i, j], 1e-5)) if gm else values[i, j]
+            v = math.log(max(values[i, j], kernels.MIN_GEO_MEAN)) if gm else values[i, j]
             found = table.get((qid, names[j]))
             if found is None:
                 values[i, j] = MISSING_ZSCORE
@@ -172,21 +243,7 @@ def _zscores(results, table, shown):
                 values[i, j] = (v - found[0]) / found[1]
             else:
                 values[i, j] = 0.0 if v == found[0] else MISSING_ZSCORE
-    n = int(shown.sum())
-    means = np.zeros(len(names))
-    for j, m in enumerate(results.parsed):
-        total = 0.0
-        for v in values[shown, j].tolist():
-            total += v
-        if m.family == "NumQ":
-            means[j] = n
-        elif m.spec.aggregate == "sum":
-            means[j] = total
-        elif m.spec.aggregate == "gmean":
-            means[j] = math.exp(total / n)
-        else:
-            means[j] = total / n
-    return values, means
+    return values
 
 
 def _listing(ids, most=10):

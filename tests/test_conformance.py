@@ -84,30 +84,52 @@ def test_gzipped_inputs(tmp_path, capsys):
     assert code == 0 and text == (DATA / "expected-10.0" / "out.test").read_text()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-m", "nosuch"], "illegal measure 'nosuch'"),
-    (["-m", "P.x"], "parameters must be numbers"),
-    (["-m", "map.5"], "takes no parameters"),
-    (["-m", "utility.1,2"], "utility needs 4 coefficients"),
-    (["--compat", "9.0.8", "-m", "rbp"], "not in trec_eval 9.0.8"),
+@pytest.mark.parametrize("args, status, message", [
+    (["-m", "nosuch"], 1, "illegal measure 'nosuch'"),  # trec_eval: 1 for an unknown name
+    (["-m", "P.x"], 2, "parameters must be numbers"),  # 2 when a measure's set-up fails
+    (["-m", "P.5,5"], 2, "given twice"),
+    (["-m", "map.5"], 2, "takes no parameters"),  # (trec_eval ignores them: README)
+    (["-m", "utility.1,2"], 2, "utility needs 4 coefficients"),  # (trec_eval: 4, later)
+    (["--compat", "9.0.8", "-m", "rbp"], 1, "not in trec_eval 9.0.8"),
 ])
-def test_cli_measure_errors(capsys, args, message):
+def test_cli_measure_errors(capsys, args, status, message):
     code, text, err = run_cli([*args, str(DATA / "inputs" / "qrels.test"),
                                str(DATA / "inputs" / "results.test")], capsys)
-    assert code == 1 and text == "" and message in err
+    assert code == status and text == "" and message in err
 
 
-@pytest.mark.parametrize("run_text, message", [
-    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc2 x\n", ":2: malformed line"),
-    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc 2 1.0 tag\n", "retrieves doc 'doc' twice"),
-    ("999 Q0 doc 1 2.0 tag\n", "no queries with both results and relevance info"),
+@pytest.mark.parametrize("run_text, status, message", [
+    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc2 x\n", 2, ":2: malformed line"),
+    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc 2 1.0 tag\n", 4, "query '301' ranks a doc twice"),
+    ("999 Q0 doc 1 2.0 tag\n", 4, "judged query '301' is absent from the run"),
 ])
-def test_cli_input_errors(capsys, tmp_path, run_text, message):
+def test_cli_input_errors(capsys, tmp_path, run_text, status, message):
+    """trec_eval's exit statuses: 2 for a file it cannot read, 4 where it stops."""
     run = tmp_path / "run"
     run.write_text(run_text)
     code, text, err = run_cli([str(DATA / "inputs" / "qrels.test"), str(run)], capsys)
-    assert code == 1 and text == ""
+    assert code == status and text == ""
     assert message in err and "Traceback" not in err
+
+
+def test_cli_stops_where_trec_eval_stops(capsys, tmp_path):
+    """10.0 prints the queries before a judged query absent from the run, then exits 4;
+    9.0.8 skips that query; 9.0.8 with no query in common exits 7."""
+    inputs = DATA / "inputs"
+    run = tmp_path / "run"
+    run.write_text("".join(line for line in (inputs / "results.test").read_text().splitlines(
+        keepends=True) if line.startswith("301")) + "303 Q0 x 1 1.0 t\n")
+    code, text, err = run_cli(["-q", "-m", "map", str(inputs / "qrels.test"), str(run)], capsys)
+    assert code == 4 and text.splitlines() == [text.splitlines()[0]] and "\t301\t" in text
+    code, text, _ = run_cli(["--compat", "9.0.8", "-q", "-m", "map", str(inputs / "qrels.test"),
+                             str(run)], capsys)
+    assert code == 0 and "\t303\t" in text and "\tall\t" in text
+    run.write_text("999 Q0 doc 1 2.0 tag\n")
+    code, text, err = run_cli(["--compat", "9.0.8", str(inputs / "qrels.test"), str(run)],
+                              capsys)
+    assert code == 7 and text == "" and "no queries with both" in err
+    code, text, err = run_cli(["-c", "-m", "map", str(inputs / "qrels.test"), str(run)], capsys)
+    assert code == 0 and text == "map                   \tall\t0.0000\n"
 
 
 def test_cli_bad_zscore_file(capsys, tmp_path):
@@ -115,13 +137,13 @@ def test_cli_bad_zscore_file(capsys, tmp_path):
     z.write_text("301 map 0.1\n")
     code, _, err = run_cli(["-Z", str(z), str(DATA / "inputs" / "qrels.test"),
                             str(DATA / "inputs" / "results.test")], capsys)
-    assert code == 1 and "z:1: malformed line" in err
+    assert code == 255 and "z:1: malformed line" in err  # trec_eval returns -1 from main
 
 
 @pytest.mark.parametrize("args", [["-q"], ["-x", "a", "b"], ["-l", "two", "a", "b"],
                                   ["--compat", "8", "a", "b"], ["a", "b", "c"]])
 def test_cli_usage_errors_exit_nonzero(capsys, args):
-    assert main(["trec_eval", *args]) == 2
+    assert main(["trec_eval", *args]) == 1  # trec_eval's status for bad usage
     assert "usage: fastir trec_eval" in capsys.readouterr().err
     assert main(["nosuchcommand"]) == 2
 
@@ -134,7 +156,7 @@ def test_options_are_read_as_getopt_reads_them(capsys):
 
 
 def test_cli_notes_what_trec_eval_leaves_out(capsys):
-    code, text, err = run_cli([str(DATA / "inputs" / "qrels.test"),
+    code, text, err = run_cli(["--compat", "9.0.8", str(DATA / "inputs" / "qrels.test"),
                                str(DATA / "inputs" / "results.trunc")], capsys)
     assert code == 0 and text.startswith("runid")
     assert "1 judged topic(s) absent from the run are not averaged" in err and "302" in err

@@ -151,7 +151,8 @@ def test_id_variants_match_their_kernels(items):
     col = _column(items)
     for kernel, args in [(ids.sort_ids, col.args()),
                          (ids._intern_int_blocks if col.is_int else ids._intern_text_blocks,
-                          (col.values,) if col.is_int else (col.data, col.offsets))]:
+                          (col.values, ids.HASH_KEY) if col.is_int
+                         else (col.data, col.offsets, ids.HASH_KEY))]:
         py, nb = _kernel_pair(kernel)
         a, b = py(*args), nb(*args)
         a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))

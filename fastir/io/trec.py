@@ -59,11 +59,12 @@ def _raw_bytes(path):
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def read_qrels(path):
+def read_qrels(path, allow_duplicates=False):
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
 
     Fields are separated by any whitespace, ``#`` starts a comment line, labels are integers
-    (negative: in the pool but unjudged). A doc judged twice for one query is an error.
+    (negative: in the pool but unjudged). A doc judged twice for one query is an error,
+    unless ``allow_duplicates`` (trec_eval's mode, which stops at such a query instead).
 
     Returns
     -------
@@ -78,6 +79,7 @@ def read_qrels(path):
                                                                       int_guess)
         qrels = assemble(Qrels, query_ids, block_code, block_first, docs,
                          values.astype(np.int32), name)
+        qrels.allow_duplicates = allow_duplicates
         qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now, with the file
     return qrels
 
@@ -170,7 +172,8 @@ def _run_layout(buf, source):
         raise InputError(f"{source}: empty run file (no result lines)")
     layout = _scan.RUN3 if len(first) == 3 else _scan.RUN6
     last = _content_fields(buf, from_end=True)
-    tag = last[5].decode("utf-8", "replace") if layout == _scan.RUN6 and len(last) > 5 else ""
+    tag = last[5] if layout == _scan.RUN6 and len(last) > 5 else b""
+    tag = tag.decode("utf-8", "surrogateescape")
     doc = first[1] if layout == _scan.RUN3 else first[2] if len(first) > 2 else b""
     return layout, tag, canonical_text(doc)
 
