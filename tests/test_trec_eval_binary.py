@@ -124,7 +124,8 @@ def test_where_trec_eval_stops(tmp_path, run_text, qrels_text, flags):
 
 @pytest.mark.parametrize("flags", [["-q"], ["-q", "-c"], ["-m", "all_trec", "-q"]])
 def test_ids_that_are_not_utf8_are_printed_as_bytes(tmp_path, flags):
-    (tmp_path / "run").write_bytes(b"q\xe9 Q0 d\xff 1 2 r\xe9\nq\xe9 Q0 d1 1 1 r\xe9\nq2 Q0 x 1 1 r\xe9\n")
+    (tmp_path / "run").write_bytes(b"q\xe9 Q0 d\xff 1 2 r\xe9\nq\xe9 Q0 d1 1 1 r\xe9\n"
+                                   b"q2 Q0 x 1 1 r\xe9\n")
     (tmp_path / "qrels").write_bytes(b"q\xe9 0 d\xff 1\nq\xe9 0 d1 0\nq2 0 x 2\n")
     for version in ("10.0", "9.0.8"):
         compare(version, [*flags, str(tmp_path / "qrels"), str(tmp_path / "run")])
