@@ -29,7 +29,8 @@ def _steps(folder):
                        for d in range(12))
     int_qrels = "1 0 10 1\n1 0 12 0\n2 0 11 2\n"
     int_run = "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20))
-    msmarco_run = "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2) for r, d in enumerate(range(10, 20)))
+    msmarco_run = "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2)
+                          for r, d in enumerate(range(10, 20), 1))
     paths = {}
     for name, text in [("qrels", qrels_text), ("run", run_text), ("int_qrels", int_qrels),
                        ("int_run", int_run), ("msmarco_run", msmarco_run)]:
