@@ -1,101 +1,16 @@
-"""The public API: ``evaluate`` and its ``Results``."""
+"""The public API: ``evaluate``, and the forms qrels and runs are accepted in."""
 
-import functools
 import os
 
 import numpy as np
 
-from fastir import _jit, kernels
-from fastir._jit import chunk_bounds
+from fastir import _jit
 from fastir.data import FastirWarning, Qrels, Run
+from fastir.engine import Plan
 from fastir.join import join
-from fastir.measures import GAINS, STRING, parse_all
+from fastir.results import Results
 
-
-class Results:
-    """Per-query values of several measures, and their summaries.
-
-    Attributes
-    ----------
-    query_ids : list
-        The evaluated queries, in trec_eval order (``strcmp`` of the ids); built on first
-        use (the summaries never need it).
-    measures : list of str
-        Measure keys, as the caller wrote them (trec_eval lists such as ``P.5,10`` give one
-        key per member, e.g. ``P_5``, ``P_10``).
-    values : ndarray of float64, shape (n_queries, n_measures)
-        ``values[i, j]``: measure ``j`` on query ``i``.
-    ignored_queries : list
-        Run queries without judgments: never scored.
-    missing_queries : list
-        Judged queries absent from the run: scored 0 (``missing="zero"``) or left out
-        (``missing="skip"``).
-    """
-
-    def __init__(self, ids, measures, parsed, values, ignored_queries, missing_queries,
-                 missing, in_run, strings=None):
-        self.ids = ids
-        self.measures = measures
-        self.parsed = parsed
-        self.values = values
-        self.ignored_queries = ignored_queries
-        self.missing_queries = missing_queries
-        self.missing = missing
-        self.in_run = in_run
-        self.strings = strings or {}
-
-    @functools.cached_property
-    def query_ids(self):
-        return self.ids.tolist()
-
-    @property
-    def n_queries(self):
-        return len(self.values)
-
-    @property
-    def mean(self):
-        """``{measure: summary}``: the mean over queries, as trec_eval's ``all`` line.
-
-        Counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``...) are summed and ``GMAP`` is
-        a geometric mean (values floored at 1e-5). Sums run in query order, as trec_eval's.
-        With no query, every summary is 0.
-        """
-        return {key: value for key, value, m in zip(self.measures, self.summary().tolist(),
-                                                    self.parsed)
-                if m.spec.aggregate != "none"}
-
-    def summary(self):
-        """The summaries as an array, in the order of ``measures`` (NaN for text)."""
-        how = np.array([kernels.HOW[m.spec.aggregate] for m in self.parsed], dtype=np.int64)
-        return _jit.select(kernels.summaries, self.values.size)(self.values[None], how)[0]
-
-    def to_dict(self):
-        """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
-        rows = self.values.tolist()
-        out = {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
-        for key, texts in self.strings.items():
-            for q, text in zip(self.query_ids, texts):
-                out[q][key] = text
-        return out
-
-    def to_pandas(self):
-        """A DataFrame indexed by query id, one column per measure (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"),
-                            columns=self.measures)
-
-    def __repr__(self):
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
-        notes = []
-        if self.ignored_queries:
-            notes.append(f"{len(self.ignored_queries)} run queries without judgments ignored")
-        if self.missing_queries:
-            verb = "scored 0" if self.missing == "zero" else "skipped"
-            notes.append(f"{len(self.missing_queries)} judged queries absent from the run "
-                         f"{verb}")
-        note = f"; {'; '.join(notes)}" if notes else ""
-        return f"Results({self.n_queries} queries: {means}{note})"
+__all__ = ["Results", "evaluate"]
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
@@ -151,19 +66,14 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> {k: round(v, 4) for k, v in res.mean.items()}
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
-    keys, parsed = parse_all(measures)
-    check_options(parsed, relevance_level, compat)
+    plan = Plan.of(measures, relevance_level, num_docs, compat)
     with _jit.tier(size_hint(qrels) + size_hint(run)):
         qrels = as_qrels(qrels)
         run = as_run(run, compat)
         joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
         warn_if_disjoint(joined, qrels, run)
-        values = compute(joined, qrels, parsed, int(relevance_level), num_docs=int(num_docs),
-                         compat=compat)
-    strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
-               for key, m in zip(keys, parsed) if m.spec.kind == STRING}
-    return Results(joined.query_ids, keys, parsed, values, joined.ignored_run_queries,
-                   joined.missing_queries, missing, joined.in_run, strings)
+        values = plan.values(joined, qrels)
+    return plan.results(joined, values, missing)
 
 
 def warn_if_disjoint(joined, qrels, run):
@@ -202,18 +112,6 @@ def size_hint(data):
         return 0
 
 
-def check_options(parsed, relevance_level, compat):
-    if int(relevance_level) != relevance_level or relevance_level < 0:
-        raise ValueError(f"relevance_level must be a non-negative integer, "
-                         f"got {relevance_level!r}")
-    if compat not in (None, "10.0", "9.0.8"):
-        raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {compat!r}")
-    if compat == "9.0.8":
-        newer = [str(m) for m in parsed if m.spec.since_10]
-        if newer:
-            raise ValueError(f"{', '.join(newer)}: not in trec_eval 9.0.8 (compat='9.0.8')")
-
-
 def as_qrels(qrels):
     """A :class:`Qrels` from any accepted form: Qrels, dict, or a file path."""
     if isinstance(qrels, Qrels):
@@ -237,99 +135,3 @@ def as_run(run, compat=None):
     if compat == "9.0.8":
         run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
     return run
-
-
-CUTOFF_KINDS = {kernels.AP, kernels.RR, kernels.P, kernels.RECALL, kernels.REL_P,
-                 kernels.UNJ, kernels.SUCCESS, kernels.NDCG, kernels.DCG, kernels.IDEAL_DCG}
-PREFIX_KINDS = CUTOFF_KINDS | {
-    kernels.NUM_REL_RET, kernels.NUM_NONREL_JUDGED_RET, kernels.YAAP, kernels.RPREC,
-    kernels.RPREC_MULT, kernels.IPREC, kernels.UTILITY, kernels.SET_P, kernels.SET_R,
-    kernels.SET_REL_P, kernels.SET_AP, kernels.SET_F}
-
-
-def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
-    """The kernel's measure arrays (kind, cutoff, level, gain, params, compat) and the rank
-    depth its prefix rows need. A gain table row reaches the largest label it lists (other
-    labels are their own gain)."""
-    n = len(parsed)
-    listed = [label for m in parsed for label, _ in (m.gains or ())]
-    width = max([5, max(listed, default=0) + 1] + [len(m.recalls) for m in parsed])
-    kind = np.empty(n, dtype=np.int64)
-    cutoff = np.zeros(n, dtype=np.int64)
-    level = np.empty(n, dtype=np.int64)
-    gain = np.zeros(n, dtype=np.int64)
-    params = np.zeros((n, width), dtype=np.float64)
-    old_rounding = np.zeros(n, dtype=np.int64)
-    for j, m in enumerate(parsed):
-        spec = m.spec
-        kind[j] = spec.kind if spec.kind != STRING else kernels.NUM_Q
-        if spec.cutoff in ("recall", "mult"):
-            params[j, 0] = m.cutoff
-        elif m.cutoff is not None:
-            cutoff[j] = m.cutoff
-        level[j] = relevance_level if m.rel is None else m.rel
-        if spec.level_free:  # gains are raw labels: the relevance level does not apply
-            level[j] = 1 if m.rel is None else m.rel
-            gain[j] = GAINS[m.dcg]
-        if m.gains is not None or spec.kind in (kernels.NDCG_REL, kernels.RNDCG, kernels.G):
-            gain[j] = kernels.GAIN_TABLE
-            params[j, :] = np.nan
-            for label, value in m.gains or ():
-                params[j, label] = value
-        if spec.kind == kernels.SET_F:
-            params[j, 0] = m.beta
-        elif spec.kind == kernels.RBP:
-            params[j, 0] = m.p
-        elif spec.kind == kernels.UTILITY:
-            params[j, :5] = (m.a, m.b, m.c, m.d, num_docs)
-        elif spec.kind == kernels.IPREC_AVG:
-            cutoff[j] = len(m.recalls)
-            params[j, :len(m.recalls)] = m.recalls
-        old_rounding[j] = compat == "9.0.8"
-    # Prefix rows are needed down to the largest cutoff when every measure reading them
-    # has a cutoff (P@10 on a 1000-doc ranking reads 10 ranks), else to the end (0).
-    uses_prefixes = [m for m in parsed if m.spec.kind in PREFIX_KINDS and m.gains is None]
-    depth = 0
-    if all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in uses_prefixes):
-        depth = max((m.cutoff for m in uses_prefixes), default=0)
-    return kind, cutoff, level, gain, params, old_rounding, np.int64(depth)
-
-
-def compute(joined, qrels, parsed, relevance_level, *, num_docs=0, compat=None, spec=None):
-    """Per-query values (n_queries, n_measures) of ``parsed`` measures on a join.
-
-    Text measures (RelString) get NaN here; see :func:`relstrings`. ``spec`` is a
-    precomputed :func:`measure_spec` (an :class:`~fastir.Evaluator`'s).
-    """
-    if spec is None:
-        spec = measure_spec(parsed, relevance_level, num_docs=num_docs, compat=compat)
-    n_queries = len(joined.indptr) - 1
-    out = np.zeros((n_queries, len(parsed)))
-    if n_queries:
-        ideal = qrels.ideal_labels()
-        lengths = np.diff(joined.indptr)
-        ideal_lengths = np.diff(qrels.indptr)
-        longest = max(int(lengths.max()), int(ideal_lengths.max()) if len(ideal_lengths) else 0)
-        log2 = kernels.log2_table(longest + 2)
-        bounds = chunk_bounds(lengths, _jit.n_threads())
-        n_chunks = len(bounds) - 1
-        scratch = np.empty((n_chunks, kernels.N_ROWS, longest + 2))
-        state = np.full((n_chunks, 8), -1, dtype=np.int64)
-        _jit.launch(kernels.evaluate_queries, bounds, joined.indptr, joined.labels,
-                    qrels.indptr, ideal, joined.qrels_query, *spec, log2, scratch, state, out)
-    for j, m in enumerate(parsed):
-        if m.spec.kind == STRING:
-            out[:, j] = np.nan
-        elif compat == "9.0.8" and m.spec.kind not in (kernels.NUM_Q, kernels.NUM_REL):
-            out[~joined.in_run, j] = 0.0  # 9.0.8 does not evaluate missing queries at all
-    return out
-
-
-def relstrings(joined, k):
-    """trec_eval's relstring of every evaluated query: the top ``k`` label codes as text."""
-    chars = np.frombuffer(b"<.-0123456789>", dtype=np.uint8)  # codes -3 .. 10
-    out = []
-    for e in range(len(joined.indptr) - 1):
-        codes = joined.labels[joined.indptr[e]:joined.indptr[e + 1]][:k].astype(np.int64)
-        out.append(chars[np.clip(codes, -3, 10) + 3].tobytes().decode("ascii"))
-    return out

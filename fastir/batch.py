@@ -7,23 +7,13 @@ import threading
 
 import numpy as np
 
-from fastir import _jit, kernels
+from fastir import _jit, engine, kernels
 from fastir import batch_kernels as BK
 from fastir._jit import chunk_bounds
-from fastir.api import (
-    CUTOFF_KINDS,
-    Results,
-    as_qrels,
-    as_run,
-    check_options,
-    compute,
-    measure_spec,
-    size_hint,
-    warn_if_disjoint,
-)
+from fastir.api import as_qrels, as_run, size_hint, warn_if_disjoint
 from fastir.data import InputError, Run, integer_labels
 from fastir.join import NO_LIMIT, join
-from fastir.measures import MAX_CUTOFF, parse_all
+from fastir.measures import MAX_CUTOFF
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 
@@ -50,8 +40,7 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
                  judged_only=False, num_docs=0, compat=None):
-        self.keys, self.parsed = parse_all(measures)
-        check_options(self.parsed, relevance_level, compat)
+        self.plan = engine.Plan.of(measures, relevance_level, num_docs, compat)
         if missing not in ("zero", "skip"):
             raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
         with _jit.tier(size_hint(qrels)):
@@ -59,11 +48,10 @@ class Evaluator:
             self.qrels.docs_matching(self.qrels.doc_ids)
             self.qrels.ideal_labels()
         self.options = {"max_docs": max_docs, "judged_only": judged_only, "missing": missing}
-        self.relevance_level = int(relevance_level)
-        self.num_docs = int(num_docs)
-        self.compat = compat
-        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=self.num_docs,
-                                 compat=compat)
+
+    @property
+    def compat(self):
+        return self.plan.compat
 
     def evaluate(self, run):
         """Evaluate one run (a :class:`Run`, dict or path): a :class:`Results`."""
@@ -71,11 +59,8 @@ class Evaluator:
             run = as_run(run, self.compat)
             joined = join(self.qrels, run, **self.options)
             warn_if_disjoint(joined, self.qrels, run)
-            values = compute(joined, self.qrels, self.parsed, self.relevance_level,
-                             compat=self.compat, spec=self.spec)
-        return Results(joined.query_ids, self.keys, self.parsed, values,
-                       joined.ignored_run_queries, joined.missing_queries,
-                       self.options["missing"], joined.in_run)
+            values = self.plan.values(joined, self.qrels)
+        return self.plan.results(joined, values, self.options["missing"])
 
     def bind(self, query_ids, doc_ids):
         """Fix the candidate rows (one per (query, doc), any order) and join them once.
@@ -99,6 +84,10 @@ class BoundCandidates:
         if query_ids.shape != doc_ids.shape or query_ids.ndim != 1:
             raise ValueError(f"query_ids {query_ids.shape} and doc_ids {doc_ids.shape} must be "
                              "1-d and of equal length")
+        text = [str(m) for m in evaluator.plan.parsed if m.spec.aggregate == "none"]
+        if text:
+            raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
+                             "candidates (evaluate a run instead)")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
         with _jit.tier(self.n_rows + len(evaluator.qrels)):
@@ -111,15 +100,14 @@ class BoundCandidates:
         # that the kernels break equal scores by stored order.
         slot_query = np.repeat(np.arange(len(joined.indptr) - 1), np.diff(joined.indptr))
         by_docno = np.lexsort((joined.tie, slot_query))
-        self.rows = run.scores[joined.rows[by_docno]].astype(np.int64)  # candidate index
-        self.codes = joined.labels[by_docno]
         limit = evaluator.options["max_docs"]
-        self.limit = NO_LIMIT if limit is None else int(limit)
-        self.judged_only = bool(evaluator.options["judged_only"])
+        self.candidates = BK.Candidates(
+            joined.indptr, run.scores[joined.rows[by_docno]].astype(np.int64),
+            joined.labels[by_docno], joined.qrels_query, NO_LIMIT if limit is None else
+            int(limit), bool(evaluator.options["judged_only"]))
         lengths = np.diff(joined.indptr)
         ideal_lengths = np.diff(evaluator.qrels.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
-        self.log2 = kernels.log2_table(self.longest + 2)
 
     @property
     def query_ids(self):
@@ -152,40 +140,25 @@ class BoundCandidates:
             matrix = matrix.astype(np.float32).astype(np.float64)
         with _jit.tier(matrix.size):
             values = self._values(np.ascontiguousarray(matrix))
-        ev = self.evaluator
+        plan = self.evaluator.plan
         if one:
-            return Results(self.joined.query_ids, ev.keys, ev.parsed, values[0],
-                           self.joined.ignored_run_queries, self.joined.missing_queries,
-                           ev.options["missing"], self.joined.in_run)
-        how = np.array([kernels.HOW[m.spec.aggregate] for m in ev.parsed], dtype=np.int64)
+            return plan.results(self.joined, values[0], self.evaluator.options["missing"])
         with _jit.tier(values.size):
-            means = _jit.select(kernels.summaries, values.size)(values, how)
+            means = _jit.select(kernels.summaries, values.size)(values, plan.how)
         return (means, values) if per_query else means
 
     def _values(self, matrix):
-        ev = self.evaluator
+        plan = self.evaluator.plan
         n_runs = matrix.shape[0]
         n_queries = len(self.joined.indptr) - 1
-        out = np.zeros((n_runs, n_queries, len(ev.parsed)))
-        if n_queries == 0:
-            return out
-        weights = np.tile(np.diff(self.joined.indptr) + 1, n_runs)
-        tasks = chunk_bounds(weights, _jit.n_threads())
-        n_chunks = len(tasks) - 1
-        width = self.longest + 2
-        ranked = np.empty((n_chunks, width), dtype=np.int32)
-        order = np.empty((n_chunks, width), dtype=np.int64)
-        buf = np.empty((n_chunks, width), dtype=np.int64)
-        keys = np.empty((n_chunks, width))
-        scratch = np.empty((n_chunks, kernels.N_ROWS, width))
-        state = np.full((n_chunks, 8), -1, dtype=np.int64)
-        _jit.launch(BK.bound_values, tasks, n_queries, self.joined.indptr, self.rows,
-                  self.codes, matrix, ev.qrels.indptr, ev.qrels.ideal_labels(),
-                  self.joined.qrels_query, self.limit, self.judged_only, *ev.spec, self.log2,
-                  ranked, order, buf, keys, scratch, state, out)
-        for j, m in enumerate(ev.parsed):
-            if ev.compat == "9.0.8" and m.spec.kind not in (kernels.NUM_Q, kernels.NUM_REL):
-                out[:, ~self.joined.in_run, j] = 0.0
+        out = np.zeros((n_runs, n_queries, len(plan.parsed)))
+        if n_queries:
+            weights = np.tile(np.diff(self.joined.indptr) + 1, n_runs)
+            tasks = chunk_bounds(weights, _jit.n_threads())
+            _jit.launch(BK.bound_values, tasks, n_queries, self.candidates, matrix,
+                        engine.ideals(self.evaluator.qrels), plan.sized(self.longest),
+                        engine.work(len(tasks) - 1, self.longest, codes=2), out)
+        plan.finish(out, self.joined.in_run)
         return out
 
 
@@ -208,35 +181,14 @@ MAX_IDEAL = 1 << 24
 
 
 @functools.lru_cache(maxsize=256)
-def _matrix_spec(measures, relevance_level):
-    keys, parsed = parse_all(list(measures))
-    check_options(parsed, relevance_level, None)
-    for m in parsed:
-        if m.spec.kind in (kernels.BPREF, kernels.INFAP, kernels.RBP_RESID, kernels.UNJ) \
-                or m.family == "RelString":
+def _matrix_plan(measures, relevance_level):
+    """The plan of a dense batch's measures, with the ranks it orders and how much of the
+    ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`)."""
+    plan = engine.Plan.of(measures, relevance_level)
+    for m in plan.parsed:
+        if m.spec.unjudged:
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
-    spec = measure_spec(parsed, relevance_level)
-    how = np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
-    # Only the top ranks are needed when every measure has a cutoff (nDCG@10): selection,
-    # not a sort. spec[-1] is that depth when all measures read the cumulative rows.
-    cut = all(m.cutoff is not None and m.spec.kind in CUTOFF_KINDS for m in parsed)
-    rank_depth = int(spec[-1]) if cut else 0
-    return keys, parsed, spec, how, rank_depth, _ideal_depth(parsed)
-
-
-def _ideal_depth(parsed):
-    """How much of the ideal ranking the measures read (-1: all of it, with its measure)."""
-    depth, whole = 0, None
-    for m in parsed:
-        kind = m.spec.kind
-        if kind in (kernels.NDCG, kernels.IDEAL_DCG) and m.cutoff is not None:
-            depth = max(depth, m.cutoff)
-        elif kind in (kernels.NDCG, kernels.IDEAL_DCG, kernels.NDCG_REL, kernels.RNDCG,
-                      kernels.G):
-            whole = whole or str(m)
-        elif kind == kernels.RBP:  # scales gains by the top label
-            depth = max(depth, 1)
-    return (-1, whole) if whole else (depth, None)
+    return plan, engine.rank_depth(plan.parsed), engine.ideal_depth(plan.parsed)
 
 
 def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
@@ -282,7 +234,7 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
     level = _level(relevance_level)
-    keys, parsed, spec, how, rank_depth, (ideal_cap, whole) = _matrix_spec(names, level)
+    plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level)
     average = ties == "average"
     if average:
         rank_depth = 0  # tie groups are averaged whole: rank everything
@@ -292,7 +244,7 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     y = np.asarray(labels)
     if y.shape != s.shape:
         raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
-    y = integer_labels(y, "evaluate_matrix: labels")
+    y = _matrix_labels(y)
     if mask is None:
         m = _all_true(s.shape)
     else:
@@ -311,28 +263,39 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
             raise ValueError(f"n_relevant up to {extra} needs an ideal ranking of that many "
                              f"documents for {whole} (no cutoff); give it a cutoff, or keep "
                              f"n_relevant at most {MAX_IDEAL}")
-    s, y, m = np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m)
-    log2 = kernels.log2_table(width + extra + 2)
-    out = np.empty((batch, len(parsed)))
-    means = np.empty(len(parsed))
+    data = BK.Batch(np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m),
+                    nr)
+    spec = plan.sized(width + extra)
+    out = np.empty((batch, len(plan.parsed)))
+    means = np.empty(len(plan.parsed))
     python = _jit.python_mode(batch * width)
     if batch * width < _SERIAL_BELOW or python:
         code = _jit.select(BK.matrix_values_serial, python=python)(
-            s, y, m, nr, level, rank_depth, ideal_cap, average, *spec, log2,
-            *_matrix_scratch(1, width + extra), how, means, out)
+            data, level, rank_depth, ideal_cap, average, spec, _matrix_work(1, width + extra),
+            plan.how, means, out)
     else:
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
         status = np.zeros(len(bounds) - 1, dtype=np.int64)
-        code = _jit.launch(BK.matrix_values_parallel, bounds, s, y, m, nr, level, rank_depth,
-                           ideal_cap, average, *spec, log2,
-                           *_matrix_scratch(len(bounds) - 1, width + extra), how, means,
+        code = _jit.launch(BK.matrix_values_parallel, bounds, data, level, rank_depth,
+                           ideal_cap, average, spec,
+                           _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
                            status, out, python=False)
     if code == BK.BAD_SCORE:
         raise ValueError("scores must be finite (outside the mask)")
     if code == BK.BAD_LABEL:
-        raise ValueError("labels must be >= 0")
-    result = dict(zip(keys, means.tolist()))
+        raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF} (outside the mask)")
+    result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
+
+
+def _matrix_labels(labels):
+    """Labels as int64 (no copy when they are): integers, booleans, or floats that hold
+    integers; the kernel checks their range in its pass over the batch."""
+    if labels.dtype.kind in "iub":
+        if labels.dtype == np.uint64 and labels.size and labels.max() > MAX_CUTOFF:
+            raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF}")
+        return labels.astype(np.int64, copy=False)
+    return integer_labels(labels, "evaluate_matrix: labels").astype(np.int64)
 
 
 def _level(relevance_level):
@@ -376,20 +339,13 @@ def _zeros(n):
 _scratch = threading.local()
 
 
-def _matrix_scratch(n_chunks, size):
-    """Scratch rows for a matrix kernel, kept per thread and reused between calls."""
-    key = (n_chunks, size)
-    cached = getattr(_scratch, "arrays", None)
+def _matrix_work(n_chunks, longest):
+    """A dense batch's scratch (:func:`fastir.engine.work`), kept per thread and reused."""
+    key = (n_chunks, longest)
+    cached = getattr(_scratch, "work", None)
     if cached is None or cached[0] != key:
-        size += 2
-        arrays = (np.empty((n_chunks, size), dtype=np.int32),
-                  np.empty((n_chunks, size), dtype=np.int32),
-                  np.empty((n_chunks, size), dtype=np.int64),
-                  np.empty((n_chunks, size), dtype=np.int64),
-                  np.empty((n_chunks, kernels.N_ROWS, size)),
-                  np.empty((n_chunks, 8), dtype=np.int64))
-        _scratch.arrays = cached = (key, arrays)
-    cached[1][5][:] = -1  # the state rows: nothing cached yet
+        _scratch.work = cached = (key, engine.work(n_chunks, longest, codes=2))
+    cached[1].state[:] = -1  # nothing cached in the rows yet
     return cached[1]
 
 

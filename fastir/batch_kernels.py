@@ -11,20 +11,35 @@ other ranks hold unjudged documents. Queries with many judged candidates are sor
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from fastir._jit import helper, pjit, prange
 from fastir.join import sort_by_score
 from fastir.kernels import (
+    CUTOFF,
     DCG,
-    N_ROWS,
+    GAIN,
+    KEYS,
+    KIND,
     NDCG,
     count_at_least,
     insert_descending,
     query_value,
     summarise,
 )
+
+#: Fixed candidates (see :class:`fastir.batch.BoundCandidates`): query ``e``'s candidates
+#: are ``indptr[e]:indptr[e + 1]``, in docno-descending order, with their row in the score
+#: vectors (``rows``), their label ``codes`` and their query's row in the ideals; rankings
+#: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``.
+Candidates = namedtuple("Candidates", "indptr rows codes qrels_query limit judged_only")
+
+#: A dense batch: (batch, n_candidates) ``scores`` (float64), ``labels`` (int64, checked
+#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), and each row's
+#: ``n_relevant`` (0: its candidates').
+Batch = namedtuple("Batch", "scores labels mask n_relevant")
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -92,33 +107,32 @@ def _ranked_codes(scores, run, rows, codes, lo, hi, limit, judged_only, out, ord
 
 
 @pjit(nrt=False)
-def bound_values(tasks, n_queries, cand_indptr, rows, codes, scores, ideal_indptr,
-                 ideal_labels, qrels_query, limit, judged_only, kind, cutoff, level,
-                 gain_kind, params, compat, depth, log2, ranked, order, buf, keys, scratch,
-                 state, out):
+def bound_values(tasks, n_queries, candidates, scores, ideals, spec, work, out):
     """``out[r, e, m]``: measure m of query e under score vector r (run ``r`` of
     ``scores``). ``tasks`` splits the flat (run, query) range into chunks."""
     for c in prange(len(tasks) - 1):
+        ranked = work.codes[c, 0]
         for t in range(tasks[c], tasks[c + 1]):
             r = t // n_queries
             e = t % n_queries
-            n = _ranked_codes(scores, r, rows, codes, cand_indptr[e], cand_indptr[e + 1],
-                              limit, judged_only, ranked[c], order[c], buf[c], keys[c])
-            q = qrels_query[e]
-            ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
-            for m in range(len(kind)):
-                out[r, e, m] = query_value(t, kind[m], cutoff[m], level[m], gain_kind[m],
-                                           params[m], compat[m], ranked[c, :n], ideal, 0, 0,
-                                           log2, scratch[c], state[c], depth)
+            n = _ranked_codes(scores, r, candidates.rows, candidates.codes,
+                              candidates.indptr[e], candidates.indptr[e + 1], candidates.limit,
+                              candidates.judged_only, ranked, work.index[c, 0],
+                              work.index[c, 1], work.rows[c, KEYS])
+            q = candidates.qrels_query[e]
+            ideal = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
+            for m in range(spec.table.shape[0]):
+                out[r, e, m] = query_value(t, spec, m, ranked[:n], ideal, 0, 0, work.rows[c],
+                                           work.state[c])
 
 
 BAD_SCORE = -1  # a non-finite score (under the mask)
-BAD_LABEL = -2  # a negative label
+BAD_LABEL = -2  # a negative label, or one beyond 32 bits
+MAX_LABEL = 2**31 - 1
 
 
 @helper
-def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ideal_cap, ranked, ideal,
-                order, buf):
+def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
     """Ranked labels (score descending, ties by column; only the top ``depth`` when it is
     not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths and
     how many relevant documents outside the candidates were left out of the ideal (at most
@@ -129,6 +143,7 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ideal_cap, ra
     the ranking is written), then the ideal is laid out from the counts and the ranking
     is selected or sorted.
     """
+    scores, labels, mask = batch.scores, batch.labels, batch.mask
     n = 0
     top_label = -1
     relevant = 0
@@ -137,7 +152,7 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ideal_cap, ra
         if not mask[b, j]:
             continue
         label = labels[b, j]
-        if label < 0:
+        if label < 0 or label > MAX_LABEL:
             return BAD_LABEL, 0, 0
         if not math.isfinite(scores[b, j]):
             return BAD_SCORE, 0, 0
@@ -152,7 +167,7 @@ def _matrix_row(b, scores, labels, mask, n_relevant, level, depth, ideal_cap, ra
                 top_label += 1
                 ranked[top_label] = 0
             ranked[label] += 1
-    outside = max(0, n_relevant[b] - relevant)  # relevant docs outside the candidates
+    outside = max(0, batch.n_relevant[b] - relevant)  # relevant docs outside the candidates
     shown = outside if ideal_cap < 0 else min(outside, ideal_cap)
     m = 0
     if small:  # counting sort, descending
@@ -231,48 +246,45 @@ def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
 
 
 @helper
-def _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth, ideal_cap,
-                       average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                       ranked, ideal, order, buf, scratch, state, out):
-    n, m, outside = _matrix_row(b, scores, labels, mask, n_relevant, relevance, rank_depth,
-                                ideal_cap, ranked, ideal, order, buf)
+def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec, work, c, out):
+    ranked, ideal = work.codes[c, 0], work.codes[c, 1]
+    order = work.index[c, 0]
+    n, m, outside = _matrix_row(b, batch, relevance, rank_depth, ideal_cap, ranked, ideal,
+                                order, work.index[c, 1])
     if n < 0:
         return n
-    for k in range(len(kind)):
-        if average and (kind[k] == NDCG or kind[k] == DCG):  # sklearn's tie averaging
-            dcg = _average_dcg(b, scores, order, n, labels, cutoff[k], gain_kind[k], log2)
-            if kind[k] == DCG:
+    for k in range(spec.table.shape[0]):
+        kind = spec.table[k, KIND]
+        if average and (kind == NDCG or kind == DCG):  # sklearn's tie averaging
+            cutoff, gain_kind = spec.table[k, CUTOFF], spec.table[k, GAIN]
+            dcg = _average_dcg(b, batch.scores, order, n, batch.labels, cutoff, gain_kind,
+                               spec.log2)
+            if kind == DCG:
                 out[b, k] = dcg
                 continue
-            top = m if cutoff[k] == 0 else min(cutoff[k], m)
+            top = m if cutoff == 0 else min(cutoff, m)
             idcg = 0.0
             for i in range(top):
                 g = ideal[i]
                 if g > 0:
-                    idcg += (2.0 ** g - 1.0 if gain_kind[k] == 1 else np.float64(g)) / log2[i]
+                    idcg += (2.0 ** g - 1.0 if gain_kind == 1 else np.float64(g)) / spec.log2[i]
             out[b, k] = dcg / idcg if idcg > 0.0 else 0.0
             continue
-
-        out[b, k] = query_value(b, kind[k], cutoff[k], level[k], gain_kind[k], params[k],
-                                compat[k], ranked[:n], ideal[:m], outside, relevance, log2,
-                                scratch, state, depth)
+        out[b, k] = query_value(b, spec, k, ranked[:n], ideal[:m], outside, relevance,
+                                work.rows[c], work.state[c])
     return 0
 
 
 @pjit(nrt=False)
-def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, rank_depth,
-                           ideal_cap, average, kind, cutoff, level, gain_kind, params, compat,
-                           depth, log2, ranked, ideal, order, buf, scratch, state, how, means,
-                           status, out):
+def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, average, spec,
+                           work, how, means, status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
-    summaries over rows (see :func:`fastir.kernels.summarise`). Returns 0, or BAD_SCORE / BAD_LABEL
-    (``status`` has a zeroed slot per chunk)."""
+    summaries over rows (see :func:`fastir.kernels.summarise`). Returns 0, or BAD_SCORE /
+    BAD_LABEL (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
-            code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance,
-                                      rank_depth, ideal_cap, average, kind, cutoff, level,
-                                      gain_kind, params, compat, depth, log2, ranked[c],
-                                      ideal[c], order[c], buf[c], scratch[c], state[c], out)
+            code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec,
+                                      work, c, out)
             if code != 0:
                 status[c] = code
     for c in range(len(status)):
@@ -283,19 +295,13 @@ def matrix_values_parallel(bounds, scores, labels, mask, n_relevant, relevance, 
 
 
 @helper
-def matrix_values_serial(scores, labels, mask, n_relevant, relevance, rank_depth, ideal_cap,
-                         average, kind, cutoff, level, gain_kind, params, compat, depth, log2,
-                         ranked, ideal, order, buf, scratch, state, how, means, out):
+def matrix_values_serial(batch, relevance, rank_depth, ideal_cap, average, spec, work, how,
+                         means, out):
     """The same, in the calling thread (small batches: no parallel launch)."""
-    for b in range(scores.shape[0]):
-        code = _matrix_row_values(b, scores, labels, mask, n_relevant, relevance, rank_depth,
-                                  ideal_cap, average, kind, cutoff, level, gain_kind, params,
-                                  compat, depth, log2, ranked[0], ideal[0], order[0], buf[0],
-                                  scratch[0], state[0], out)
+    for b in range(batch.scores.shape[0]):
+        code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec,
+                                  work, 0, out)
         if code != 0:
             return code
     summarise(out, how, means)
     return 0
-
-
-__all__ = ["N_ROWS", "bound_values", "matrix_values_parallel", "matrix_values_serial"]

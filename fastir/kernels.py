@@ -17,6 +17,7 @@ bit-identical to trec_eval 10.0. A query with an empty ranking scores 0 everywhe
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -402,7 +403,8 @@ BEST_PREC = 4  # [i]: max precision at any rank >= i (interpolated precision)
 REL_RANK = 5  # [c]: rank of the c-th relevant doc
 CUM_DCG = 6  # [i]: DCG of the top i
 CUM_IDCG = 7  # [i]: ideal DCG of the top i
-N_ROWS = 8
+KEYS = 8  # sort keys (the scores of fixed candidates under one score vector)
+N_ROWS = 9
 
 # Slots of a chunk's state: which query and parameters the scratch rows describe.
 ST_QUERY, ST_LEVEL, ST_NONREL, ST_DCG_QUERY, ST_DCG_LEVEL, ST_DCG_GAIN, ST_IDEAL = range(7)
@@ -464,21 +466,53 @@ def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
     return m
 
 
+# The measure table: one row per measure, these columns (see fastir.engine.measure_spec).
+KIND, CUTOFF, LEVEL, GAIN, COMPAT = range(5)
+N_COLUMNS = 5
+
+#: What the kernels know of the measures: ``table`` (int64, one row per measure, the columns
+#: above), ``params`` (float64, one row per measure: its float parameters), ``log2`` (the
+#: discounts: ``log2[i] == log2(i + 2)``) and ``depth`` (the rank down to which the
+#: cumulative rows are built: the largest cutoff when every measure reading them has one,
+#: else 0, the whole ranking).
+Spec = namedtuple("Spec", "table params log2 depth")
+
+#: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows below, and sort keys
+#: in ``KEYS``), ``state`` (int64: which query and parameters the rows describe), ``codes``
+#: (int32: a ranking's labels in row 0, an ideal's in row 1) and ``index`` (int64: an order
+#: and its merge buffer).
+Work = namedtuple("Work", "rows state codes index")
+
+#: The joined rankings: ``labels[indptr[e]:indptr[e + 1]]`` is query ``e``'s ranking, whose
+#: judgments are row ``qrels_query[e]`` of the ideals.
+Rankings = namedtuple("Rankings", "indptr labels qrels_query")
+
+#: Each judged query's labels, descending: ``labels[indptr[q]:indptr[q + 1]]``.
+Ideals = namedtuple("Ideals", "indptr labels")
+
+
 @helper
-def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal, outside,
-                outside_label, log2, sc, state, depth):
-    """One measure for query ``e`` (``ranked``: label codes; ``ideal``: labels, descending;
-    ``outside`` more judged documents of label ``outside_label`` that the ideal leaves out,
-    counted but not laid out: a dense batch's relevant documents beyond the measures' depth).
+def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
+    """Measure ``m`` of the spec for query ``e`` (``ranked``: label codes; ``ideal``: labels,
+    descending; ``outside`` more judged documents of label ``outside_label`` that the ideal
+    leaves out, counted but not laid out: a dense batch's relevant documents beyond the
+    measures' depth).
 
     ``sc``/``state`` are the chunk's scratch rows and their description: the cumulative
     rows of a query are computed once for all its measures that share a relevance level
-    (or gains), down to rank ``depth`` (0: the whole ranking; otherwise the largest cutoff,
-    when every measure has one), and most measures are then a lookup.
+    (or gains), down to rank ``spec.depth``, and most measures are then a lookup.
     An empty ranking scores 0 but on NUM_Q, NUM_REL, IDEAL_DCG and YAAP (trec_eval 10.0 -c
     evaluates a missing query on one unjudged placeholder document: these four are the
     values that differ from 0 on it).
     """
+    kind = spec.table[m, KIND]
+    cutoff = spec.table[m, CUTOFF]
+    level = spec.table[m, LEVEL]
+    gain_kind = spec.table[m, GAIN]
+    compat = spec.table[m, COMPAT]
+    params = spec.params[m]
+    log2 = spec.log2
+    depth = spec.depth
     n_rel = count_at_least(ideal, level)  # labels are sorted descending
     n_nonrel = count_at_least(ideal, 0) - n_rel
     if outside > 0 and outside_label >= level:
@@ -604,23 +638,21 @@ def query_value(e, kind, cutoff, level, gain_kind, params, compat, ranked, ideal
 
 
 @pjit(nrt=False)
-def evaluate_queries(bounds, indptr, labels, ideal_indptr, ideal_labels, qrels_query, kind,
-                     cutoff, level, gain_kind, params, compat, depth, log2, scratch, state, out):
+def evaluate_queries(bounds, rankings, ideals, spec, work, out):
     """Fill ``out[e, m]`` for all queries (parallel over chunks ``bounds``) and measures.
 
-    ``scratch`` is (chunks, N_ROWS, longest list + 2) and ``state`` (chunks, 8), filled
-    with -1. Compiled without numba's reference counting (nothing is allocated here):
-    with it, every measure of every query would pay atomic updates for its array arguments.
+    ``work`` has a chunk's rows (N_ROWS, longest list + 2) and state (filled with -1) per
+    chunk. Compiled without numba's reference counting (nothing is allocated here): with
+    it, every measure of every query would pay atomic updates for its array arguments.
     """
     for c in prange(len(bounds) - 1):
         for e in range(bounds[c], bounds[c + 1]):
-            ranked = labels[indptr[e]:indptr[e + 1]]
-            q = qrels_query[e]
-            ideal = ideal_labels[ideal_indptr[q]:ideal_indptr[q + 1]]
-            for m in range(len(kind)):
-                out[e, m] = query_value(e, kind[m], cutoff[m], level[m], gain_kind[m],
-                                        params[m], compat[m], ranked, ideal, 0, 0, log2,
-                                        scratch[c], state[c], depth)
+            ranked = rankings.labels[rankings.indptr[e]:rankings.indptr[e + 1]]
+            q = rankings.qrels_query[e]
+            ideal = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
+            for m in range(spec.table.shape[0]):
+                out[e, m] = query_value(e, spec, m, ranked, ideal, 0, 0, work.rows[c],
+                                        work.state[c])
 
 
 #: Aggregation codes of :func:`summaries`.

@@ -1,8 +1,15 @@
-"""The measure registry and measure names.
+"""The measure registry, the one place a measure is described, and measure names.
 
-A :class:`Measure` is a family plus parameters; its canonical string (ir_measures syntax,
-e.g. ``nDCG@10``, ``P(rel=2)@5``, ``nDCG(dcg='exp-log2')@10``) is its identity. Names are
-accepted in three dialects:
+A :class:`Family` declares, as data: its parameters (:class:`Param`: name, type, default,
+allowed range), its cutoff, the kernel case that computes it (``kind``) and the cumulative
+rows it reads (``path``), its aggregation, whether it needs unjudged documents, its value on
+an empty ranking, and its trec_eval names (with their print order and the trec_eval versions
+that have them). Everything else is derived from ``FAMILIES``: the prefix depth the kernel
+builds, what ``evaluate_matrix`` can compute, trec_eval's print order and measure sets.
+
+A :class:`Measure` is a family with its cutoff and parameters; its canonical string
+(ir_measures syntax: ``nDCG@10``, ``P(rel=2)@5``, ``nDCG(dcg='exp-log2')@10``) is its identity.
+Names are accepted in three dialects:
 
 - ir_measures: ``AP``, ``AP@100``, ``P(rel=2)@5``, ``RR@10``, ``R@1000``, ``nDCG@10``,
   ``Success@5``, ``IPrec@0.1``, ``Rprec``, ``Bpref``, ``infAP``, ``RBP(p=0.8)``, ``NumRet`` ...
@@ -13,12 +20,12 @@ accepted in three dialects:
 - ranx: ``ndcg@10``, ``ndcg_burges@10``, ``precision@5``, ``recall@100``, ``mrr@10``,
   ``map@100``, ``hit_rate@5``, ``r-precision``, ``bpref``, with ``-l2`` for relevance level 2.
 
-Adding a measure is adding one :class:`Family` to ``FAMILIES`` (and its kernel case).
+Adding a measure is one :class:`Family` here, its kernel case (``fastir/kernels.py``) and its
+naive reference (``tests/naive.py``).
 """
 
 import math
 import re
-from dataclasses import dataclass, field
 
 from fastir import kernels as K
 
@@ -34,206 +41,353 @@ GAINS = {"log2": K.GAIN_LINEAR, "exp-log2": K.GAIN_EXP}
 STRING = -1  # kernel kind of measures whose value is text (relstring)
 
 
-@dataclass(frozen=True)
-class Family:
-    """A kind of measure: its kernel case, aggregation, parameters and trec_eval name.
+class UnknownMeasureError(ValueError):
+    """A measure name or parameter no dialect accepts; the message suggests close names or
+    says the allowed values."""
 
-    ``cutoff``: "none", "optional", "required" (a rank), "recall" (a level in [0, 1]) or
-    "mult" (a positive multiple of R). ``aggregate``: "mean", "sum" or "gmean" (geometric,
-    trec_eval's gm_*). ``trec``: trec_eval's base name; ``trec_cut``: its name with a cutoff.
-    ``level_free``: the relevance level does not apply (gain-based measures).
+
+# -- parameters ------------------------------------------------------------------------
+class Param:
+    """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
+    "rank" (an integer from 1), "depth" (an integer from 0), "float", "choice", "gains"
+    (label -> gain table) or "levels" (recall levels in [0, 1]); ``low``/``high`` bound a
+    float (``open`` makes the bounds exclusive)."""
+
+    __slots__ = ("name", "kind", "default", "low", "high", "open", "choices", "doc")
+
+    def __init__(self, name, kind, default=None, low=-math.inf, high=math.inf, open=False,
+                 choices=(), doc=""):
+        self.name, self.kind, self.default = name, kind, default
+        self.low, self.high, self.open, self.choices, self.doc = low, high, open, choices, doc
+
+    def convert(self, family, value):
+        """``value`` (a number, or text as parsed) checked and converted; an
+        :class:`UnknownMeasureError` naming the family and the allowed values otherwise."""
+        where = f"{family}: {self.name}"
+        if isinstance(value, str) and "_" in value and self.kind != "choice":
+            raise UnknownMeasureError(f"{where}: {value!r} is not a number (Python reads "
+                                      "1_0 as 10, strtod as 1)")
+        try:
+            if self.kind in ("level", "rank", "depth"):
+                return self._integer(where, value)
+            if self.kind == "choice":
+                if value not in self.choices:
+                    raise UnknownMeasureError(f"{where} must be one of "
+                                              f"{', '.join(map(repr, self.choices))}, got "
+                                              f"{value!r}")
+                return value
+            if self.kind == "gains":
+                return _gain_pairs(where, value)
+            if self.kind == "levels":
+                items = value if isinstance(value, (tuple, list)) else str(value).split(",")
+                levels = tuple(float(r) for r in items)
+                if not levels or any(not 0.0 <= r <= 1.0 for r in levels):
+                    raise UnknownMeasureError(f"{where} must be levels in [0, 1], got {value!r}")
+                return levels
+            number = float(value)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, UnknownMeasureError):
+                raise
+            raise UnknownMeasureError(f"{where}: bad value {value!r}") from None
+        inside = self.low < number < self.high if self.open else self.low <= number <= self.high
+        if not math.isfinite(number) or not inside:
+            bounds = f"({self.low:g}, {self.high:g})" if self.open else \
+                f"[{self.low:g}, {self.high:g}]"
+            raise UnknownMeasureError(f"{where} must be a finite number in {bounds}, got "
+                                      f"{value!r}")
+        return number
+
+    def _integer(self, where, value):
+        lowest = {"level": 0, "rank": 1, "depth": 0}[self.kind]
+        number = float(value)
+        if not math.isfinite(number):
+            raise UnknownMeasureError(f"{where} must be finite, got {value!r}")
+        if number != int(number) or not lowest <= int(number) <= MAX_CUTOFF:
+            hint = " (negative labels mark unjudged documents)" if self.kind == "level" else ""
+            raise UnknownMeasureError(f"{where} must be an integer from {lowest} to "
+                                      f"{MAX_CUTOFF}{hint}, got {value!r}")
+        return int(number)
+
+    def text(self, value):
+        """The value as the canonical string writes it."""
+        if self.kind == "choice":
+            return f"'{value}'"
+        if self.kind == "gains":
+            return "'" + ",".join(f"{k}={g:g}" for k, g in value) + "'"
+        if self.kind == "levels":
+            return "'" + ",".join(f"{r:g}" for r in value) + "'"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _gain_pairs(where, value):
+    """``{1: 3, 2: 9}``, ``"1=3,2=9"`` or ``"{1:3,2:9}"`` as sorted (label, gain) pairs."""
+    if isinstance(value, dict):
+        items = value.items()
+    else:
+        text = str(value).strip().strip("{}")
+        items = [re.split(r"[=:]", part, maxsplit=1) for part in text.split(",") if part]
+        if any(len(item) != 2 for item in items):
+            raise ValueError(value)
+    pairs = {}
+    for label, gain in items:
+        label = int(str(label).strip())
+        if label in pairs:
+            raise UnknownMeasureError(f"{where}: gain label {label} is given twice")
+        if not 0 <= label <= MAX_CUTOFF:
+            raise UnknownMeasureError(f"{where}: gain labels must be integers from 0 to "
+                                      f"{MAX_CUTOFF}, got {label}")
+        pairs[label] = float(gain)
+        if not math.isfinite(pairs[label]):
+            raise UnknownMeasureError(f"{where}: gains must be finite numbers, got {gain!r} "
+                                      f"for label {label}")
+    return tuple(sorted(pairs.items()))
+
+
+REL = Param("rel", "level", doc="relevant means label >= rel (default: the evaluation's "
+                                "relevance level)")
+DCG_GAIN = Param("dcg", "choice", "log2", choices=tuple(GAINS),
+                 doc="gain: the label (log2) or 2**label - 1 (exp-log2)")
+GAIN_TABLE = Param("gains", "gains", doc="label=gain table, other labels are their own gain")
+
+#: Cutoff parameters: the ``@`` of a measure.
+RANK = Param("cutoff", "rank", doc="rank cutoff k")
+DEPTH = Param("cutoff", "depth", doc="depth (0 prints an empty string)")
+RECALL = Param("cutoff", "float", low=0.0, high=1.0, doc="recall level")
+MULT = Param("cutoff", "float", low=0.0, doc="multiple of R")
+
+
+# -- families --------------------------------------------------------------------------
+class TrecName:
+    """One trec_eval name of a family: ``style`` None (no parameters), "cut" (a list of
+    cutoffs, one measure each, ``defaults`` when none are given) or "single" (parameters
+    of one measure, printed as ``name_<parameters as typed>``); ``order`` is its place in
+    trec_eval's output; ``cut`` says that the name is the family with a cutoff;
+    ``all_trec`` whether trec_eval's ``all_trec`` set has it; ``per_query`` whether trec_eval
+    prints it per query (not its summary-only measures)."""
+
+    __slots__ = ("name", "style", "defaults", "order", "cut", "all_trec", "per_query")
+
+    def __init__(self, name, order, style=None, defaults=None, cut=False, all_trec=True,
+                 per_query=True):
+        self.name, self.style, self.defaults, self.order = name, style, defaults, order
+        self.cut, self.all_trec, self.per_query = cut, all_trec, per_query
+
+
+class Family:
+    """A kind of measure, described once (see the module doc).
+
+    ``path``: the kernel rows it reads: "counts" (the query's counts only), "ranks" (the
+    rank prefix rows: relevant and AP sums, unjudged counts, interpolated precision),
+    "gains" (the gain prefix rows: DCG and ideal DCG) or "own" (its own loop over the
+    ranking). ``cutoff``: a :class:`Param` for ``@`` (or None), ``cutoff_required`` when it
+    must be given. ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at
+    1e-5) or "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
+    ``level_free``: the relevance level does not apply (gains are the raw labels).
+    ``empty``: its value on an empty ranking ("zero", or "value": computed as on a one
+    document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``).
+    ``ideal``: how much of the ideal ranking it reads: "none", "cutoff" (down to its cutoff,
+    or all of it), "top" (the largest label) or "whole". ``num_docs``: it reads the
+    collection size (trec_eval ``-N``). ``versions``: the trec_eval versions that have it.
     """
 
-    name: str
-    kind: int
-    cutoff: str = "none"
-    aggregate: str = "mean"
-    params: tuple = ("rel",)
-    trec: str | None = None
-    trec_cut: str | None = None
-    integer: bool = False
-    level_free: bool = False
-    since_10: bool = False  # absent from trec_eval 9.0.8
-    doc: str = ""
+    def __init__(self, name, kind, doc, *, path="ranks", cutoff=None, cutoff_required=False,
+                 params=(REL,), aggregate="mean", unjudged=False, level_free=False,
+                 integer=False, empty="zero", ideal="none", num_docs=False, trec=(),
+                 versions=("10.0", "9.0.8"), aliases=(), ranx=()):
+        self.name, self.kind, self.doc, self.path = name, kind, doc, path
+        self.cutoff, self.cutoff_required = cutoff, cutoff_required
+        self.params = {p.name: p for p in params}
+        self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
+        self.integer, self.empty, self.ideal, self.num_docs = integer, empty, ideal, num_docs
+        self.trec, self.versions, self.aliases, self.ranx = trec, versions, aliases, ranx
+
+    def __repr__(self):
+        return f"Family({self.name!r})"
 
 
-_GAIN_PARAMS = ("gains",)
 FAMILIES = {f.name: f for f in (
-    Family("NumQ", K.NUM_Q, aggregate="sum", params=(), trec="num_q", integer=True,
-           doc="Number of queries (1 per query)."),
-    Family("NumRet", K.NUM_RET, aggregate="sum", params=(), trec="num_ret", integer=True,
-           doc="Number of ranked documents (after max_docs / judged_only)."),
-    Family("NumRel", K.NUM_REL, aggregate="sum", trec="num_rel", integer=True,
-           doc="Number of judged documents with label >= rel."),
-    Family("NumRelRet", K.NUM_REL_RET, aggregate="sum", trec="num_rel_ret", integer=True,
-           doc="Number of relevant documents retrieved."),
-    Family("NumNonRelJudgedRet", K.NUM_NONREL_JUDGED_RET, aggregate="sum",
-           trec="num_nonrel_judged_ret", integer=True,
-           doc="Number of judged non-relevant documents retrieved."),
-    Family("AP", K.AP, cutoff="optional", trec="map", trec_cut="map_cut",
-           doc="Average precision (divided by the number of relevant documents R)."),
-    Family("GMAP", K.AP, aggregate="gmean", trec="gm_map",
-           doc="Average precision, summarised by the geometric mean (values floored at 1e-5)."),
-    Family("Rprec", K.RPREC, trec="Rprec", doc="Precision at rank R."),
-    Family("Bpref", K.BPREF, trec="bpref", doc="Binary preference (Buckley & Voorhees)."),
-    Family("GMBpref", K.BPREF, aggregate="gmean", trec="gm_bpref",
-           doc="Bpref, summarised by the geometric mean (values floored at 1e-5)."),
-    Family("RR", K.RR, cutoff="optional", trec="recip_rank",
-           doc="Reciprocal rank of the first relevant document (within the cutoff)."),
-    Family("IPrec", K.IPREC, cutoff="recall", trec="iprec_at_recall",
-           doc="Interpolated precision at a recall level (trec_eval 10.0 rounding)."),
-    Family("IPrecAvg", K.IPREC_AVG, params=("rel", "recalls"), trec="11pt_avg",
-           doc="Interpolated precision averaged over recall levels (11 by default)."),
-    Family("P", K.P, cutoff="required", trec="P", doc="Precision at k."),
-    Family("R", K.RECALL, cutoff="required", trec="recall", doc="Recall at k."),
-    Family("RelP", K.REL_P, cutoff="required", trec="relative_P",
-           doc="Relevant in the top k divided by min(k, R)."),
-    Family("RprecMult", K.RPREC_MULT, cutoff="mult", trec="Rprec_mult",
-           doc="Precision at rank (long)(mult * R + 0.9)."),
-    Family("nDCG", K.NDCG, cutoff="optional", params=("rel", "dcg", "gains"), trec="ndcg",
-           trec_cut="ndcg_cut", level_free=True,
-           doc="nDCG; gains are the labels (dcg='log2'), 2^label-1 (dcg='exp-log2') or a "
-               "table (gains='1=3,2=9'); the ideal ranks every judged document."),
-    Family("DCG", K.DCG, cutoff="optional", params=("rel", "dcg", "gains"), trec="dcg",
-           level_free=True, doc="Discounted cumulative gain (gains as nDCG's)."),
-    Family("IDCG", K.IDEAL_DCG, cutoff="optional", params=("rel", "dcg", "gains"),
-           trec="ideal_dcg", level_free=True, doc="The ideal ranking's DCG."),
-    Family("nDCGRel", K.NDCG_REL, params=("rel", "gains"), trec="ndcg_rel",
-           doc="nDCG averaged over the ranks of the relevant documents."),
-    Family("RnDCG", K.RNDCG, params=("rel", "gains"), trec="Rndcg",
-           doc="nDCG averaged at the R levels where the ideal gain changes."),
-    Family("G", K.G, params=("rel", "gains"), trec="G",
-           doc="Gain discounted by the ideal gain still missing (trec_eval G)."),
-    Family("BinG", K.BING, trec="binG", doc="Binary G (trec_eval binG)."),
-    Family("infAP", K.INFAP, trec="infAP",
-           doc="Inferred AP (Yilmaz & Aslam); pooled docs with a negative label are sampled."),
-    Family("Success", K.SUCCESS, cutoff="required", trec="success",
-           doc="1 if a relevant document is in the top k."),
-    Family("SetP", K.SET_P, trec="set_P", doc="Precision of the whole ranking."),
-    Family("SetR", K.SET_R, trec="set_recall", doc="Recall of the whole ranking."),
-    Family("SetRelP", K.SET_REL_P, trec="set_relative_P",
-           doc="Relevant retrieved divided by min(retrieved, R)."),
-    Family("SetAP", K.SET_AP, trec="set_map", doc="Set precision times set recall."),
-    Family("SetF", K.SET_F, params=("rel", "beta"), trec="set_F",
-           doc="F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared as trec_eval."),
-    Family("Utility", K.UTILITY, params=("rel", "a", "b", "c", "d"), trec="utility",
-           doc="a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret (needs num_docs "
-               "for d)."),
-    Family("RBP", K.RBP, params=("p",), trec="rbp", level_free=True, since_10=True,
-           doc="Rank-biased precision (gains = labels, scaled to [0, 1])."),
-    Family("RBPResid", K.RBP_RESID, params=(), trec="rbp_resid", since_10=True,
-           doc="Rank-biased precision's residual from unjudged documents (p = 0.9)."),
-    Family("Unj", K.UNJ, cutoff="required", params=(), trec="unj", since_10=True,
-           doc="Fraction of the top k that is unjudged."),
-    Family("YAAP", K.YAAP, trec="yaap",
-           doc="Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson)."),
-    Family("RelString", STRING, cutoff="optional", aggregate="none", params=(),
-           trec="relstring",
-           doc="The labels of the top k (default 10) as text, as trec_eval's relstring."),
+    Family("NumQ", K.NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
+           aggregate="sum", integer=True, empty="value",
+           trec=(TrecName("num_q", 1, per_query=False),)),
+    Family("NumRet", K.NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
+           path="counts", params=(), aggregate="sum", integer=True,
+           trec=(TrecName("num_ret", 2),)),
+    Family("NumRel", K.NUM_REL, "Number of judged documents with label >= rel.",
+           path="counts", aggregate="sum", integer=True, empty="value",
+           trec=(TrecName("num_rel", 3),)),
+    Family("NumRelRet", K.NUM_REL_RET, "Number of relevant documents retrieved.",
+           aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),)),
+    Family("NumNonRelJudgedRet", K.NUM_NONREL_JUDGED_RET,
+           "Number of judged non-relevant documents retrieved.", aggregate="sum",
+           integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),)),
+    Family("AP", K.AP, "Average precision (divided by the number of relevant documents R).",
+           cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
+                                                          cut=True)),
+           aliases=("MAP",), ranx=("map",)),
+    Family("GMAP", K.AP, "Average precision, summarised by the geometric mean (values floored "
+           "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),)),
+    Family("Rprec", K.RPREC, "Precision at rank R.", trec=(TrecName("Rprec", 7),),
+           aliases=("RPrec",), ranx=("r-precision",)),
+    Family("Bpref", K.BPREF, "Binary preference (Buckley & Voorhees).", path="own",
+           unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",)),
+    Family("RR", K.RR, "Reciprocal rank of the first relevant document (within the cutoff).",
+           cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",)),
+    Family("IPrec", K.IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
+           "rounding).", cutoff=RECALL, cutoff_required=True,
+           trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),)),
+    Family("P", K.P, "Precision at k.", cutoff=RANK, cutoff_required=True,
+           trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
+           ranx=("precision",)),
+    Family("RelString", STRING, "The labels of the top k (default 10) as text, as "
+           "trec_eval's relstring.", path="counts", cutoff=DEPTH, params=(), aggregate="none",
+           unjudged=True, trec=(TrecName("relstring", 12, "single"),)),
+    Family("R", K.RECALL, "Recall at k.", cutoff=RANK, cutoff_required=True,
+           trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
+           ranx=("recall",)),
+    Family("infAP", K.INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
+           "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),)),
+    Family("GMBpref", K.BPREF, "Bpref, summarised by the geometric mean (values floored at "
+           "1e-5).", path="own", aggregate="gmean", unjudged=True,
+           trec=(TrecName("gm_bpref", 15, per_query=False),)),
+    Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).",
+           cutoff=MULT, cutoff_required=True,
+           trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),)),
+    Family("Utility", K.UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
+           "(needs num_docs for d).",
+           params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
+                   Param("c", "float", 0.0), Param("d", "float", 0.0)),
+           num_docs=True, trec=(TrecName("utility", 17, "single"),)),
+    Family("IPrecAvg", K.IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
+           "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
+           path="own", trec=(TrecName("11pt_avg", 18, "single"),)),
+    Family("BinG", K.BING, "Binary G (trec_eval binG).", path="own",
+           trec=(TrecName("binG", 19),), aliases=("binG",)),
+    Family("G", K.G, "Gain discounted by the ideal gain still missing (trec_eval G).",
+           path="own", params=(REL, GAIN_TABLE), level_free=True, ideal="whole",
+           trec=(TrecName("G", 20, "single"),)),
+    Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
+           cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
+           trec=(TrecName("dcg", 21, "single", all_trec=False),), ranx=("dcg",)),
+    Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
+           params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, empty="value", ideal="cutoff",
+           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),)),
+    Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
+           "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
+           "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
+           level_free=True, ideal="cutoff", trec=(TrecName("ndcg", 23, "single"),
+                                  TrecName("ndcg_cut", 26, "cut", TREC_CUTOFFS, cut=True)),
+           aliases=("NDCG",), ranx=("ndcg",)),
+    Family("nDCGRel", K.NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
+           path="own", params=(REL, GAIN_TABLE), ideal="whole",
+           trec=(TrecName("ndcg_rel", 24, "single"),)),
+    Family("RnDCG", K.RNDCG, "nDCG averaged at the R levels where the ideal gain changes.",
+           path="own", params=(REL, GAIN_TABLE), ideal="whole",
+           trec=(TrecName("Rndcg", 25, "single"),),
+           aliases=("Rndcg",)),
+    Family("RelP", K.REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
+           cutoff_required=True,
+           trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),)),
+    Family("Success", K.SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
+           cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
+           ranx=("hit_rate",)),
+    Family("SetP", K.SET_P, "Precision of the whole ranking.", trec=(TrecName("set_P", 30),)),
+    Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
+           trec=(TrecName("set_relative_P", 31),)),
+    Family("SetR", K.SET_R, "Recall of the whole ranking.",
+           trec=(TrecName("set_recall", 32),)),
+    Family("SetAP", K.SET_AP, "Set precision times set recall.",
+           trec=(TrecName("set_map", 33),)),
+    Family("SetF", K.SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
+           "as trec_eval.", params=(REL, Param("beta", "float", 1.0, low=0.0)),
+           trec=(TrecName("set_F", 34, "single"),)),
+    Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
+           empty="value", trec=(TrecName("yaap", 37, all_trec=False),)),
+    Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
+           path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True),),
+           level_free=True, ideal="top", trec=(TrecName("rbp", 38, "single"),),
+           versions=("10.0",),
+           ranx=("rbp",)),
+    Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
+           "documents (p = 0.9).", path="own", params=(), unjudged=True,
+           trec=(TrecName("rbp_resid", 39),), versions=("10.0",)),
+    Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
+           cutoff_required=True, params=(), unjudged=True,
+           trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",)),
 )}
 
-_DEFAULTS = {"rel": None, "dcg": "log2", "beta": 1.0, "gains": None, "p": 0.9,
-             "a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0, "recalls": TREC_RECALLS}
-
-_ALIASES = {  # alternative ir_measures spellings
-    "MAP": "AP", "MRR": "RR", "Precision": "P", "Recall": "R", "RPrec": "Rprec",
-    "BPref": "Bpref", "NDCG": "nDCG", "binG": "BinG", "Rndcg": "RnDCG",
-}
-
-_RANX = {  # ranx name -> (family, extra params)
-    "precision": ("P", {}), "recall": ("R", {}), "mrr": ("RR", {}), "map": ("AP", {}),
-    "ndcg": ("nDCG", {}), "ndcg_burges": ("nDCG", {"dcg": "exp-log2"}),
-    "dcg": ("DCG", {}), "dcg_burges": ("DCG", {"dcg": "exp-log2"}),
-    "hit_rate": ("Success", {}), "r-precision": ("Rprec", {}), "bpref": ("Bpref", {}),
-    "rbp": ("RBP", {}),
-}
-
-# trec_eval base name -> (family, parameter style, defaults). Styles: None (no parameters),
-# "cut" (a list of cutoffs, one measure each), "single" (parameters of one measure,
-# printed as ``name_<parameters as typed>``).
-_TREC = {
-    "num_q": ("NumQ", None, None), "num_ret": ("NumRet", None, None),
-    "num_rel": ("NumRel", None, None), "num_rel_ret": ("NumRelRet", None, None),
-    "num_nonrel_judged_ret": ("NumNonRelJudgedRet", None, None),
-    "map": ("AP", None, None), "gm_map": ("GMAP", None, None), "Rprec": ("Rprec", None, None),
-    "bpref": ("Bpref", None, None), "gm_bpref": ("GMBpref", None, None),
-    "recip_rank": ("RR", None, None), "infAP": ("infAP", None, None),
-    "binG": ("BinG", None, None), "set_P": ("SetP", None, None),
-    "set_recall": ("SetR", None, None), "set_relative_P": ("SetRelP", None, None),
-    "set_map": ("SetAP", None, None), "rbp_resid": ("RBPResid", None, None),
-    "yaap": ("YAAP", None, None),
-    "P": ("P", "cut", TREC_CUTOFFS), "recall": ("R", "cut", TREC_CUTOFFS),
-    "map_cut": ("AP", "cut", TREC_CUTOFFS), "ndcg_cut": ("nDCG", "cut", TREC_CUTOFFS),
-    "relative_P": ("RelP", "cut", TREC_CUTOFFS), "success": ("Success", "cut", (1, 5, 10)),
-    "unj": ("Unj", "cut", (5, 10, 20)), "iprec_at_recall": ("IPrec", "cut", TREC_RECALLS),
-    "Rprec_mult": ("RprecMult", "cut", TREC_MULTS),
-    "ndcg": ("nDCG", "single", None), "ndcg_rel": ("nDCGRel", "single", None),
-    "Rndcg": ("RnDCG", "single", None), "G": ("G", "single", None),
-    "dcg": ("DCG", "single", None), "ideal_dcg": ("IDCG", "single", None),
-    "rbp": ("RBP", "single", None), "utility": ("Utility", "single", None),
-    "11pt_avg": ("IPrecAvg", "single", None), "relstring": ("RelString", "single", None),
-    "set_F": ("SetF", "single", None),
-}
+#: trec_eval names: name -> (family, TrecName); and the order trec_eval prints them in.
+TREC_NAMES = {t.name: (f.name, t) for f in FAMILIES.values() for t in f.trec}
+RUNID_ORDER = 0  # runid, not a measure: first in trec_eval's output
+TREC_ORDER = ("runid",) + tuple(sorted(TREC_NAMES, key=lambda n: TREC_NAMES[n][1].order))
 
 #: trec_eval's "official" measure set (printed when no -m is given), in its print order.
 OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
             "recip_rank", "iprec_at_recall", "P")
 
-ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-             "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-             "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel",
-             "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-             "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-             "rbp", "rbp_resid", "unj")
-
 NICKNAMES = {
     "official": ("runid",) + OFFICIAL,
-    "all_trec": ALL_TREC,
+    "all_trec": ("runid",) + tuple(n for n in TREC_ORDER[1:] if TREC_NAMES[n][1].all_trec),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
 }
 
+_ALIASES = {alias: f.name for f in FAMILIES.values() for alias in f.aliases}
+_RANX = {name: (f.name, {}) for f in FAMILIES.values() for name in f.ranx}
+_RANX.update({"ndcg_burges": ("nDCG", {"dcg": "exp-log2"}),
+              "dcg_burges": ("DCG", {"dcg": "exp-log2"})})
 
-@dataclass(frozen=True)
+
+# -- measures --------------------------------------------------------------------------
 class Measure:
     """One measure: a family with its cutoff and parameters. ``str()`` is canonical.
 
+    Parameters read as attributes (``m.rel``, ``m.p``: the family's default when not given).
     ``label`` is the trec_eval output name when it cannot be derived (``utility_2,-1,0,0``);
     it is not part of the identity.
     """
 
-    family: str
-    cutoff: float | int | None = None
-    rel: int | None = None
-    dcg: str = "log2"
-    beta: float = 1.0
-    gains: tuple | None = None  # ((label, gain), ...) sorted by label
-    p: float = 0.9
-    a: float = 1.0
-    b: float = -1.0
-    c: float = 0.0
-    d: float = 0.0
-    recalls: tuple = TREC_RECALLS
-    label: str | None = field(default=None, compare=False)
+    __slots__ = ("family", "cutoff", "values", "label")
+
+    def __init__(self, family, cutoff=None, label=None, **values):
+        spec = FAMILIES[family]
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "cutoff", cutoff)
+        object.__setattr__(self, "values", tuple((name, values[name]) for name in spec.params
+                                                 if values.get(name, spec.params[name].default)
+                                                 != spec.params[name].default))
+        object.__setattr__(self, "label", label)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("measures are immutable")
+
+    def __getattr__(self, name):
+        spec = FAMILIES[self.family]
+        if name not in spec.params:
+            raise AttributeError(f"{self.family} has no parameter {name!r}")
+        return dict(self.values).get(name, spec.params[name].default)
 
     @property
     def spec(self):
         return FAMILIES[self.family]
 
+    def _key(self):
+        return self.family, self.cutoff, self.values
+
+    def __eq__(self, other):
+        return isinstance(other, Measure) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Measure({str(self)!r})"
+
+    def __reduce__(self):  # (pickle would set the slots, which are read-only)
+        return _measure, (self.family, self.cutoff, self.values, self.label)
+
     def __str__(self):
-        params = []
-        for name in ("rel", "dcg", "gains", "beta", "p", "a", "b", "c", "d", "recalls"):
-            value = getattr(self, name)
-            if value == _DEFAULTS[name]:
-                continue
-            if name == "dcg":
-                params.append(f"dcg='{value}'")
-            elif name == "gains":
-                params.append("gains='" + ",".join(f"{k}={g:g}" for k, g in value) + "'")
-            elif name == "recalls":
-                params.append("recalls='" + ",".join(f"{r:g}" for r in value) + "'")
-            else:
-                params.append(f"{name}={value:g}")
+        spec = self.spec
+        params = [f"{name}={spec.params[name].text(value)}" for name, value in self.values]
         text = self.family + (f"({','.join(params)})" if params else "")
         if self.cutoff is not None:
             text += f"@{self.cutoff:g}" if isinstance(self.cutoff, float) else f"@{self.cutoff}"
@@ -243,20 +397,44 @@ class Measure:
         """The trec_eval output name (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``)."""
         if self.label:
             return self.label
-        f = self.spec
-        if f.cutoff in ("recall", "mult"):
-            return f"{f.trec}_{self.cutoff:3.2f}"
-        if self.cutoff is None or f.name == "RelString":
-            return f.trec if self.cutoff in (None, 10) else f"{f.trec}_{self.cutoff}"
-        return f"{f.trec_cut or f.trec}_{self.cutoff}"
+        names = self.spec.trec
+        plain = next((t.name for t in names if not t.cut), None)
+        cut = next((t.name for t in names if t.cut), plain)
+        if self.spec.cutoff in (RECALL, MULT):
+            return f"{cut}_{self.cutoff:3.2f}"
+        if self.family == "RelString":
+            return plain if self.cutoff in (None, 10) else f"{plain}_{self.cutoff}"
+        return plain if self.cutoff is None else f"{cut}_{self.cutoff}"
 
 
-class UnknownMeasureError(ValueError):
-    """A measure name that no dialect recognises; the message suggests close matches."""
+def _measure(family, cutoff, values, label):
+    return Measure(family, cutoff, label=label, **dict(values))
 
 
-_IR_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9]*\.?[0-9]+))?$")
-_RANX_RE = re.compile(r"^([a-z_\-]+?)(?:@([0-9]+))?(?:-l(-?[0-9]+))?$")
+def make(family_name, cutoff=None, label=None, **params):
+    """A validated :class:`Measure` (parameter values may be text, as parsed)."""
+    f = FAMILIES[family_name]
+    cutoff = _check_cutoff(f, cutoff)
+    values = {}
+    for key, value in params.items():
+        if key not in f.params:
+            raise UnknownMeasureError(f"{family_name} has no parameter {key!r} "
+                                      f"(it takes {', '.join(f.params) or 'none'})")
+        values[key] = f.params[key].convert(family_name, value)
+    return Measure(family_name, cutoff, label=label, **values)
+
+
+def _check_cutoff(f, cutoff):
+    if f.cutoff is None:
+        if cutoff is not None:
+            raise UnknownMeasureError(f"{f.name} takes no cutoff (got @{cutoff})")
+        return None
+    if cutoff is None:
+        if not f.cutoff_required:
+            return None
+        example = "@0.5" if f.cutoff is RECALL else "@1.0" if f.cutoff is MULT else "@10"
+        raise UnknownMeasureError(f"{f.name} needs a cutoff, e.g. {f.name}{example}")
+    return f.cutoff.convert(f.name, cutoff)
 
 
 def parse(name):
@@ -274,7 +452,7 @@ def parse(name):
         return [(m.trec_name(), m) for base in NICKNAMES[text] if base != "runid"
                 for m in parse_trec(base)]
     dialects = (_parse_ir, _parse_ranx, parse_trec)
-    if text in _TREC:  # bare trec_eval names first: "P" means trec_eval's P cutoffs
+    if text in TREC_NAMES:  # bare trec_eval names first: "P" means trec_eval's P cutoffs
         dialects = (parse_trec,)
     for dialect in dialects:
         measures = dialect(text)
@@ -301,109 +479,8 @@ def parse_all(names):
     return keys, measures
 
 
-def make(family_name, cutoff=None, label=None, **params):
-    """A validated :class:`Measure` (parameter values may be text, as parsed)."""
-    f = FAMILIES[family_name]
-    cutoff = _check_cutoff(f, cutoff)
-    values = {}
-    for key, value in params.items():
-        if key not in f.params:
-            raise UnknownMeasureError(f"{family_name} has no parameter {key!r} "
-                                      f"(it takes {', '.join(f.params) or 'none'})")
-        values[key] = _convert(family_name, key, value)
-    return Measure(family_name, cutoff, label=label, **values)
-
-
-def _check_cutoff(f, cutoff):
-    if f.cutoff == "none":
-        if cutoff is not None:
-            raise UnknownMeasureError(f"{f.name} takes no cutoff (got @{cutoff})")
-        return None
-    if cutoff is None:
-        if f.cutoff in ("optional",):
-            return None
-        example = {"recall": "@0.5", "mult": "@1.0"}.get(f.cutoff, "@10")
-        raise UnknownMeasureError(f"{f.name} needs a cutoff, e.g. {f.name}{example}")
-    try:
-        value = float(cutoff)
-    except (TypeError, ValueError):
-        raise UnknownMeasureError(f"{f.name}: cutoff {cutoff!r} is not a number") from None
-    if not math.isfinite(value):
-        raise UnknownMeasureError(f"{f.name}: cutoff must be finite, got {cutoff}")
-    if f.cutoff == "recall":
-        if not 0.0 <= value <= 1.0:
-            raise UnknownMeasureError(f"{f.name} recall level must be in [0, 1], got {cutoff}")
-        return value
-    if f.cutoff == "mult":
-        if not value >= 0.0:
-            raise UnknownMeasureError(f"{f.name} multiple must be >= 0, got {cutoff}")
-        return value
-    lowest = 0 if f.name == "RelString" else 1  # relstring.0 prints an empty string
-    if value != int(value) or not lowest <= int(value) <= MAX_CUTOFF:
-        raise UnknownMeasureError(f"{f.name}: cutoff must be an integer from {lowest} to "
-                                  f"{MAX_CUTOFF}, got {cutoff}")
-    return int(value)
-
-
-def _convert(family_name, key, value):
-    if isinstance(value, str) and "_" in value:  # Python reads 1_0 as 10; strtod as 1
-        raise UnknownMeasureError(f"{family_name}: bad value {value!r} for {key}")
-    try:
-        if key == "rel":
-            level = int(value)
-            if not 0 <= level <= MAX_CUTOFF:
-                raise UnknownMeasureError(f"{family_name}: rel must be an integer from 0 to "
-                                          f"{MAX_CUTOFF} (negative labels mark unjudged "
-                                          f"documents), got {value!r}")
-            return level
-        if key == "dcg":
-            if value not in GAINS:
-                raise UnknownMeasureError(f"dcg must be one of {sorted(GAINS)}, got {value!r}")
-            return value
-        if key == "gains":
-            return _gain_pairs(value)
-        if key == "recalls":
-            items = value if isinstance(value, (tuple, list)) else str(value).split(",")
-            recalls = tuple(float(r) for r in items)
-            if not recalls or any(not 0.0 <= r <= 1.0 for r in recalls):
-                raise UnknownMeasureError("recalls must be levels in [0, 1]")
-            return recalls
-        number = float(value)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, UnknownMeasureError):
-            raise
-        raise UnknownMeasureError(f"{family_name}: bad value {value!r} for {key}") from None
-    if not math.isfinite(number):
-        raise UnknownMeasureError(f"{family_name}: {key} must be finite, got {value!r}")
-    if key == "beta" and number < 0:
-        raise UnknownMeasureError("beta must be >= 0")
-    if key == "p" and not 0.0 < number < 1.0:
-        raise UnknownMeasureError("p must be in (0, 1)")
-    return number
-
-
-def _gain_pairs(value):
-    """``{1: 3, 2: 9}``, ``"1=3,2=9"`` or ``"{1:3,2:9}"`` as sorted (label, gain) pairs."""
-    if isinstance(value, dict):
-        items = value.items()
-    else:
-        text = str(value).strip().strip("{}")
-        items = [re.split(r"[=:]", part, maxsplit=1) for part in text.split(",") if part]
-        if any(len(item) != 2 for item in items):
-            raise ValueError(value)
-    pairs = {}
-    for label, gain in items:
-        label = int(str(label).strip())
-        if label in pairs:
-            raise UnknownMeasureError(f"gain label {label} is given twice")
-        if not 0 <= label <= MAX_CUTOFF:
-            raise UnknownMeasureError(f"gain labels must be integers from 0 to {MAX_CUTOFF}, "
-                                      f"got {label}")
-        pairs[label] = float(gain)
-        if not math.isfinite(pairs[label]):
-            raise UnknownMeasureError(f"gains must be finite numbers, got {gain!r} for label "
-                                      f"{label}")
-    return tuple(sorted(pairs.items()))
+_IR_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9]*\.?[0-9]+))?$")
+_RANX_RE = re.compile(r"^([a-z_\-]+?)(?:@([0-9]+))?(?:-l(-?[0-9]+))?$")
 
 
 def _split_params(text):
@@ -452,7 +529,7 @@ def _parse_ranx(text):
     m = _RANX_RE.match(text)
     if not m or m.group(1) not in _RANX:
         return None
-    if m.group(2) is None and m.group(3) is None and m.group(1) in _TREC:
+    if m.group(2) is None and m.group(3) is None and m.group(1) in TREC_NAMES:
         return None  # plain "map", "ndcg", "bpref": trec_eval names, same measures
     family, params = _RANX[m.group(1)]
     params = dict(params)
@@ -464,26 +541,26 @@ def _parse_ranx(text):
 def parse_trec(text):
     """Measures of a trec_eval name (``map``, ``P_5``, ``P.5,10``, ``ndcg.1=3``), or None."""
     base, dot, raw = text.partition(".")
-    if not (dot and base in _TREC):
-        if text in _TREC:
+    if not (dot and base in TREC_NAMES):
+        if text in TREC_NAMES:
             base, raw = text, None
         else:
             base, _, raw = text.rpartition("_")
-            if base not in _TREC or _TREC[base][1] is None or not raw:
+            if base not in TREC_NAMES or TREC_NAMES[base][1].style is None or not raw:
                 return None
-    family, style, defaults = _TREC[base]
+    family, name = TREC_NAMES[base]
     if raw is None:
-        if style == "cut":
-            return [_trec_cut(family, v) for v in defaults]
+        if name.style == "cut":
+            return [_trec_cut(family, v) for v in name.defaults]
         return [make(family)]
-    if style is None:
+    if name.style is None:
         raise UnknownMeasureError(f"trec_eval measure {base!r} takes no parameters")
-    if style == "cut":
+    if name.style == "cut":
         values = raw.split(",")
         if any(not _is_number(v) for v in values):
             raise UnknownMeasureError(f"{base}: parameters must be numbers, got {raw!r}")
         numbers = [float(v) for v in values]
-        if FAMILIES[family].cutoff not in ("recall", "mult"):  # trec_eval truncates (atol)
+        if FAMILIES[family].cutoff not in (RECALL, MULT):  # trec_eval truncates (atol)
             numbers = [float(int(n)) if abs(n) <= MAX_CUTOFF else n for n in numbers]
         if len(set(numbers)) < len(numbers):
             raise UnknownMeasureError(f"{base}: a cutoff is given twice in {raw!r} (trec_eval "
@@ -494,7 +571,7 @@ def parse_trec(text):
 
 def _trec_cut(family, value):
     number = float(value)
-    if FAMILIES[family].cutoff in ("recall", "mult") or not math.isfinite(number) \
+    if FAMILIES[family].cutoff in (RECALL, MULT) or not math.isfinite(number) \
             or abs(number) > MAX_CUTOFF:
         return make(family, number)  # (out of range: make says so)
     return make(family, int(number))  # trec_eval truncates (atol): 23.4 -> 23
@@ -543,13 +620,13 @@ def _is_number(text):
 
 def known_names():
     """Every family, alias and dialect base name, for suggestions and documentation."""
-    return sorted(set(FAMILIES) | set(_ALIASES) | set(_RANX) | set(_TREC))
+    return sorted(set(FAMILIES) | set(_ALIASES) | set(_RANX) | set(TREC_NAMES))
 
 
 def _unknown_message(name):
-    base = re.split(r"[@(._\-]", str(name).strip(), maxsplit=1)[0] or str(name)
     import difflib
 
+    base = re.split(r"[@(._\-]", str(name).strip(), maxsplit=1)[0] or str(name)
     close = difflib.get_close_matches(str(name), known_names(), n=4, cutoff=0.5)
     close += [c for c in difflib.get_close_matches(base, known_names(), n=4, cutoff=0.5)
               if c not in close]

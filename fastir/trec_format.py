@@ -6,24 +6,20 @@ import os
 import numpy as np
 
 from fastir import _jit, kernels
-from fastir.api import Results, as_qrels, as_run, check_options, compute, relstrings
+from fastir.api import as_qrels, as_run
 from fastir.data import InputError
+from fastir.engine import Plan, relstrings
 from fastir.io.trec import read_qrels
 from fastir.join import join
-from fastir.measures import _TREC, NICKNAMES, UnknownMeasureError, parse_trec
-
-#: trec_eval 10.0's internal measure order: output follows it, not the command line.
-TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-              "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-              "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg",
-              "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
-              "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
-              "num_nonrel_judged_ret", "yaap", "rbp", "rbp_resid", "unj")
-
-_NOT_IN_9 = {"rbp", "rbp_resid", "unj"}
-
-#: Measures with a summary only (trec_eval prints no per-query line for them).
-_SUMMARY_ONLY = {"runid", "num_q", "gm_map", "gm_bpref"}
+from fastir.measures import (
+    FAMILIES,
+    NICKNAMES,
+    TREC_NAMES,
+    TREC_ORDER,
+    UnknownMeasureError,
+    parse_trec,
+)
+from fastir.results import Results
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
@@ -36,18 +32,23 @@ def trec_measures(args, compat=None):
         base, dot, params = arg.partition(".")
         if base in NICKNAMES and not dot:
             for name in NICKNAMES[base]:
-                if not (compat == "9.0.8" and name in _NOT_IN_9):
+                if _in_version(name, compat):
                     chosen.setdefault(name, None)
             continue
-        if base != "runid" and base not in _TREC:
+        if base != "runid" and base not in TREC_NAMES:
             raise UnknownMeasureError(f"illegal measure {arg!r} (trec_eval names such as "
                                       "'map', 'P.5,10', 'ndcg_cut' or nicknames 'official', "
                                       "'all_trec', 'set')")
-        if compat == "9.0.8" and base in _NOT_IN_9:
+        if not _in_version(base, compat):
             raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
         if chosen.get(base) is None:  # trec_eval keeps the first parameters given
             chosen[base] = params if dot else None
     return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]))
+
+
+def _in_version(name, compat):
+    """Whether the trec_eval version of ``compat`` has the measure ``name`` (runid: yes)."""
+    return name == "runid" or (compat or "10.0") in FAMILIES[TREC_NAMES[name][0]].versions
 
 
 def read_zscores(path):
@@ -114,7 +115,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         for measure in parse_trec(base if params is None else f"{base}.{params}"):
             columns.append((base, measure.trec_name(), measure))
     measures = [m for _, _, m in columns if m is not None]
-    check_options(measures, relevance_level, compat)
+    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs, compat=compat)
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
@@ -135,8 +136,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         if joined.ignored_run_queries:
             notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
                          f"are ignored: {_listing(joined.ignored_run_queries)}")
-    values = compute(joined, qrels, measures, relevance_level, num_docs=num_docs,
-                     compat=compat)
+    values = plan.values(joined, qrels)
     names_ = [name for _, name, m in columns if m is not None]
     results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
                       joined.missing_queries, "zero" if complete else "skip", joined.in_run)
@@ -156,7 +156,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                     continue
                 if j in texts:
                     lines.append(f"{name:<22}\t{qid}\t'{texts[j][i]}'\n")
-                elif base not in _SUMMARY_ONLY:
+                elif TREC_NAMES[base][1].per_query:
                     integer = measure.spec.integer and zscores is None
                     lines.append(prefix + _line(name, qid, values[i, j], integer))
                 j += 1

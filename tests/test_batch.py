@@ -175,7 +175,7 @@ def test_evaluate_matrix_average_ties_match_sklearn():
 
 @pytest.mark.parametrize("bad, message", [
     ({"labels": np.array([[1.5, 0.0]])}, r"labels: 1.5 at index \(0, 0\) is not an integer"),
-    ({"labels": np.array([[-1, 0]])}, "labels must be >= 0"),
+    ({"labels": np.array([[-1, 0]])}, "labels must be integers from 0"),
     ({"scores": np.array([[np.inf, 0.0]])}, "finite"),
     ({"measures": "Bpref"}, "needs unjudged documents"),
     ({"ties": "random"}, "ties must be"),

@@ -44,7 +44,7 @@ def test_matrix_tables_do_not_grow_with_n_relevant():
 def test_matrix_levels_and_labels_are_checked():
     with pytest.raises(ValueError, match="relevance_level must be an integer"):
         fastir.evaluate_matrix(S, L, "AP", relevance_level=1.5)
-    with pytest.raises(fastir.InputError, match="does not fit in 32 bits"):
+    with pytest.raises(ValueError, match="labels must be integers from 0 to 2147483647"):
         fastir.evaluate_matrix(S, np.array([[0, 2**32 + 1, 2]]), "AP")
 
 

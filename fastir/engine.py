@@ -1,0 +1,228 @@
+"""The engine: measures prepared once (:class:`Plan`), then from a join to values and
+:class:`~fastir.results.Results`. One path for ``evaluate``, ``Evaluator``, bound candidates,
+dense batches and the trec_eval formatter.
+
+What the kernel computes for a measure is read from the registry (:mod:`fastir.measures`):
+its kernel case, the cumulative rows it reads, its parameters, how much of the ideal it
+reads. Nothing here names a measure.
+"""
+
+import functools
+
+import numpy as np
+
+from fastir import _jit, kernels
+from fastir._jit import chunk_bounds
+from fastir.measures import GAINS, MULT, RANK, RECALL, STRING, parse_all
+from fastir.results import Results, how
+
+
+class Plan:
+    """Measures parsed, checked and laid out for the kernels, once for many evaluations.
+
+    Parameters
+    ----------
+    measures : str, Measure or list of them
+        As for :func:`fastir.evaluate`.
+    relevance_level, num_docs, compat
+        As for :func:`fastir.evaluate`.
+    """
+
+    def __init__(self, measures, *, relevance_level=1, num_docs=0, compat=None):
+        self.keys, self.parsed = parse_all(measures)
+        check_options(self.parsed, relevance_level, compat)
+        self.relevance_level = int(relevance_level)
+        self.compat = compat
+        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=num_docs,
+                                 compat=compat)
+        self.how = how(self.parsed)
+
+    @staticmethod
+    def of(measures, relevance_level=1, num_docs=0, compat=None):
+        """The plan of these measures and options: built once per distinct request (a loop
+        that evaluates the same measures pays for parsing them once)."""
+        names = (measures,) if isinstance(measures, str) else measures
+        try:
+            return _plan(tuple(names), relevance_level, num_docs, compat)
+        except TypeError:  # (unhashable: a measure given as something else) not cached
+            return Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
+                        compat=compat)
+
+    def values(self, joined, qrels):
+        """Per-query values (n_queries, n_measures) on a join; text measures get NaN."""
+        n_queries = len(joined.indptr) - 1
+        out = np.zeros((n_queries, len(self.parsed)))
+        if n_queries:
+            lengths = np.diff(joined.indptr)
+            longest = max(int(lengths.max()), int(np.diff(qrels.indptr).max(initial=0)))
+            bounds = chunk_bounds(lengths, _jit.n_threads())
+            _jit.launch(kernels.evaluate_queries, bounds,
+                        kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query),
+                        ideals(qrels), self.sized(longest), work(len(bounds) - 1, longest),
+                        out)
+        self.finish(out, joined.in_run)
+        return out
+
+    def sized(self, longest):
+        """The spec with discounts for rankings and ideals up to ``longest`` long."""
+        log2 = kernels.log2_table(longest + 2)
+        if self.spec.log2 is not log2:  # (the shared table grew: a spec that reaches it)
+            self.spec = self.spec._replace(log2=log2)
+        return self.spec
+
+    def finish(self, values, in_run):
+        """Text measures to NaN (their values are :func:`relstrings`); under compat 9.0.8,
+        judged queries absent from the run to 0 but for the counts (9.0.8 does not evaluate
+        them). ``values`` is (..., n_queries, n_measures)."""
+        for j, m in enumerate(self.parsed):
+            if m.spec.kind == STRING:
+                values[..., j] = np.nan
+            elif self.compat == "9.0.8" and m.spec.path != "counts":
+                values[..., ~in_run, j] = 0.0
+
+    def results(self, joined, values, missing):
+        """A :class:`Results` of a join's ``values``."""
+        strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
+                   for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
+        return Results(joined.query_ids, list(self.keys), list(self.parsed), values,
+                       joined.ignored_run_queries, joined.missing_queries, missing,
+                       joined.in_run, strings)
+
+
+@functools.lru_cache(maxsize=128)
+def _plan(names, relevance_level, num_docs, compat):
+    return Plan(list(names), relevance_level=relevance_level, num_docs=num_docs, compat=compat)
+
+
+def check_options(parsed, relevance_level, compat):
+    if int(relevance_level) != relevance_level or relevance_level < 0:
+        raise ValueError(f"relevance_level must be a non-negative integer, "
+                         f"got {relevance_level!r}")
+    if compat not in (None, "10.0", "9.0.8"):
+        raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {compat!r}")
+    if compat == "9.0.8":
+        newer = [str(m) for m in parsed if "9.0.8" not in m.spec.versions]
+        if newer:
+            raise ValueError(f"{', '.join(newer)}: not in trec_eval 9.0.8 (compat='9.0.8')")
+
+
+def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
+    """The kernel's measure table and float parameters (:data:`fastir.kernels.Spec`), and
+    the depth of its cumulative rows; ``log2`` is filled by :meth:`Plan.sized`."""
+    table = np.zeros((len(parsed), kernels.N_COLUMNS), dtype=np.int64)
+    gains = [_gain_kind(m) for m in parsed]
+    rows = [_params(m, gain, num_docs) for m, gain in zip(parsed, gains)]
+    # (NaN beyond a row: a gain table gives the labels it does not list their own gain)
+    params = np.full((len(parsed), max([5] + [len(r) for r in rows])), np.nan)
+    for j, m in enumerate(parsed):
+        spec = m.spec
+        table[j, kernels.KIND] = spec.kind if spec.kind != STRING else kernels.NUM_Q
+        table[j, kernels.CUTOFF] = _cutoff_column(m)
+        rel = m.rel if "rel" in spec.params else None
+        level = (1 if spec.level_free else relevance_level) if rel is None else rel
+        table[j, kernels.LEVEL] = level
+        table[j, kernels.GAIN] = gains[j]
+        table[j, kernels.COMPAT] = compat == "9.0.8"
+        params[j, :len(rows[j])] = rows[j]
+    return kernels.Spec(table, params, kernels.log2_table(2), np.int64(prefix_depth(parsed)))
+
+
+def _reads_prefixes(m):
+    """Whether a measure reads the cumulative rows (a gain table has its own loops)."""
+    return m.spec.path in ("ranks", "gains") and _gain_kind(m) != kernels.GAIN_TABLE
+
+
+def prefix_depth(parsed):
+    """The rank down to which the cumulative rows are needed: the largest cutoff when every
+    measure reading them has a rank cutoff (P@10 on a 1000-doc ranking reads 10 ranks), else
+    0, the whole ranking."""
+    reading = [m for m in parsed if _reads_prefixes(m)]
+    if all(m.spec.cutoff is RANK and m.cutoff is not None for m in reading):
+        return max((m.cutoff for m in reading), default=0)
+    return 0
+
+
+def rank_depth(parsed):
+    """The ranks a dense batch must order: its prefix depth when every measure reads only
+    the cumulative rows down to a cutoff (then a selection, not a sort), else 0 (all)."""
+    if all(_reads_prefixes(m) and m.spec.cutoff is RANK and m.cutoff is not None
+           for m in parsed):
+        return prefix_depth(parsed)
+    return 0
+
+
+def ideal_depth(parsed):
+    """How much of the ideal ranking the measures read: (-1, a measure reading all of it)
+    or (depth, None)."""
+    depth = 0
+    for m in parsed:
+        reads = m.spec.ideal
+        if reads == "whole" or (reads == "cutoff" and m.cutoff is None):
+            return -1, str(m)
+        if reads == "cutoff":
+            depth = max(depth, m.cutoff)
+        elif reads == "top":
+            depth = max(depth, 1)
+    return depth, None
+
+
+def _cutoff_column(m):
+    if m.spec.cutoff is RANK and m.cutoff is not None:
+        return m.cutoff
+    if "recalls" in m.spec.params:  # the number of levels in the parameter row
+        return len(m.recalls)
+    return 0
+
+
+def _gain_kind(m):
+    """How a measure turns labels into gains: a table (given, or trec_eval's label table
+    for the families that always read it), else its ``dcg`` choice."""
+    names = m.spec.params
+    if "gains" in names and (m.gains is not None or "dcg" not in names):
+        return kernels.GAIN_TABLE
+    return GAINS[m.dcg] if "dcg" in names else kernels.GAIN_LINEAR
+
+
+def _params(m, gain_kind, num_docs):
+    """A measure's row of float parameters: its float cutoff, its float parameters in
+    declared order (or its recall levels, or its gain table by label: NaN where a label has
+    no entry), then the collection size when it reads it."""
+    row = []
+    if m.spec.cutoff in (RECALL, MULT):
+        row.append(m.cutoff)
+    if gain_kind == kernels.GAIN_TABLE:
+        table = dict(m.gains or ())
+        row += [table.get(label, np.nan) for label in range(max(table, default=0) + 1)]
+    for name, param in m.spec.params.items():
+        if param.kind == "float":
+            row.append(getattr(m, name))
+        elif param.kind == "levels":
+            row += list(getattr(m, name))
+    if m.spec.num_docs:
+        row.append(num_docs)
+    return row
+
+
+def ideals(qrels):
+    """The qrels' ideal labels for the kernels."""
+    return kernels.Ideals(qrels.indptr, qrels.ideal_labels())
+
+
+def work(n_chunks, longest, codes=0):
+    """A :data:`fastir.kernels.Work` for ``n_chunks`` chunks of rankings and ideals up to
+    ``longest`` long (``codes``: how many label and index rows a chunk needs)."""
+    size = longest + 2
+    return kernels.Work(np.empty((n_chunks, kernels.N_ROWS, size)),
+                        np.full((n_chunks, 8), -1, dtype=np.int64),
+                        np.empty((n_chunks, codes, size), dtype=np.int32),
+                        np.empty((n_chunks, codes, size), dtype=np.int64))
+
+
+def relstrings(joined, k):
+    """trec_eval's relstring of every evaluated query: the top ``k`` label codes as text."""
+    chars = np.frombuffer(b"<.-0123456789>", dtype=np.uint8)  # codes -3 .. 10
+    out = []
+    for e in range(len(joined.indptr) - 1):
+        codes = joined.labels[joined.indptr[e]:joined.indptr[e + 1]][:k].astype(np.int64)
+        out.append(chars[np.clip(codes, -3, 10) + 3].tobytes().decode("ascii"))
+    return out

@@ -1,0 +1,100 @@
+"""What an evaluation gives back: per-query values of several measures, and summaries."""
+
+import functools
+
+import numpy as np
+
+from fastir import _jit, kernels
+
+
+def how(parsed):
+    """The aggregation code of each measure (:data:`fastir.kernels.HOW`)."""
+    return np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
+
+
+class Results:
+    """Per-query values of several measures, and their summaries.
+
+    Attributes
+    ----------
+    query_ids : list
+        The evaluated queries, in trec_eval order (``strcmp`` of the ids); built on first
+        use (the summaries never need it).
+    measures : list of str
+        Measure keys, as the caller wrote them (trec_eval lists such as ``P.5,10`` give one
+        key per member, e.g. ``P_5``, ``P_10``).
+    values : ndarray of float64, shape (n_queries, n_measures)
+        ``values[i, j]``: measure ``j`` on query ``i``.
+    ignored_queries : list
+        Run queries without judgments: never scored.
+    missing_queries : list
+        Judged queries absent from the run: scored 0 (``missing="zero"``) or left out
+        (``missing="skip"``).
+    strings : dict
+        Text measures (RelString): ``{key: [text per query]}``.
+    """
+
+    def __init__(self, ids, measures, parsed, values, ignored_queries, missing_queries,
+                 missing, in_run, strings=None):
+        self.ids = ids
+        self.measures = measures
+        self.parsed = parsed
+        self.values = values
+        self.ignored_queries = ignored_queries
+        self.missing_queries = missing_queries
+        self.missing = missing
+        self.in_run = in_run
+        self.strings = strings or {}
+
+    @functools.cached_property
+    def query_ids(self):
+        return self.ids.tolist()
+
+    @property
+    def n_queries(self):
+        return len(self.values)
+
+    @property
+    def mean(self):
+        """``{measure: summary}``: the mean over queries, as trec_eval's ``all`` line.
+
+        Counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``...) are summed and ``GMAP`` is
+        a geometric mean (values floored at 1e-5). Sums run in query order, as trec_eval's.
+        With no query, every summary is 0.
+        """
+        return {key: value for key, value, m in zip(self.measures, self.summary().tolist(),
+                                                    self.parsed)
+                if m.spec.aggregate != "none"}
+
+    def summary(self):
+        """The summaries as an array, in the order of ``measures`` (NaN for text)."""
+        return _jit.select(kernels.summaries, self.values.size)(self.values[None],
+                                                                how(self.parsed))[0]
+
+    def to_dict(self):
+        """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
+        rows = self.values.tolist()
+        out = {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
+        for key, texts in self.strings.items():
+            for q, text in zip(self.query_ids, texts):
+                out[q][key] = text
+        return out
+
+    def to_pandas(self):
+        """A DataFrame indexed by query id, one column per measure (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"),
+                            columns=self.measures)
+
+    def __repr__(self):
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        notes = []
+        if self.ignored_queries:
+            notes.append(f"{len(self.ignored_queries)} run queries without judgments ignored")
+        if self.missing_queries:
+            verb = "scored 0" if self.missing == "zero" else "skipped"
+            notes.append(f"{len(self.missing_queries)} judged queries absent from the run "
+                         f"{verb}")
+        note = f"; {'; '.join(notes)}" if notes else ""
+        return f"Results({self.n_queries} queries: {means}{note})"
