@@ -87,12 +87,11 @@ def read(path, value):
             if fields and not fields[0].startswith("#"):
                 out[fields[0]][fields[2]] = value(fields)
     return out
-spec = [("AP", {}), ("RR", {}), ("nDCG", {"cutoff": 10}), ("P", {"cutoff": 10}),
-        ("R", {"cutoff": 1000})]
+names = ["AP", "RR", "nDCG@10", "P@10", "R@1000"]
 per_query = naive.evaluate(read(QRELS, lambda f: int(f[3])), read(RUN, lambda f: float(f[4])),
-                           spec, missing="skip")
+                           names, missing="skip")
 order = sorted(per_query, key=lambda q: q.encode())
-means = {m: naive.aggregate(spec[i][0], [per_query[q][i] for q in order])
+means = {m: naive.aggregate(naive.parse(names[i])[0], [per_query[q][i] for q in order])
          for i, m in enumerate(MEASURES)}
 """,
 }

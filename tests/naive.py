@@ -27,9 +27,10 @@ rounded to float32 before ranking and ``(long)(x * R + 0.9)`` recall counts.
 from __future__ import annotations
 
 import math
+import re
 import struct
 
-__all__ = ["rank", "judge", "measure", "aggregate", "evaluate", "relstring"]
+__all__ = ["rank", "judge", "measure", "aggregate", "evaluate", "parse", "relstring"]
 
 #: trec_eval's RELVALUE_NONPOOL: retrieved doc absent from the qrels.
 NONPOOL = -1
@@ -48,7 +49,7 @@ COMPATS = ("10.0", "9.0.8")
 DEFAULT_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 #: Families whose summary is a sum over queries instead of a mean.
-SUM_FAMILIES = frozenset({"NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
+SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
 
 FAMILIES = frozenset(
     {
@@ -75,12 +76,11 @@ FAMILIES = frozenset(
         "RprecMult",
         "Utility",
         "IPrecAvg",
-        "binG",
+        "BinG",
         "G",
         "nDCGRel",
         "RnDCG",
-        "trec_dcg",
-        "trec_ideal_dcg",
+        "IDCG",
         "RelP",
         "SetRelP",
         "SetAP",
@@ -88,6 +88,8 @@ FAMILIES = frozenset(
         "RBPResid",
         "Unj",
         "YAAP",
+        "NumQ",
+        "RelString",
     }
 )
 
@@ -98,10 +100,9 @@ GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
 _NEEDS_CUTOFF = frozenset({"P", "R", "Success", "RelP", "Unj"})
 
 #: Families whose gains come from trec_eval's setup_gains (gain_init.c), so they accept a
-#: ``gains`` override (nDCG only without a cutoff).
-_GAIN_TABLE_FAMILIES = frozenset(
-    {"nDCG", "trec_dcg", "trec_ideal_dcg", "nDCGRel", "RnDCG", "G", "RBP"}
-)
+#: ``gains`` override (nDCG, DCG and IDCG only without a cutoff; without ``gains`` these
+#: three compute their gains from the labels directly).
+_GAIN_TABLE_FAMILIES = frozenset({"nDCG", "DCG", "IDCG", "nDCGRel", "RnDCG", "G", "RBP"})
 
 #: Families added on top of the original set; with compat="9.0.8" a topic missing from the
 #: run (empty ``run_q``) scores 0 for them (9.0.8 does not evaluate missing topics at all).
@@ -112,12 +113,12 @@ _NEW_FAMILIES = frozenset(
         "RprecMult",
         "Utility",
         "IPrecAvg",
-        "binG",
+        "BinG",
         "G",
         "nDCGRel",
         "RnDCG",
-        "trec_dcg",
-        "trec_ideal_dcg",
+        "DCG",
+        "IDCG",
         "RelP",
         "SetRelP",
         "SetAP",
@@ -898,8 +899,8 @@ def measure(
     Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
     coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
     ``p`` (RBP, RBPResid persistence), ``gains`` ({label: gain} overrides as in
-    ``-m ndcg.1=3,2=9``, in command-line order; for nDCG without cutoff, trec_dcg,
-    trec_ideal_dcg, nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
+    ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
+    nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
     ``trec_gain_sort_bug`` (sort the gain table with trec_eval's truncating comparator under
     glibc's merge sort instead of correctly), and ``compat`` ("10.0" or "9.0.8").
     """
@@ -919,12 +920,15 @@ def measure(
     if family == "Utility" and len(utility) != 4:
         raise ValueError(f"utility needs 4 coefficients, got {utility!r}")
     if gains is not None:
-        if family not in _GAIN_TABLE_FAMILIES or (family == "nDCG" and cutoff is not None):
+        if family not in _GAIN_TABLE_FAMILIES or (family in ("nDCG", "DCG", "IDCG")
+                                                  and cutoff is not None):
             raise ValueError(f"gains overrides are not supported for {family} (cutoff={cutoff})")
         if family == "nDCG" and gain != "linear":
             raise ValueError("gains overrides and gain='exponential' are exclusive")
         if not all(isinstance(level, int) for level in gains):
             raise ValueError(f"gains keys must be integer labels, got {list(gains)!r}")
+    if family == "NumQ":
+        return 1.0
     codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
     if not codes and (family in _NEW_FAMILIES or gains is not None):
         # An empty ranking (a topic missing from the run, trec_eval -c; or emptied by
@@ -967,13 +971,14 @@ def measure(
         return _precision_at(codes, rel, k)
     if family == "R":
         return _recall_at(codes, R, rel, k)
-    if family in _GAIN_TABLE_FAMILIES and (family != "nDCG" or gains is not None):
+    if family in _GAIN_TABLE_FAMILIES and (family not in ("nDCG", "DCG", "IDCG")
+                                           or gains is not None):
         table = _gain_table(qrels_q, gains, trec_gain_sort_bug)
         if family == "nDCG":
             return _trec_ndcg(codes, table, "ndcg")
-        if family == "trec_dcg":
+        if family == "DCG":
             return _trec_ndcg(codes, table, "dcg")
-        if family == "trec_ideal_dcg":
+        if family == "IDCG":
             return _trec_ndcg(codes, table, "ideal_dcg")
         if family == "nDCGRel":
             return _ndcg_rel(codes, table)
@@ -986,13 +991,16 @@ def measure(
         return _ndcg(codes, qrels_q, rel, gain, k)
     if family == "DCG":
         return _dcg([_gain(c, rel, gain) for c in codes], k)
+    if family == "IDCG":  # the ideal ranking: every judged doc, gains descending
+        return _dcg(sorted((_gain(label, rel, gain) for label in qrels_q.values()),
+                           reverse=True), k)
     if family == "Success":
         return _success(codes, rel, k)
     if family == "infAP":
         return _infap(codes, R, rel)
     if family == "RprecMult":
         return _rprec_mult(codes, rel, R, mult)
-    if family == "binG":
+    if family == "BinG":
         return _bin_g(codes, R, rel)
     if family == "RelP":
         return _relative_p(codes, R, rel, k)
@@ -1078,36 +1086,89 @@ def aggregate(family: str, values: list[float]) -> float:
     return total / len(values)
 
 
+#: Families whose gains are the raw labels: the evaluation's relevance level does not apply
+#: to them (only an explicit ``rel=``).
+LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G"})
+
+_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9.]+))?$")
+_PARAM = re.compile(r"\s*(\w+)\s*=\s*('[^']*'|\"[^\"]*\"|[^,]+)\s*(?:,|$)")
+
+
+def parse(name: str) -> tuple[str, dict]:
+    """A fastir measure name in its canonical form (``AP@3``, ``P(rel=2)@5``,
+    ``nDCG(dcg='exp-log2')@5``, ``IPrec@0.3``, ``Utility(a=2,b=-1)``, ``nDCG(gains='1=3')``)
+    as the family and keyword arguments of :func:`measure`."""
+    match = _NAME.match(name)
+    if not match or match.group(1) not in FAMILIES:
+        raise ValueError(f"not a canonical measure name: {name!r}")
+    family, text, at = match.groups()
+    params = {key: value.strip("'\"") for key, value in _PARAM.findall(text or "")}
+    kwargs: dict = {}
+    if at is not None:
+        key = {"IPrec": "recall", "RprecMult": "mult"}.get(family, "cutoff")
+        kwargs[key] = float(at) if key != "cutoff" else int(at)
+    utility = [1.0, -1.0, 0.0, 0.0]
+    for key, value in params.items():
+        if key == "rel":
+            kwargs["rel"] = int(value)
+        elif key == "dcg":
+            kwargs["gain"] = {"log2": "linear", "exp-log2": "exponential"}[value]
+        elif key == "gains":
+            pairs = (item.split("=") for item in value.split(","))
+            kwargs["gains"] = {int(label): float(gain) for label, gain in pairs}
+        elif key == "recalls":
+            kwargs["recalls"] = tuple(float(r) for r in value.split(","))
+        elif key in "abcd":
+            utility["abcd".index(key)] = float(value)
+        else:  # beta, p
+            kwargs[key] = float(value)
+    if family == "Utility":
+        kwargs["utility"] = tuple(utility)
+    return family, kwargs
+
+
 def evaluate(
     qrels: dict[str, dict[str, int]],
     run: dict[str, dict[str, float]],
-    measures: list[tuple[str, dict]],
+    names: list[str],
     *,
+    relevance_level: int = 1,
     missing: str = "zero",
     max_docs: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
     compat: str = "10.0",
-) -> dict[str, dict[int, float]]:
-    """Per-query values {qid: {measure_index: value}} for the queries that count:
-    missing="zero": every qrels query (a qrels query absent from the run is evaluated
-    with an empty ranking); missing="skip": queries in both. Run-only queries never count.
-    Each measure is (family, params) where params are the keyword arguments of measure().
-    ``max_docs`` / ``judged_only`` / ``compat`` apply to every measure unless its params
-    override them.
+) -> dict[str, list]:
+    """Per-query values {qid: [value per name]} of fastir's measure ``names`` for the queries
+    that count: missing="zero": every qrels query (a qrels query absent from the run is
+    evaluated with an empty ranking); missing="skip": queries in both. Run-only queries
+    never count. ``relevance_level`` applies to every measure without its own ``rel=`` but
+    the label-gain ones (LEVEL_FREE); RelString values are its text.
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    out: dict[str, dict[int, float]] = {}
+    measures = []
+    for name in names:
+        family, kwargs = parse(name)
+        if family not in LEVEL_FREE:
+            kwargs.setdefault("rel", relevance_level)
+        if family == "Utility":
+            kwargs["num_docs"] = num_docs
+        measures.append((family, kwargs))
+    options = {"max_docs": max_docs, "judged_only": judged_only, "compat": compat}
+    out: dict[str, list] = {}
     for qid in qrels:
         if qid not in run and missing == "skip":
             continue
         run_q = run.get(qid, {})
-        per_q: dict[int, float] = {}
-        for idx, (family, params) in enumerate(measures):
-            kwargs = {"max_docs": max_docs, "judged_only": judged_only, "compat": compat}
-            kwargs.update(params)
-            per_q[idx] = measure(family, qrels[qid], run_q, **kwargs)
-        out[qid] = per_q
+        values = []
+        for family, kwargs in measures:
+            if family == "RelString":
+                values.append(relstring(qrels[qid], run_q, cutoff=kwargs.get("cutoff", 10),
+                                        **options))
+            else:
+                values.append(measure(family, qrels[qid], run_q, **{**options, **kwargs}))
+        out[qid] = values
     return out
 
 
@@ -1176,12 +1237,13 @@ def _self_check() -> None:
     assert aggregate("AP", []) == 0.0
     assert aggregate("NumRel", [3.0, 4.0]) == 7.0
     assert close(aggregate("GMAP", [0.5, 0.0]), math.sqrt(0.5 * 1e-5))
-    per_q = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q3": {}}, [("AP", {})])
-    assert per_q == {"q1": {0: 1.0}, "q2": {0: 0.0}}, per_q
-    per_q = evaluate(
-        {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, [("AP", {})], missing="skip"
-    )
-    assert per_q == {"q1": {0: 1.0}}, per_q
+    per_q = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q3": {}}, ["AP"])
+    assert per_q == {"q1": [1.0], "q2": [0.0]}, per_q
+    per_q = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["AP"],
+                     missing="skip")
+    assert per_q == {"q1": [1.0]}, per_q
+    assert parse("nDCG(dcg='exp-log2')@5") == ("nDCG", {"cutoff": 5, "gain": "exponential"})
+    assert parse("Utility(a=2,b=-1)") == ("Utility", {"utility": (2.0, -1.0, 0.0, 0.0)})
 
     # --- the additional trec_eval families -------------------------------------------
     # Ranking d1..d6; d2 is absent from the qrels (-1), d4 pooled but unjudged (-2).
@@ -1204,7 +1266,7 @@ def _self_check() -> None:
     ip = [measure("IPrec", qrels, run, recall=x) for x in DEFAULT_RECALLS]
     assert close(measure("IPrecAvg", qrels, run), sum(ip) / 11)
     # binG: 1 / log2(2 + nonrel above) at d1 (0 above) and d5 (3 above), over R = 4.
-    assert measure("binG", qrels, run) == (1.0 + 1.0 / math.log2(5)) / 4
+    assert measure("BinG", qrels, run) == (1.0 + 1.0 / math.log2(5)) / 4
     # relative_P, set_relative_P, set_map, unj, yaap.
     assert measure("RelP", qrels, run, cutoff=2) == 0.5
     assert measure("RelP", qrels, run, cutoff=6) == 2 / 4
@@ -1230,12 +1292,12 @@ def _self_check() -> None:
                 direct = measure(fam, q_, r_)
                 assert measure(fam, q_, r_, gains={}) == direct, (q_, r_)
         # dcg / ideal_dcg split of the same computation.
-        dcg = measure("trec_dcg", q_, run)
-        idcg = measure("trec_ideal_dcg", q_, run)
+        dcg = measure("DCG", q_, run, gains={})
+        idcg = measure("IDCG", q_, run, gains={})
         assert dcg / idcg == measure("nDCG", q_, run), (dcg, idcg)
     # Binary labels: G equals binG (cost = rank, results gain = relevant so far).
     qb = {"d1": 1, "d3": 0, "d5": 1, "x": 1}
-    assert close(measure("G", qb, run), measure("binG", qb, run))
+    assert close(measure("G", qb, run), measure("BinG", qb, run))
     # Gain overrides: only the order of gains matters for the ideal; scaling cancels out.
     assert close(measure("nDCG", qb, run, gains={1: 3.0, 2: 9.0, 4: 4.5}), measure("nDCG", qb, run))
     # The truncating comparator: 0.5 vs 0.0 compare equal, glibc's merge sort keeps the
@@ -1263,8 +1325,8 @@ def _self_check() -> None:
     assert measure("YAAP", {"a": 1}, {}, compat="9.0.8") == 0.0
     assert measure("YAAP", {"a": 1}, {}) == math.log(1 / 2)
     assert close(aggregate("GMBpref", [0.5, 0.0]), math.sqrt(0.5 * 1e-5))
-    per_q = evaluate({"q1": qrels}, {"q1": run}, [("Unj", {"cutoff": 5}), ("GMBpref", {})])
-    assert per_q == {"q1": {0: 0.4, 1: measure("Bpref", qrels, run)}}, per_q
+    per_q = evaluate({"q1": qrels}, {"q1": run}, ["Unj@5", "GMBpref"])
+    assert per_q == {"q1": [0.4, measure("Bpref", qrels, run)]}, per_q
     print("OK")
 
 
