@@ -158,7 +158,7 @@ class BoundCandidates:
             _jit.launch(BK.bound_values, tasks, n_queries, self.candidates, matrix,
                         engine.ideals(self.evaluator.qrels), plan.sized(self.longest),
                         engine.work(len(tasks) - 1, self.longest, codes=2), out)
-        plan.finish(out, self.joined.in_run)
+        plan.finish(out, self.joined.in_run, self.joined.query_ids)
         return out
 
 
@@ -284,6 +284,7 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         raise ValueError("scores must be finite (outside the mask)")
     if code == BK.BAD_LABEL:
         raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF} (outside the mask)")
+    plan.check(out)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
 

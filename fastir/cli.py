@@ -169,18 +169,19 @@ def warmup_main(argv):
 
 
 def measures_main(argv):
-    """List the measure families: name, other names, cutoff, parameters, description."""
+    """List the measure families: name, an example, other names, cutoff, parameters,
+    description."""
     from fastir.measures import FAMILIES
 
-    print("| family | trec_eval | cutoff | parameters | description |")
-    print("|---|---|---|---|---|")
+    print("| family | example | trec_eval | cutoff | parameters | description |")
+    print("|---|---|---|---|---|---|")
     for f in FAMILIES.values():
         trec = ", ".join(t.name for t in f.trec)
         cutoff = "" if f.cutoff is None else f.cutoff.kind + (" (required)" if
                                                               f.cutoff_required else "")
         params = ", ".join(p.name if p.default is None else f"{p.name}={p.text(p.default)}"
                            for p in f.params.values())
-        print(f"| {f.name} | {trec} | {cutoff} | {params} | {f.doc} |")
+        print(f"| {f.name} | `{f.examples[-1]}` | {trec} | {cutoff} | {params} | {f.doc} |")
     return 0
 
 

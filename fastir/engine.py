@@ -31,6 +31,10 @@ class Plan:
     def __init__(self, measures, *, relevance_level=1, num_docs=0, compat=None):
         self.keys, self.parsed = parse_all(measures)
         check_options(self.parsed, relevance_level, compat)
+        needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
+        if needs_n and not num_docs > 0:
+            raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
+                             "(trec_eval -N); got none")
         self.relevance_level = int(relevance_level)
         self.compat = compat
         self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=num_docs,
@@ -60,7 +64,7 @@ class Plan:
                         kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query),
                         ideals(qrels), self.sized(longest), work(len(bounds) - 1, longest),
                         out)
-        self.finish(out, joined.in_run)
+        self.finish(out, joined.in_run, joined.query_ids)
         return out
 
     def sized(self, longest):
@@ -70,15 +74,29 @@ class Plan:
             self.spec = self.spec._replace(log2=log2)
         return self.spec
 
-    def finish(self, values, in_run):
-        """Text measures to NaN (their values are :func:`relstrings`); under compat 9.0.8,
-        judged queries absent from the run to 0 but for the counts (9.0.8 does not evaluate
-        them). ``values`` is (..., n_queries, n_measures)."""
+    def finish(self, values, in_run, query_ids=None):
+        """Refuse values a measure is not defined on (:meth:`check`); text measures to NaN
+        (their values are :func:`relstrings`); under compat 9.0.8, judged queries absent
+        from the run to 0 but for the counts (9.0.8 does not evaluate them). ``values`` is
+        (..., n_queries, n_measures)."""
+        self.check(values, query_ids)
         for j, m in enumerate(self.parsed):
             if m.spec.kind == STRING:
                 values[..., j] = np.nan
             elif self.compat == "9.0.8" and m.spec.path != "counts":
                 values[..., ~in_run, j] = 0.0
+
+    def check(self, values, query_ids=None):
+        """A ValueError naming the measure, the query and what is wrong when a kernel case
+        gave NaN: the registry's ``invalid`` says which inputs a measure is not defined on."""
+        for j, m in enumerate(self.parsed):
+            if m.spec.invalid is None:
+                continue
+            bad = np.isnan(values[..., j])
+            if bad.any():
+                row = int(np.argwhere(bad)[0][-1])
+                where = f"query {query_ids[row]!r}" if query_ids is not None else f"row {row}"
+                raise ValueError(f"{m} on {where}: {m.spec.invalid}")
 
     def results(self, joined, values, missing):
         """A :class:`Results` of a join's ``values``."""
@@ -123,6 +141,7 @@ def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
         table[j, kernels.LEVEL] = level
         table[j, kernels.GAIN] = gains[j]
         table[j, kernels.COMPAT] = compat == "9.0.8"
+        table[j, kernels.EMPTY] = spec.empty == "value"
         params[j, :len(rows[j])] = rows[j]
     return kernels.Spec(table, params, kernels.log2_table(2), np.int64(prefix_depth(parsed)))
 

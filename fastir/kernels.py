@@ -466,9 +466,10 @@ def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
     return m
 
 
-# The measure table: one row per measure, these columns (see fastir.engine.measure_spec).
-KIND, CUTOFF, LEVEL, GAIN, COMPAT = range(5)
-N_COLUMNS = 5
+# The measure table: one row per measure, these columns (see fastir.engine.measure_spec);
+# EMPTY: computed on an empty ranking (else 0 there).
+KIND, CUTOFF, LEVEL, GAIN, COMPAT, EMPTY = range(6)
+N_COLUMNS = 6
 
 #: What the kernels know of the measures: ``table`` (int64, one row per measure, the columns
 #: above), ``params`` (float64, one row per measure: its float parameters), ``log2`` (the
@@ -501,9 +502,10 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
     ``sc``/``state`` are the chunk's scratch rows and their description: the cumulative
     rows of a query are computed once for all its measures that share a relevance level
     (or gains), down to rank ``spec.depth``, and most measures are then a lookup.
-    An empty ranking scores 0 but on NUM_Q, NUM_REL, IDEAL_DCG and YAAP (trec_eval 10.0 -c
-    evaluates a missing query on one unjudged placeholder document: these four are the
-    values that differ from 0 on it).
+    An empty ranking scores 0 but for the measures whose ``EMPTY`` column is set (trec_eval
+    10.0 -c evaluates a missing query on one unjudged placeholder document: NUM_REL,
+    IDEAL_DCG and YAAP are the values that differ from 0 on it). A NaN says the measure is
+    not defined on the query's input (the registry's ``invalid``).
     """
     kind = spec.table[m, KIND]
     cutoff = spec.table[m, CUTOFF]
@@ -524,7 +526,7 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
     if kind == NUM_REL:
         return np.float64(n_rel)
     n = len(ranked)
-    if n == 0 and kind != IDEAL_DCG and kind != YAAP:  # the two that do not need a ranking
+    if n == 0 and spec.table[m, EMPTY] == 0:
         return 0.0
     if kind == NUM_RET:
         return np.float64(n)

@@ -186,20 +186,25 @@ class Family:
     ``empty``: its value on an empty ranking ("zero", or "value": computed as on a one
     document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``).
     ``ideal``: how much of the ideal ranking it reads: "none", "cutoff" (down to its cutoff,
-    or all of it), "top" (the largest label) or "whole". ``num_docs``: it reads the
-    collection size (trec_eval ``-N``). ``versions``: the trec_eval versions that have it.
+    or all of it), "top" (the largest label) or "whole". ``num_docs``: whether it reads the
+    collection size (trec_eval ``-N``): "read" (0 when not given) or "required".
+    ``invalid``: what a NaN from its kernel case means (the inputs it is not defined on),
+    raised as an error naming the measure and the query. ``versions``: the trec_eval
+    versions that have it. ``examples``: names the tests evaluate (the first is listed).
     """
 
     def __init__(self, name, kind, doc, *, path="ranks", cutoff=None, cutoff_required=False,
                  params=(REL,), aggregate="mean", unjudged=False, level_free=False,
-                 integer=False, empty="zero", ideal="none", num_docs=False, trec=(),
-                 versions=("10.0", "9.0.8"), aliases=(), ranx=()):
+                 integer=False, empty="zero", ideal="none", num_docs=None, invalid=None,
+                 trec=(), versions=("10.0", "9.0.8"), aliases=(), ranx=(), examples=()):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
         self.params = {p.name: p for p in params}
         self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
         self.integer, self.empty, self.ideal, self.num_docs = integer, empty, ideal, num_docs
-        self.trec, self.versions, self.aliases, self.ranx = trec, versions, aliases, ranx
+        self.invalid, self.trec, self.versions = invalid, trec, versions
+        self.aliases, self.ranx = aliases, ranx
+        self.examples = examples or (name,)
 
     def __repr__(self):
         return f"Family({self.name!r})"
@@ -223,7 +228,8 @@ FAMILIES = {f.name: f for f in (
     Family("AP", K.AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
                                                           cut=True)),
-           aliases=("MAP",), ranx=("map",)),
+           aliases=("MAP",), ranx=("map",),
+           examples=("AP", "AP@3")),
     Family("GMAP", K.AP, "Average precision, summarised by the geometric mean (values floored "
            "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),)),
     Family("Rprec", K.RPREC, "Precision at rank R.", trec=(TrecName("Rprec", 7),),
@@ -231,19 +237,24 @@ FAMILIES = {f.name: f for f in (
     Family("Bpref", K.BPREF, "Binary preference (Buckley & Voorhees).", path="own",
            unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",)),
     Family("RR", K.RR, "Reciprocal rank of the first relevant document (within the cutoff).",
-           cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",)),
+           cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
+           examples=("RR", "RR@2")),
     Family("IPrec", K.IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
            "rounding).", cutoff=RECALL, cutoff_required=True,
-           trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),)),
+           trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
+           examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0")),
     Family("P", K.P, "Precision at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
-           ranx=("precision",)),
+           ranx=("precision",),
+           examples=("P@1", "P@5", "P(rel=2)@5")),
     Family("RelString", STRING, "The labels of the top k (default 10) as text, as "
            "trec_eval's relstring.", path="counts", cutoff=DEPTH, params=(), aggregate="none",
-           unjudged=True, trec=(TrecName("relstring", 12, "single"),)),
+           unjudged=True, trec=(TrecName("relstring", 12, "single"),),
+           examples=("RelString@3",)),
     Family("R", K.RECALL, "Recall at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
-           ranx=("recall",)),
+           ranx=("recall",),
+           examples=("R@3", "R@50")),
     Family("infAP", K.INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
            "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),)),
     Family("GMBpref", K.BPREF, "Bpref, summarised by the geometric mean (values floored at "
@@ -251,15 +262,18 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("gm_bpref", 15, per_query=False),)),
     Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).",
            cutoff=MULT, cutoff_required=True,
-           trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),)),
+           trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
+           examples=("RprecMult@0.2", "RprecMult@1.5")),
     Family("Utility", K.UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
            "(needs num_docs for d).",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
-           num_docs=True, trec=(TrecName("utility", 17, "single"),)),
+           num_docs="read", trec=(TrecName("utility", 17, "single"),),
+           examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)")),
     Family("IPrecAvg", K.IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
-           path="own", trec=(TrecName("11pt_avg", 18, "single"),)),
+           path="own", trec=(TrecName("11pt_avg", 18, "single"),),
+           examples=("IPrecAvg", "IPrecAvg(recalls='0.25,0.5,0.75')")),
     Family("BinG", K.BING, "Binary G (trec_eval binG).", path="own",
            trec=(TrecName("binG", 19),), aliases=("binG",)),
     Family("G", K.G, "Gain discounted by the ideal gain still missing (trec_eval G).",
@@ -267,16 +281,20 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("G", 20, "single"),)),
     Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
-           trec=(TrecName("dcg", 21, "single", all_trec=False),), ranx=("dcg",)),
+           trec=(TrecName("dcg", 21, "single", all_trec=False),), ranx=("dcg",),
+           examples=("DCG@4", "DCG(gains='1=3,2=9')")),
     Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, empty="value", ideal="cutoff",
-           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),)),
+           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),),
+           examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2")),
     Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
            level_free=True, ideal="cutoff", trec=(TrecName("ndcg", 23, "single"),
                                   TrecName("ndcg_cut", 26, "cut", TREC_CUTOFFS, cut=True)),
-           aliases=("NDCG",), ranx=("ndcg",)),
+           aliases=("NDCG",), ranx=("ndcg",),
+           examples=("nDCG", "nDCG@3", "nDCG@20", "nDCG(dcg='exp-log2')@5", "nDCG(rel=2)@5",
+                     "nDCG(gains='1=3,2=9')")),
     Family("nDCGRel", K.NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("ndcg_rel", 24, "single"),)),
@@ -286,10 +304,12 @@ FAMILIES = {f.name: f for f in (
            aliases=("Rndcg",)),
     Family("RelP", K.REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
            cutoff_required=True,
-           trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),)),
+           trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
+           examples=("RelP@3",)),
     Family("Success", K.SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
-           ranx=("hit_rate",)),
+           ranx=("hit_rate",),
+           examples=("Success@2",)),
     Family("SetP", K.SET_P, "Precision of the whole ranking.", trec=(TrecName("set_P", 30),)),
     Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            trec=(TrecName("set_relative_P", 31),)),
@@ -299,20 +319,23 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("set_map", 33),)),
     Family("SetF", K.SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
            "as trec_eval.", params=(REL, Param("beta", "float", 1.0, low=0.0)),
-           trec=(TrecName("set_F", 34, "single"),)),
+           trec=(TrecName("set_F", 34, "single"),),
+           examples=("SetF", "SetF(beta=0.5)")),
     Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),)),
     Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
            path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True),),
            level_free=True, ideal="top", trec=(TrecName("rbp", 38, "single"),),
            versions=("10.0",),
-           ranx=("rbp",)),
+           ranx=("rbp",),
+           examples=("RBP", "RBP(p=0.8)")),
     Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",)),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
-           trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",)),
+           trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
+           examples=("Unj@3",)),
 )}
 
 #: trec_eval names: name -> (family, TrecName); and the order trec_eval prints them in.

@@ -20,7 +20,7 @@ TESTED = {parse(name)[0][1].family for name in MEASURES}
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_family_has_a_reference_a_test_and_a_listing(family, listing):
     assert family in naive.FAMILIES, f"{family}: no naive reference (tests/naive.py)"
-    assert family in TESTED, f"{family}: no measure in conftest.MEASURES (the kernel tests)"
+    assert family in TESTED, f"{family}: no examples (the kernel tests)"
     assert f"| {family} |" in listing, f"{family}: not in `fastir measures`"
     assert FAMILIES[family].doc
 
