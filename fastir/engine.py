@@ -203,9 +203,9 @@ def _gain_kind(m):
 
 
 def _params(m, gain_kind, num_docs):
-    """A measure's row of float parameters: its float cutoff, its float parameters in
-    declared order (or its recall levels, or its gain table by label: NaN where a label has
-    no entry), then the collection size when it reads it."""
+    """A measure's row of float parameters: its float cutoff, its gain table by label (NaN
+    where a label has no entry), its numeric parameters but ``rel`` (the table's level) in
+    declared order (recall levels expanded), then the collection size when it reads it."""
     row = []
     if m.spec.cutoff in (RECALL, MULT):
         row.append(m.cutoff)
@@ -213,7 +213,8 @@ def _params(m, gain_kind, num_docs):
         table = dict(m.gains or ())
         row += [table.get(label, np.nan) for label in range(max(table, default=0) + 1)]
     for name, param in m.spec.params.items():
-        if param.kind == "float":
+        if param.kind in ("float", "rank", "depth") or (param.kind == "level"
+                                                          and name != "rel"):
             row.append(getattr(m, name))
         elif param.kind == "levels":
             row += list(getattr(m, name))

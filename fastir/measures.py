@@ -51,7 +51,7 @@ class Param:
     """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
     "rank" (an integer from 1), "depth" (an integer from 0), "float", "choice", "gains"
     (label -> gain table) or "levels" (recall levels in [0, 1]); ``low``/``high`` bound a
-    float (``open`` makes the bounds exclusive)."""
+    float (``open`` makes the bounds exclusive), ``high`` an integer."""
 
     __slots__ = ("name", "kind", "default", "low", "high", "open", "choices", "doc")
 
@@ -99,13 +99,14 @@ class Param:
 
     def _integer(self, where, value):
         lowest = {"level": 0, "rank": 1, "depth": 0}[self.kind]
+        highest = int(min(self.high, MAX_CUTOFF))
         number = float(value)
         if not math.isfinite(number):
             raise UnknownMeasureError(f"{where} must be finite, got {value!r}")
-        if number != int(number) or not lowest <= int(number) <= MAX_CUTOFF:
+        if number != int(number) or not lowest <= int(number) <= highest:
             hint = " (negative labels mark unjudged documents)" if self.kind == "level" else ""
             raise UnknownMeasureError(f"{where} must be an integer from {lowest} to "
-                                      f"{MAX_CUTOFF}{hint}, got {value!r}")
+                                      f"{highest}{hint}, got {value!r}")
         return int(number)
 
     def text(self, value):
