@@ -26,6 +26,7 @@ kernel.
 import contextlib
 import contextvars
 import functools
+import hashlib
 import os
 import sys
 import threading
@@ -157,9 +158,28 @@ def _attach(numba, entry):
     if module_globals.get("prange") is range:
         module_globals["prange"] = numba.prange
     dispatcher = numba.njit(**entry.options)(entry.source)
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
+        cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
     entry.dispatcher = dispatcher
     entry.source._numba_type_ = dispatcher._numba_type_
     entry.python._numba_type_ = dispatcher._numba_type_
+
+
+@functools.lru_cache(maxsize=1)
+def _sources_digest():
+    """A digest of fastir's source files, part of every cached kernel's stamp: numba checks
+    a cached kernel against its own file only, so a kernel calling a helper of another
+    module would otherwise keep the helper's old code after that module changed."""
+    digest = hashlib.blake2b(digest_size=16)
+    root = os.path.dirname(os.path.abspath(__file__))
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()
 
 
 def _compile_note(listener_base):
