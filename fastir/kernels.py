@@ -57,6 +57,8 @@ RBP = 30
 RBP_RESID = 31
 UNJ = 32
 YAAP = 33
+ERR = 34
+NERR = 35
 
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1
@@ -394,6 +396,22 @@ def _rbp_resid(ranked):
     return cur_p + (1 - p) * total if unjudged > 0 else 0.0
 
 
+@helper
+def _err(labels, n, max_grade):
+    """ERR of the first ``n`` labels as gdeval.pl computes it (Chapelle et al. 2009): stop
+    probability r = (2^label - 1) / 2^max_grade (0 for labels <= 0 and unjudged documents),
+    summing r * P(reaching the rank) / rank in rank order."""
+    top = 2.0 ** max_grade
+    score = 0.0
+    decay = 1.0
+    for i in range(n):
+        label = labels[i]
+        r = (2.0 ** label - 1.0) / top if label > 0 else 0.0
+        score += r * decay / (i + 1)
+        decay *= 1.0 - r
+    return score
+
+
 # Rows of a chunk's scratch (each as long as the longest ranking or judgment list, + 2).
 IDEAL_GAINS = 0  # the ideal ranking's positive gains, descending
 CUM_REL = 1  # [i]: relevant docs in the top i
@@ -561,6 +579,15 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         if kind == IDEAL_DCG:
             return idcg
         return dcg / idcg if idcg > 0.0 else 0.0
+    if kind == ERR or kind == NERR:  # params[0]: max_grade; a larger label is refused
+        if len(ideal) > 0 and ideal[0] > params[0]:
+            return np.nan
+        err = _err(ranked, top, params[0])
+        if kind == ERR:
+            return err
+        positive = count_at_least(ideal, 1)
+        best = _err(ideal, positive if cutoff == 0 else min(cutoff, positive), params[0])
+        return err / best if best > 0.0 else 0.0
     if kind == BPREF:
         return _bpref(ranked, n_rel, n_nonrel, level)
     if kind == INFAP:

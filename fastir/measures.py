@@ -150,6 +150,10 @@ DCG_GAIN = Param("dcg", "choice", "log2", choices=tuple(GAINS),
                  doc="gain: the label (log2) or 2**label - 1 (exp-log2)")
 GAIN_TABLE = Param("gains", "gains", doc="label=gain table, other labels are their own gain")
 
+MAX_GRADE = Param("max_grade", "rank", 4, high=64, doc="the largest label (gdeval: 4)")
+LABEL_ABOVE_MAX_GRADE = ("a judged label is above max_grade; give the largest label, e.g. "
+                         "ERR(max_grade=5)@20")
+
 #: Cutoff parameters: the ``@`` of a measure.
 RANK = Param("cutoff", "rank", doc="rank cutoff k")
 DEPTH = Param("cutoff", "depth", doc="depth (0 prints an empty string)")
@@ -333,6 +337,15 @@ FAMILIES = {f.name: f for f in (
     Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",)),
+    Family("ERR", K.ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
+           "user stops at a document with probability (2^label - 1) / 2^max_grade; labels "
+           "above max_grade are refused, as gdeval refuses them.", path="own", cutoff=RANK,
+           params=(MAX_GRADE,), level_free=True, ideal="top", invalid=LABEL_ABOVE_MAX_GRADE,
+           examples=("ERR", "ERR(max_grade=3)@3", "ERR@5")),
+    Family("nERR", K.NERR, "ERR divided by the ERR of the ideal ranking (judged labels > 0, "
+           "descending; NTCIREVAL's nERR with gdeval's stop probabilities).", path="own",
+           cutoff=RANK, params=(MAX_GRADE,), level_free=True, ideal="cutoff",
+           invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5")),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),

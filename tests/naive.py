@@ -90,6 +90,8 @@ FAMILIES = frozenset(
         "YAAP",
         "NumQ",
         "RelString",
+        "ERR",
+        "nERR",
     }
 )
 
@@ -852,6 +854,27 @@ def _yaap(codes: list[int], R: int, rel: int) -> float:
     return math.log((1.0 + total) / (1.0 + R - total))
 
 
+def _err(codes: list[int], k: int | None, max_grade: float) -> float:
+    """gdeval.pl's ERR@k (Chapelle et al. 2009): the user stops at rank i with probability
+    R_i = (2^g - 1) / 2^max_grade (g = the label, 0 when not > 0);
+    ERR = sum_i R_i / i * prod_{j < i} (1 - R_j), summed in rank order as gdeval does."""
+    score = 0.0
+    decay = 1.0
+    for i, c in enumerate(codes[:k]):
+        r = (2.0 ** c - 1.0) / (2.0 ** max_grade) if c > 0 else 0.0
+        score += r * decay / (i + 1)
+        decay *= 1 - r
+    return score
+
+
+def _nerr(codes: list[int], qrels_q: dict[str, int], k: int | None, max_grade: float) -> float:
+    """ERR@k over the ERR@k of the ideal ranking (the labels > 0, descending); 0 when the
+    query has no positive label."""
+    ideal = sorted((label for label in qrels_q.values() if label > 0), reverse=True)
+    best = _err(ideal, k, max_grade)
+    return _err(codes, k, max_grade) / best if best > 0 else 0.0
+
+
 def _utility(num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int) -> float:
     """m_utility.c: p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant
     retrieved, b nonrelevant retrieved, c relevant not retrieved, d = N - a - b - c)."""
@@ -888,6 +911,7 @@ def measure(
     gains: dict[int, float] | None = None,
     trec_gain_sort_bug: bool = False,
     p: float = 0.9,
+    max_grade: float = 4,
     compat: str = "10.0",
 ) -> float:
     """Value of one measure for one query.
@@ -898,7 +922,7 @@ def measure(
 
     Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
     coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
-    ``p`` (RBP, RBPResid persistence), ``gains`` ({label: gain} overrides as in
+    ``p`` (RBP, RBPResid persistence), ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
     ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
     nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
     ``trec_gain_sort_bug`` (sort the gain table with trec_eval's truncating comparator under
@@ -1010,6 +1034,12 @@ def measure(
         return _unjudged_at(codes, k)
     if family == "YAAP":
         return _yaap(codes, R, rel)
+    if family in ("ERR", "nERR"):
+        if max(qrels_q.values(), default=0) > max_grade:
+            raise ValueError(f"{family}: a label is above max_grade={max_grade}")
+        if family == "ERR":
+            return _err(codes, k, max_grade)
+        return _nerr(codes, qrels_q, k, max_grade)
     num_rel_ret = sum(1 for c in codes if _is_rel(c, rel))
     if family == "SetP":
         return num_rel_ret / n if n else 0.0
@@ -1088,7 +1118,7 @@ def aggregate(family: str, values: list[float]) -> float:
 
 #: Families whose gains are the raw labels: the evaluation's relevance level does not apply
 #: to them (only an explicit ``rel=``).
-LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G"})
+LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR"})
 
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _PARAM = re.compile(r"\s*(\w+)\s*=\s*('[^']*'|\"[^\"]*\"|[^,]+)\s*(?:,|$)")
@@ -1120,7 +1150,7 @@ def parse(name: str) -> tuple[str, dict]:
             kwargs["recalls"] = tuple(float(r) for r in value.split(","))
         elif key in "abcd":
             utility["abcd".index(key)] = float(value)
-        else:  # beta, p
+        else:  # beta, p, max_grade
             kwargs[key] = float(value)
     if family == "Utility":
         kwargs["utility"] = tuple(utility)
