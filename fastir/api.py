@@ -39,7 +39,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     judged_only : bool, default False
         Drop unjudged documents from the ranking first (trec_eval ``-J``).
     num_docs : int, default 0
-        Number of documents in the collection (trec_eval ``-N``; only ``Utility`` uses it).
+        Number of documents in the collection (trec_eval ``-N``; ``Utility`` and
+        ``Accuracy`` read it).
     compat : {None, "10.0", "9.0.8"}, default None
         ``"9.0.8"`` reproduces trec_eval 9.0.8, the version inside pytrec_eval and
         ir_measures: scores rounded to float32 before ranking, recall levels rounded with

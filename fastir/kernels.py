@@ -59,6 +59,9 @@ UNJ = 32
 YAAP = 33
 ERR = 34
 NERR = 35
+JUDGED = 36
+ACCURACY = 37
+COMPATIBILITY = 38
 
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1
@@ -412,6 +415,63 @@ def _err(labels, n, max_grade):
     return score
 
 
+@helper
+def _judged(ranked, top):
+    """ir_measures' Judged@k: the share of the top k with a judgment (any label, negative
+    ones included), over min(k, n) (trec_eval's unj divides by k and counts negative labels
+    as unjudged)."""
+    judged = 0
+    for i in range(top):
+        if ranked[i] != -1:
+            judged += 1
+    return judged / top
+
+
+@helper
+def _compat(ranked, ideal, p, normalize, sc):
+    """Compatibility with the ideal ranking (Clarke, Vtyurina & Smucker 2021), as ir_measures
+    computes it: rank-biased overlap with persistence ``p`` down to depth D = max(n, |I|),
+    I = the documents labelled > 0 by label descending (equal labels: the retrieved ones
+    first, in ranking order); ``normalize`` divides by the ideal's overlap with itself.
+
+    The overlap at depth i counts the retrieved ideal documents whose rank and ideal
+    position are both <= i: from each document's ideal position (the documents of higher
+    labels, plus those of its label retrieved before it), without document ids."""
+    n = len(ranked)
+    n_ideal = count_at_least(ideal, 1)
+    if n_ideal == 0:
+        return 0.0
+    depth = max(n, n_ideal)
+    seen = sc[SCRATCH_A]  # [start of a label's block in the ideal]: its retrieved so far
+    entering = sc[SCRATCH_B]  # [i]: documents entering the overlap at depth i
+    for i in range(n_ideal):
+        seen[i] = 0.0
+    for i in range(depth + 1):
+        entering[i] = 0.0
+    for r in range(n):
+        label = ranked[r]
+        if label > 0:
+            start = count_at_least(ideal, label + 1)
+            position = start + np.int64(seen[start]) + 1
+            seen[start] += 1.0
+            entering[max(r + 1, position)] += 1.0
+    score = 0.0
+    best = 0.0
+    norm = 0.0
+    weight = 1.0
+    overlap = 0.0
+    for i in range(depth):
+        overlap += entering[i + 1]
+        score += weight * overlap / (i + 1)
+        best += weight * min(i + 1, n_ideal) / (i + 1)
+        norm += weight
+        weight *= p
+    value = score / norm
+    if normalize and best > 0.0:
+        return value / (best / norm)
+    return value
+
+
 # Rows of a chunk's scratch (each as long as the longest ranking or judgment list, + 2).
 IDEAL_GAINS = 0  # the ideal ranking's positive gains, descending
 CUM_REL = 1  # [i]: relevant docs in the top i
@@ -422,7 +482,9 @@ REL_RANK = 5  # [c]: rank of the c-th relevant doc
 CUM_DCG = 6  # [i]: DCG of the top i
 CUM_IDCG = 7  # [i]: ideal DCG of the top i
 KEYS = 8  # sort keys (the scores of fixed candidates under one score vector)
-N_ROWS = 9
+SCRATCH_A = 9  # rows a measure's own loop may use (they describe no query afterwards)
+SCRATCH_B = 10
+N_ROWS = 11
 
 # Slots of a chunk's state: which query and parameters the scratch rows describe.
 ST_QUERY, ST_LEVEL, ST_NONREL, ST_DCG_QUERY, ST_DCG_LEVEL, ST_DCG_GAIN, ST_IDEAL = range(7)
@@ -588,6 +650,10 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         positive = count_at_least(ideal, 1)
         best = _err(ideal, positive if cutoff == 0 else min(cutoff, positive), params[0])
         return err / best if best > 0.0 else 0.0
+    if kind == JUDGED:
+        return _judged(ranked, top)
+    if kind == COMPATIBILITY:  # params: p, normalize
+        return _compat(ranked, ideal, params[0], params[1] != 0.0, sc)
     if kind == BPREF:
         return _bpref(ranked, n_rel, n_nonrel, level)
     if kind == INFAP:
@@ -620,6 +686,12 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         return sc[CUM_UNJ, top] / cutoff
     if kind == SUCCESS:
         return 1.0 if sc[CUM_REL, top] > 0 else 0.0
+    if kind == ACCURACY:  # (TP + TN) / N over the top k; params[0]: N
+        tp = sc[CUM_REL, top]
+        fp = top - tp
+        fn = n_rel - tp
+        tn = params[0] - tp - fp - fn
+        return (tp + tn) / params[0] if tn >= 0 else np.nan
     rel_ret = np.int64(sc[CUM_REL, n])
     if kind == NUM_REL_RET:
         return np.float64(rel_ret)

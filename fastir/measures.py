@@ -49,8 +49,8 @@ class UnknownMeasureError(ValueError):
 # -- parameters ------------------------------------------------------------------------
 class Param:
     """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
-    "rank" (an integer from 1), "depth" (an integer from 0), "float", "choice", "gains"
-    (label -> gain table) or "levels" (recall levels in [0, 1]); ``low``/``high`` bound a
+    "rank" (an integer from 1), "depth" (an integer from 0), "float", "bool", "choice",
+    "gains" (label -> gain table) or "levels" (recall levels in [0, 1]); ``low``/``high`` bound a
     float (``open`` makes the bounds exclusive), ``high`` an integer."""
 
     __slots__ = ("name", "kind", "default", "low", "high", "open", "choices", "doc")
@@ -76,6 +76,11 @@ class Param:
                                               f"{', '.join(map(repr, self.choices))}, got "
                                               f"{value!r}")
                 return value
+            if self.kind == "bool":
+                text = str(value).lower()
+                if text not in ("true", "false", "1", "0"):
+                    raise UnknownMeasureError(f"{where} must be True or False, got {value!r}")
+                return text in ("true", "1")
             if self.kind == "gains":
                 return _gain_pairs(where, value)
             if self.kind == "levels":
@@ -113,6 +118,8 @@ class Param:
         """The value as the canonical string writes it."""
         if self.kind == "choice":
             return f"'{value}'"
+        if self.kind == "bool":
+            return str(bool(value))
         if self.kind == "gains":
             return "'" + ",".join(f"{k}={g:g}" for k, g in value) + "'"
         if self.kind == "levels":
@@ -346,6 +353,22 @@ FAMILIES = {f.name: f for f in (
            "descending; NTCIREVAL's nERR with gdeval's stop probabilities).", path="own",
            cutoff=RANK, params=(MAX_GRADE,), level_free=True, ideal="cutoff",
            invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5")),
+    Family("Judged", K.JUDGED, "Share of the top k with a judgment (any label, negative "
+           "ones too), over min(k, n) (ir_measures' Judged; trec_eval's unj divides by k and "
+           "counts negative labels as unjudged).", path="own", cutoff=RANK, params=(),
+           unjudged=True, examples=("Judged", "Judged@3")),
+    Family("Accuracy", K.ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
+           "N the collection size (num_docs, trec_eval -N): the seed documents' Boolean "
+           "accuracy, not ir_measures' pairwise Accuracy.", cutoff=RANK, empty="value",
+           num_docs="required", invalid="num_docs is smaller than the documents retrieved "
+           "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5")),
+    Family("Compat", K.COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
+           "2021): rank-biased overlap (persistence p) with the judged documents by label, "
+           "normalised by the ideal's own (ir_measures' depth max(n, |ideal|)).", path="own",
+           params=(Param("p", "float", 0.95, low=0.0, high=1.0, open=True),
+                   Param("normalize", "bool", True)),
+           level_free=True, ideal="whole",
+           examples=("Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)")),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),

@@ -92,6 +92,9 @@ FAMILIES = frozenset(
         "RelString",
         "ERR",
         "nERR",
+        "Judged",
+        "Accuracy",
+        "Compat",
     }
 )
 
@@ -268,6 +271,11 @@ def _prepare(
     """Relevance codes of the ranking after -M truncation and then -J filtering.
     With compat="9.0.8" the scores are first rounded to float32 (9.0.8 stores them as
     ``float``), which can create new ties; ties then break by docno as usual."""
+    return judge(qrels_q, _ranked_docs(qrels_q, run_q, max_docs, judged_only, compat))
+
+
+def _ranked_docs(qrels_q, run_q, max_docs, judged_only, compat="10.0") -> list[str]:
+    """The ranked doc ids behind :func:`_prepare`'s codes."""
     if compat == "9.0.8":
         run_q = {doc: _float32(score) for doc, score in run_q.items()}
     ranked = rank(run_q)
@@ -275,10 +283,9 @@ def _prepare(
         if max_docs < 0:
             raise ValueError(f"max_docs must be >= 0, got {max_docs}")
         ranked = ranked[:max_docs]
-    codes = judge(qrels_q, ranked)
     if judged_only:
-        codes = [c for c in codes if c >= 0]
-    return codes
+        ranked = [doc for doc in ranked if qrels_q.get(doc, -1) >= 0]
+    return ranked
 
 
 # --------------------------------------------------------------------------------------
@@ -875,6 +882,54 @@ def _nerr(codes: list[int], qrels_q: dict[str, int], k: int | None, max_grade: f
     return _err(codes, k, max_grade) / best if best > 0 else 0.0
 
 
+def _judged_at(codes: list[int], k: int | None) -> float:
+    """ir_measures' Judged@k: docs of the top k that have a qrels line (whatever its
+    label), divided by the number of docs there, min(k, n); 0 for an empty ranking."""
+    top = codes[:k]
+    return sum(1 for c in top if c != NONPOOL) / len(top) if top else 0.0
+
+
+def _accuracy(codes: list[int], R: int, rel: int, k: int | None, num_docs: int) -> float:
+    """Boolean accuracy of the top k as the retrieved set: (TP + TN) / N, N the collection
+    size; TP relevant retrieved, FP the other retrieved, FN relevant not retrieved,
+    TN = N - TP - FP - FN."""
+    retrieved = codes[:k]
+    tp = sum(1 for c in retrieved if c >= rel)
+    fp = len(retrieved) - tp
+    fn = R - tp
+    tn = num_docs - tp - fp - fn
+    if num_docs <= 0 or tn < 0:
+        raise ValueError(f"Accuracy: num_docs={num_docs} is smaller than TP + FP + FN")
+    return (tp + tn) / num_docs
+
+
+def _compat(ranked: list[str], qrels_q: dict[str, int], p: float, normalize: bool) -> float:
+    """ir_measures' Compat (Clarke et al. 2021): RBO of the ranking with the ideal ranking I
+    (docs labelled > 0, label descending, equal labels in ranking order, unretrieved last),
+    to depth D = max(n, |I|): sum_i p^(i-1) |ranking[:i] & I[:i]| / i over sum_i p^(i-1);
+    normalised by the same of I with itself."""
+    position = {doc: i for i, doc in enumerate(ranked)}
+    ideal = sorted((doc for doc, label in qrels_q.items() if label > 0),
+                   key=lambda doc: (-qrels_q[doc], position.get(doc, len(ranked))))
+
+    def rbo(a, b, depth):
+        score = norm = 0.0
+        weight = 1.0
+        for i in range(depth):
+            overlap = len(set(a[:i + 1]) & set(b[:i + 1]))
+            score += weight * overlap / (i + 1)
+            norm += weight
+            weight *= p
+        return score / norm if norm else 0.0
+
+    depth = max(len(ranked), len(ideal))
+    if not ideal:
+        return 0.0
+    value = rbo(ranked, ideal, depth)
+    best = rbo(ideal, ideal, depth)
+    return value / best if normalize and best > 0 else value
+
+
 def _utility(num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int) -> float:
     """m_utility.c: p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant
     retrieved, b nonrelevant retrieved, c relevant not retrieved, d = N - a - b - c)."""
@@ -910,8 +965,9 @@ def measure(
     recalls: tuple[float, ...] = DEFAULT_RECALLS,
     gains: dict[int, float] | None = None,
     trec_gain_sort_bug: bool = False,
-    p: float = 0.9,
+    p: float | None = None,
     max_grade: float = 4,
+    normalize: bool = True,
     compat: str = "10.0",
 ) -> float:
     """Value of one measure for one query.
@@ -922,7 +978,8 @@ def measure(
 
     Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
     coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
-    ``p`` (RBP, RBPResid persistence), ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
+    ``p`` (persistence: RBP, RBPResid 0.9, Compat 0.95), ``normalize`` (Compat),
+    ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
     ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
     nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
     ``trec_gain_sort_bug`` (sort the gain table with trec_eval's truncating comparator under
@@ -1010,7 +1067,7 @@ def measure(
             return _rndcg(codes, table, R)
         if family == "G":
             return _g(codes, table)
-        return _rbp(codes, table, p)
+        return _rbp(codes, table, 0.9 if p is None else p)
     if family == "nDCG":
         return _ndcg(codes, qrels_q, rel, gain, k)
     if family == "DCG":
@@ -1029,11 +1086,18 @@ def measure(
     if family == "RelP":
         return _relative_p(codes, R, rel, k)
     if family == "RBPResid":
-        return _rbp_resid(codes, p)
+        return _rbp_resid(codes, 0.9 if p is None else p)
     if family == "Unj":
         return _unjudged_at(codes, k)
     if family == "YAAP":
         return _yaap(codes, R, rel)
+    if family == "Judged":
+        return _judged_at(codes, k)
+    if family == "Accuracy":
+        return _accuracy(codes, R, rel, k, num_docs)
+    if family == "Compat":
+        ranked = _ranked_docs(qrels_q, run_q, max_docs, judged_only, compat)
+        return _compat(ranked, qrels_q, 0.95 if p is None else p, normalize)
     if family in ("ERR", "nERR"):
         if max(qrels_q.values(), default=0) > max_grade:
             raise ValueError(f"{family}: a label is above max_grade={max_grade}")
@@ -1118,7 +1182,7 @@ def aggregate(family: str, values: list[float]) -> float:
 
 #: Families whose gains are the raw labels: the evaluation's relevance level does not apply
 #: to them (only an explicit ``rel=``).
-LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR"})
+LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR", "Compat"})
 
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _PARAM = re.compile(r"\s*(\w+)\s*=\s*('[^']*'|\"[^\"]*\"|[^,]+)\s*(?:,|$)")
@@ -1150,6 +1214,8 @@ def parse(name: str) -> tuple[str, dict]:
             kwargs["recalls"] = tuple(float(r) for r in value.split(","))
         elif key in "abcd":
             utility["abcd".index(key)] = float(value)
+        elif key == "normalize":
+            kwargs["normalize"] = value == "True"
         else:  # beta, p, max_grade
             kwargs[key] = float(value)
     if family == "Utility":
@@ -1182,7 +1248,7 @@ def evaluate(
         family, kwargs = parse(name)
         if family not in LEVEL_FREE:
             kwargs.setdefault("rel", relevance_level)
-        if family == "Utility":
+        if family in ("Utility", "Accuracy"):
             kwargs["num_docs"] = num_docs
         measures.append((family, kwargs))
     options = {"max_docs": max_docs, "judged_only": judged_only, "compat": compat}

@@ -51,6 +51,10 @@ def test_dense_batches_take_what_needs_no_unjudged_documents(family):
         with pytest.raises(ValueError, match="needs unjudged documents"):
             fastir.evaluate_matrix(scores, labels, name)
         return
+    if family.num_docs == "required":
+        with pytest.raises(ValueError, match="needs num_docs"):
+            fastir.evaluate_matrix(scores, labels, name)
+        return
     got = fastir.evaluate_matrix(scores, labels, name, per_row=True)[1][0, 0]
     run = {"q": {"d3": 0.5, "d2": 0.9, "d1": 0.1}}  # docno order = column order on ties
     want = fastir.evaluate({"q": {"d3": 1, "d2": 0, "d1": 2}}, run, [name]).values[0, 0]
