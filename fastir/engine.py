@@ -213,7 +213,7 @@ def _params(m, gain_kind, num_docs):
         table = dict(m.gains or ())
         row += [table.get(label, np.nan) for label in range(max(table, default=0) + 1)]
     for name, param in m.spec.params.items():
-        if param.kind in ("float", "bool", "rank", "depth") or (param.kind == "level"
+        if param.kind in ("float", "bool", "int", "rank", "depth") or (param.kind == "level"
                                                           and name != "rel"):
             row.append(getattr(m, name))
         elif param.kind == "levels":

@@ -49,16 +49,18 @@ class UnknownMeasureError(ValueError):
 # -- parameters ------------------------------------------------------------------------
 class Param:
     """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
-    "rank" (an integer from 1), "depth" (an integer from 0), "float", "bool", "choice",
+    "rank" (an integer from 1), "depth" (an integer from 0), "int", "float", "bool", "choice",
     "gains" (label -> gain table) or "levels" (recall levels in [0, 1]); ``low``/``high`` bound a
-    float (``open`` makes the bounds exclusive), ``high`` an integer."""
+    float (``open`` makes the bounds exclusive), ``high`` an integer; ``required``: it has
+    no default and must be given."""
 
-    __slots__ = ("name", "kind", "default", "low", "high", "open", "choices", "doc")
+    __slots__ = ("name", "kind", "default", "low", "high", "open", "choices", "required", "doc")
 
     def __init__(self, name, kind, default=None, low=-math.inf, high=math.inf, open=False,
-                 choices=(), doc=""):
+                 choices=(), required=False, doc=""):
         self.name, self.kind, self.default = name, kind, default
         self.low, self.high, self.open, self.choices, self.doc = low, high, open, choices, doc
+        self.required = required
 
     def convert(self, family, value):
         """``value`` (a number, or text as parsed) checked and converted; an
@@ -68,7 +70,7 @@ class Param:
             raise UnknownMeasureError(f"{where}: {value!r} is not a number (Python reads "
                                       "1_0 as 10, strtod as 1)")
         try:
-            if self.kind in ("level", "rank", "depth"):
+            if self.kind in ("level", "rank", "depth", "int"):
                 return self._integer(where, value)
             if self.kind == "choice":
                 if value not in self.choices:
@@ -103,7 +105,7 @@ class Param:
         return number
 
     def _integer(self, where, value):
-        lowest = {"level": 0, "rank": 1, "depth": 0}[self.kind]
+        lowest = {"level": 0, "rank": 1, "depth": 0, "int": -MAX_CUTOFF}[self.kind]
         highest = int(min(self.high, MAX_CUTOFF))
         number = float(value)
         if not math.isfinite(number):
@@ -161,6 +163,21 @@ MAX_GRADE = Param("max_grade", "rank", 4, high=64, doc="the largest label (gdeva
 LABEL_ABOVE_MAX_GRADE = ("a judged label is above max_grade; give the largest label, e.g. "
                          "ERR(max_grade=5)@20")
 
+#: The C/W/L family's gains: labels clipped to [min_rel, max_rel], scaled to [0, 1].
+CWL_PARAMS = (Param("min_rel", "int", 0, doc="the label of gain 0"),
+              Param("max_rel", "int", required=True, doc="the label of gain 1 (required)"))
+CWL_T = Param("T", "float", 1.0, low=0.0, open=True, doc="the expected gain (target)")
+CWL_NOTE = (" Gains: (clip(label, min_rel, max_rel) - min_rel) / (max_rel - min_rel); the "
+            "ranking is cut or padded to 1000 documents as cwl_eval's (ir_measures' cwl_eval).")
+
+
+def _cwl_check(values):
+    if values["min_rel"] >= values["max_rel"]:
+        return f"min_rel must be less than max_rel, got {values['min_rel']} and " \
+               f"{values['max_rel']}"
+    return None
+
+
 #: Cutoff parameters: the ``@`` of a measure.
 RANK = Param("cutoff", "rank", doc="rank cutoff k")
 DEPTH = Param("cutoff", "depth", doc="depth (0 prints an empty string)")
@@ -200,21 +217,23 @@ class Family:
     ``ideal``: how much of the ideal ranking it reads: "none", "cutoff" (down to its cutoff,
     or all of it), "top" (the largest label) or "whole". ``num_docs``: whether it reads the
     collection size (trec_eval ``-N``): "read" (0 when not given) or "required".
-    ``invalid``: what a NaN from its kernel case means (the inputs it is not defined on),
-    raised as an error naming the measure and the query. ``versions``: the trec_eval
-    versions that have it. ``examples``: names the tests evaluate (the first is listed).
-    """
+    ``check``: a function of the parameter values (a dict) that returns what is wrong with
+    them together, or None. ``invalid``: what a NaN from its kernel case means (the inputs
+    it is not defined on), raised as an error naming the measure and the query.
+    ``versions``: the trec_eval versions that have it. ``examples``: names the tests
+    evaluate (the last is listed)."""
 
     def __init__(self, name, kind, doc, *, path="ranks", cutoff=None, cutoff_required=False,
                  params=(REL,), aggregate="mean", unjudged=False, level_free=False,
-                 integer=False, empty="zero", ideal="none", num_docs=None, invalid=None,
-                 trec=(), versions=("10.0", "9.0.8"), aliases=(), ranx=(), examples=()):
+                 integer=False, empty="zero", ideal="none", num_docs=None, check=None,
+                 invalid=None, trec=(), versions=("10.0", "9.0.8"), aliases=(), ranx=(),
+                 examples=()):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
         self.params = {p.name: p for p in params}
         self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
         self.integer, self.empty, self.ideal, self.num_docs = integer, empty, ideal, num_docs
-        self.invalid, self.trec, self.versions = invalid, trec, versions
+        self.check, self.invalid, self.trec, self.versions = check, invalid, trec, versions
         self.aliases, self.ranx = aliases, ranx
         self.examples = examples or (name,)
 
@@ -369,6 +388,42 @@ FAMILIES = {f.name: f for f in (
                    Param("normalize", "bool", True)),
            level_free=True, ideal="whole",
            examples=("Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)")),
+    Family("BPM", K.BPM, "Bejewelled player model, static (Zhang et al. 2017), as cwl_eval: "
+           "the user stops once the gain reaches T or at rank k; C/W/L expected utility per "
+           "item." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
+           params=CWL_PARAMS + (Param("T", "float", 1.0, low=0.0, doc="target gain"),),
+           level_free=True, check=_cwl_check, examples=("BPM(max_rel=3)@5",
+                                                        "BPM(T=2,max_rel=2)@10")),
+    Family("SDCG", K.SDCG, "Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains in [0, 1] over "
+           "the DCG@k of k fully relevant documents." + CWL_NOTE, path="own", cutoff=RANK,
+           cutoff_required=True, params=CWL_PARAMS + (Param("dcg", "choice", "log2",
+                                                            choices=("log2",)),),
+           level_free=True, check=_cwl_check,
+           examples=("SDCG(max_rel=3)@5", "SDCG(min_rel=1,max_rel=2)@3")),
+    Family("NERR8", K.NERR8, "Not (but nearly) ERR, eq. 8 of Azzopardi, Mackenzie & Moffat "
+           "2021: C(i) = 1 - g(i) before rank k." + CWL_NOTE, path="own", cutoff=RANK,
+           cutoff_required=True, params=CWL_PARAMS, level_free=True, check=_cwl_check,
+           examples=("NERR8(max_rel=3)@5",)),
+    Family("NERR9", K.NERR9, "Not (but nearly) ERR, eq. 9: C(i) = i/(i+1) (1 - g(i)) before "
+           "rank k." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
+           params=CWL_PARAMS, level_free=True, check=_cwl_check,
+           examples=("NERR9(max_rel=3)@5",)),
+    Family("NERR10", K.NERR10, "Not (but nearly) ERR, eq. 10: C(i) = p (1 - g(i))."
+           + CWL_NOTE, path="own",
+           params=CWL_PARAMS + (Param("p", "float", 0.9, low=0.0, high=1.0),),
+           level_free=True, check=_cwl_check,
+           examples=("NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)")),
+    Family("NERR11", K.NERR11, "Not (but nearly) ERR, eq. 11: C(i) = ((i + 2T - 1) / "
+           "(i + 2T))^2 (1 - g(i))." + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,),
+           level_free=True, check=_cwl_check,
+           examples=("NERR11(max_rel=3)", "NERR11(T=2,max_rel=2)")),
+    Family("INST", K.INST, "INST (Moffat et al. 2015): C(i) = ((i + T + T_i - 1) / "
+           "(i + T + T_i))^2, T_i = T - the gain so far." + CWL_NOTE, path="own",
+           params=CWL_PARAMS + (CWL_T,), level_free=True, check=_cwl_check,
+           examples=("INST(max_rel=3)", "INST(T=3,max_rel=3)")),
+    Family("INSQ", K.INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
+           + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,), level_free=True,
+           check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)")),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
@@ -481,6 +536,15 @@ def make(family_name, cutoff=None, label=None, **params):
             raise UnknownMeasureError(f"{family_name} has no parameter {key!r} "
                                       f"(it takes {', '.join(f.params) or 'none'})")
         values[key] = f.params[key].convert(family_name, value)
+    missing = [name for name, p in f.params.items() if p.required and name not in values]
+    if missing:
+        example = ",".join(f"{name}=3" for name in missing)
+        raise UnknownMeasureError(f"{family_name} needs {', '.join(missing)} (e.g. "
+                                  f"{family_name}({example}){'@10' if f.cutoff_required else ''})")
+    wrong = f.check and f.check({name: values.get(name, p.default)
+                                 for name, p in f.params.items()})
+    if wrong:
+        raise UnknownMeasureError(f"{family_name}: {wrong}")
     return Measure(family_name, cutoff, label=label, **values)
 
 

@@ -51,6 +51,11 @@ DEFAULT_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: Families whose summary is a sum over queries instead of a mean.
 SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
 
+#: The C/W/L measures of cwl_eval (ir_measures' cwl_eval provider).
+CWL_FAMILIES = ("BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ")
+CWL_DEPTH = 1000  # cwl_eval's ranking length (cut or padded with gain-0 documents)
+
+
 FAMILIES = frozenset(
     {
         "NumRet",
@@ -95,6 +100,7 @@ FAMILIES = frozenset(
         "Judged",
         "Accuracy",
         "Compat",
+        *CWL_FAMILIES,
     }
 )
 
@@ -930,6 +936,56 @@ def _compat(ranked: list[str], qrels_q: dict[str, int], p: float, normalize: boo
     return value / best if normalize and best > 0 else value
 
 
+def _cwl(family: str, codes: list[int], k: int | None, min_rel: int, max_rel: int,
+         T: float, p: float) -> float:
+    """cwl_eval's expected utility per item: C(i) is the probability of going on from rank
+    i, P(i) = C(1)...C(i-1), W(i) = P(i) / sum_j P(j) over ranks 1..1000, EU = sum W(i) g(i).
+    Gains: (clip(max(label, 0), min_rel, max_rel) - min_rel) / (max_rel - min_rel), 0 for
+    a doc not in the qrels; the ranking is cut or padded to 1000 ranks."""
+    gains = []
+    for c in codes[:CWL_DEPTH]:
+        if c == NONPOOL:
+            gains.append(0.0)
+        else:
+            label = min(max(max(c, 0), min_rel), max_rel)
+            gains.append((label - min_rel) / (max_rel - min_rel))
+    gains += [0.0] * (CWL_DEPTH - len(gains))
+    cont = []
+    so_far = 0.0
+    for i, g in enumerate(gains, start=1):
+        so_far += g
+        before_k = k is not None and i < k
+        if family == "BPM":  # stop at the target gain T, or at rank K
+            c = 1.0 if so_far < T and before_k else 0.0
+        elif family == "SDCG":  # DCG's discount 1/log2(i+1) as continuation
+            c = math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if before_k else 0.0
+        elif family == "NERR8":
+            c = 1.0 - g if before_k else 0.0
+        elif family == "NERR9":
+            c = (1.0 * i / (i + 1.0)) * (1.0 - g) if before_k else 0.0
+        elif family == "NERR10":
+            c = p * (1 - g)
+        elif family == "NERR11":
+            c = (i + 2.0 * T - 1.0) / (i + 2.0 * T)
+            c = c * c * (1.0 - g)
+        elif family == "INST":  # T_i = T - gain so far
+            c = (i + T + (T - so_far) - 1.0) / (i + T + (T - so_far))
+            c = c * c
+        else:  # INSQ
+            c = (i + 2.0 * T - 1.0) / (i + 2.0 * T)
+            c = c * c
+        cont.append(c)
+    reach = [1.0]
+    for c in cont[:-1]:
+        reach.append(reach[-1] * c)
+    utility = 0.0
+    total = 0.0
+    for r, g in zip(reach, gains):
+        utility += r * g
+        total += r
+    return utility / total
+
+
 def _utility(num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int) -> float:
     """m_utility.c: p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant
     retrieved, b nonrelevant retrieved, c relevant not retrieved, d = N - a - b - c)."""
@@ -968,6 +1024,7 @@ def measure(
     p: float | None = None,
     max_grade: float = 4,
     normalize: bool = True,
+    cwl: dict | None = None,
     compat: str = "10.0",
 ) -> float:
     """Value of one measure for one query.
@@ -978,7 +1035,8 @@ def measure(
 
     Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
     coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
-    ``p`` (persistence: RBP, RBPResid 0.9, Compat 0.95), ``normalize`` (Compat),
+    ``p`` (persistence: RBP, RBPResid, NERR10 0.9, Compat 0.95), ``normalize`` (Compat),
+    ``cwl`` (the C/W/L family's min_rel, max_rel and T),
     ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
     ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
     nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
@@ -1091,6 +1149,11 @@ def measure(
         return _unjudged_at(codes, k)
     if family == "YAAP":
         return _yaap(codes, R, rel)
+    if family in CWL_FAMILIES:
+        if p is None:
+            p = 0.9
+        return _cwl(family, codes, k, int(cwl.get("min_rel", 0)), int(cwl["max_rel"]),
+                    cwl.get("T", 1.0), p)
     if family == "Judged":
         return _judged_at(codes, k)
     if family == "Accuracy":
@@ -1182,7 +1245,8 @@ def aggregate(family: str, values: list[float]) -> float:
 
 #: Families whose gains are the raw labels: the evaluation's relevance level does not apply
 #: to them (only an explicit ``rel=``).
-LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR", "Compat"})
+LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR", "Compat",
+                        *CWL_FAMILIES})
 
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _PARAM = re.compile(r"\s*(\w+)\s*=\s*('[^']*'|\"[^\"]*\"|[^,]+)\s*(?:,|$)")
@@ -1214,6 +1278,8 @@ def parse(name: str) -> tuple[str, dict]:
             kwargs["recalls"] = tuple(float(r) for r in value.split(","))
         elif key in "abcd":
             utility["abcd".index(key)] = float(value)
+        elif key in ("min_rel", "max_rel", "T"):
+            kwargs.setdefault("cwl", {})[key] = float(value)
         elif key == "normalize":
             kwargs["normalize"] = value == "True"
         else:  # beta, p, max_grade
