@@ -84,6 +84,8 @@ class BoundCandidates:
         if query_ids.shape != doc_ids.shape or query_ids.ndim != 1:
             raise ValueError(f"query_ids {query_ids.shape} and doc_ids {doc_ids.shape} must be "
                              "1-d and of equal length")
+        if len(evaluator.plan.diverse):
+            evaluator.plan.refuse_diversity("bound candidates have none: evaluate a run")
         text = [str(m) for m in evaluator.plan.parsed if m.spec.aggregate == "none"]
         if text:
             raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
@@ -188,6 +190,8 @@ def _matrix_plan(measures, relevance_level):
     for m in plan.parsed:
         if m.spec.unjudged:
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
+    if len(plan.diverse):
+        plan.refuse_diversity("a dense batch has none")
     return plan, engine.rank_depth(plan.parsed), engine.ideal_depth(plan.parsed)
 
 

@@ -54,11 +54,18 @@ class Qrels:
         self._conversions = {}
         self._ideal = None
         self._repeated = None  # per row: judges a doc its query judged before
+        self.subtopics = None  # subtopic judgments (fastir.subtopics), when read with them
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def from_dict(cls, qrels, source="qrels dict"):
-        """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape)."""
+        """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
+        judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
+        if any(isinstance(judged, dict) and any(isinstance(v, dict) for v in judged.values())
+               for judged in qrels.values()):
+            from fastir import subtopics
+
+            return subtopics.from_dict(qrels, source)
         qids, docs, labels = [], [], []
         for qid, judged in qrels.items():
             if not isinstance(judged, dict):
@@ -74,24 +81,38 @@ class Qrels:
                       source, n_rows=len(labels))
 
     @classmethod
-    def from_arrays(cls, query_ids, doc_ids, labels, source="qrels arrays"):
-        """From three equal-length arrays: query ids, doc ids, integer labels.
+    def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays"):
+        """From three equal-length arrays: query ids, doc ids, integer labels (and a fourth,
+        ``subtopics``, for subtopic judgments).
 
         Integer id arrays are kept as integers; text ids as exact UTF-8 bytes. Labels are
         integers (or floats holding integers) within 32 bits.
         """
         qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
+        if subtopics is not None:
+            from fastir import subtopics as sub
+
+            names = np.asarray(subtopics)
+            if names.shape != labels.shape:
+                raise InputError(f"{source}: subtopics {names.shape} and labels "
+                                 f"{labels.shape} differ in shape")
+            return sub.from_rows(zip(qids.tolist(), names.tolist(), docs.tolist(),
+                                     labels.tolist()), source)
         return _build(cls, qids, docs, integer_labels(labels, f"{source}: labels"), source)
 
     @classmethod
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
-                    source="qrels frame"):
+                    subtopic_col=None, source="qrels frame"):
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``relevance``
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
-        guessed: pass the column names)."""
-        _require_columns(frame, (query_col, doc_col, label_col), source)
+        guessed: pass the column names); ``subtopic_col`` names the subtopic column of
+        subtopic judgments (ir_measures calls it ``iteration``)."""
+        columns = (query_col, doc_col, label_col) + ((subtopic_col,) if subtopic_col else ())
+        _require_columns(frame, columns, source)
         return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
-                               frame[label_col].to_numpy(), source=source)
+                               frame[label_col].to_numpy(),
+                               None if subtopic_col is None else frame[subtopic_col].to_numpy(),
+                               source=source)
 
     # -- derived structures -------------------------------------------------------------
     @property

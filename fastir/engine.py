@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from fastir import _jit, kernels
+from fastir import diversity_kernels as DK
 from fastir._jit import chunk_bounds
 from fastir.measures import GAINS, MULT, RANK, RECALL, STRING, parse_all
 from fastir.results import Results, how
@@ -40,6 +41,9 @@ class Plan:
         self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=num_docs,
                                  compat=compat)
         self.how = how(self.parsed)
+        #: the columns of the diversity kernel's measures
+        self.diverse = np.array([j for j, m in enumerate(self.parsed)
+                                 if m.spec.path == "subtopics"], dtype=np.int64)
 
     @staticmethod
     def of(measures, relevance_level=1, num_docs=0, compat=None):
@@ -54,18 +58,36 @@ class Plan:
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN."""
+        if len(self.diverse) and joined.subtopic_codes is None:
+            self.refuse_diversity("these qrels have none")
         n_queries = len(joined.indptr) - 1
         out = np.zeros((n_queries, len(self.parsed)))
         if n_queries:
             lengths = np.diff(joined.indptr)
             longest = max(int(lengths.max()), int(np.diff(qrels.indptr).max(initial=0)))
             bounds = chunk_bounds(lengths, _jit.n_threads())
+            spec = self.sized(longest)
             _jit.launch(kernels.evaluate_queries, bounds,
                         kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query),
-                        ideals(qrels), self.sized(longest), work(len(bounds) - 1, longest),
-                        out)
+                        ideals(qrels), spec, work(len(bounds) - 1, longest), out)
+            if len(self.diverse):
+                sub = qrels.subtopics
+                _jit.launch(DK.diversity_queries, bounds,
+                            kernels.Rankings(joined.indptr, joined.subtopic_codes,
+                                             joined.qrels_query),
+                            DK.Judgments(qrels.indptr, sub.pairs, sub.subtopic, sub.label,
+                                         sub.n_subtopics), spec, self.diverse,
+                            np.empty((len(bounds) - 1, DK.N_ROWS, sub.longest(qrels.indptr) + 2)),
+                            out)
         self.finish(out, joined.in_run, joined.query_ids)
         return out
+
+    def refuse_diversity(self, why):
+        """The error for diversity measures without subtopic judgments."""
+        names = ", ".join(str(self.parsed[j]) for j in self.diverse)
+        raise ValueError(f"{names} needs subtopic judgments ({why}): read qrels with "
+                         "read_qrels(path, subtopics=True) (lines 'qid subtopic docno "
+                         "label'), or give {qid: {doc: {subtopic: label}}}")
 
     def sized(self, longest):
         """The spec with discounts for rankings and ideals up to ``longest`` long."""

@@ -50,6 +50,9 @@ class Joined:
         Run queries without judgments (never scored).
     missing_queries : list
         Judged queries absent from the run (scored 0, or skipped with ``missing="skip"``).
+    subtopic_codes : ndarray of int32
+        With subtopic qrels: per ranked position, the doc's place in its query's
+        :class:`~fastir.subtopics.Subtopics` (or -1 / -2, as the labels).
     """
 
     def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
@@ -61,6 +64,7 @@ class Joined:
         self.in_run = in_run
         self.ignored_run_queries = ignored_run_queries
         self.missing_queries = missing_queries
+        self.subtopic_codes = None
 
 
 def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_candidates=False,
@@ -113,28 +117,36 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     np.cumsum(bounded, out=indptr[1:])
 
     q_docs, r_docs, row_hash = qrels.docs_matching(run.doc_ids)
-    labels = np.empty(indptr[-1], dtype=np.int32)
-    kept = np.empty(len(run_query), dtype=np.int64)
-    duplicate = np.full(len(run_query), -1, dtype=np.int64)
     scratch = int(lengths.max()) if len(lengths) else 0
     bounds = chunk_bounds(bounded, _jit.n_threads())
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
-    _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts, run.stops,
-                scores, *r_docs.args()[:3], qrels.indptr, qrels.labels, *q_docs.args()[:3],
-                r_docs.is_int, row_hash, HASH_KEY, judged_only, labels, kept, duplicate,
-                scratch, as_candidates, rows_out, tie_out)
-    dup = np.flatnonzero(duplicate >= 0)
-    if len(dup) and duplicates == "raise":
-        e = int(dup[0])
-        raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
-                         f"{run.doc_ids[int(duplicate[e])]!r} twice")
-    if judged_only:
-        indptr, labels = _jit.select(_compact)(indptr, labels, kept)
-    joined = Joined(query_ids, indptr, labels, qrels_query, run_query >= 0, ignored,
+
+    def ranked(qrels_labels):
+        """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J)."""
+        labels = np.empty(indptr[-1], dtype=np.int32)
+        kept = np.empty(len(run_query), dtype=np.int64)
+        duplicate = np.full(len(run_query), -1, dtype=np.int64)
+        _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts,
+                    run.stops, scores, *r_docs.args()[:3], qrels.indptr, qrels_labels,
+                    *q_docs.args()[:3], r_docs.is_int, row_hash, HASH_KEY, judged_only,
+                    labels, kept, duplicate, scratch, as_candidates, rows_out, tie_out)
+        dup = np.flatnonzero(duplicate >= 0)
+        if len(dup) and duplicates == "raise":
+            e = int(dup[0])
+            raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
+                             f"{run.doc_ids[int(duplicate[e])]!r} twice")
+        if judged_only:
+            return (*_jit.select(_compact)(indptr, labels, kept), duplicate)
+        return indptr, labels, duplicate
+
+    ranked_indptr, labels, duplicate = ranked(qrels.labels)
+    joined = Joined(query_ids, ranked_indptr, labels, qrels_query, run_query >= 0, ignored,
                     missing_queries)
     joined.duplicate = duplicate
+    if qrels.subtopics is not None and not as_candidates:  # (their -J compacts alike)
+        joined.subtopic_codes = ranked(qrels.subtopics.codes)[1]
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined

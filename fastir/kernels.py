@@ -70,6 +70,15 @@ NERR10 = 43
 NERR11 = 44
 INST = 45
 INSQ = 46
+# The diversity measures (fastir.diversity_kernels: their own pass over subtopic judgments)
+ALPHA_DCG = 47
+ALPHA_NDCG = 48
+ERR_IA = 49
+NERR_IA = 50
+NRBP = 51
+NNRBP = 52
+P_IA = 53
+ST_RECALL = 54
 
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1

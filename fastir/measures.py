@@ -178,6 +178,12 @@ def _cwl_check(values):
     return None
 
 
+#: The diversity measures' parameters and what they share.
+ALPHA = Param("alpha", "float", 0.5, low=0.0, high=1.0, doc="novelty: an intent's gain "
+              "shrinks by (1 - alpha) with every document above relevant to it")
+DIVERSITY_NOTE = (" Needs subtopic judgments (qid subtopic docno label); intents S are the "
+                  "subtopics judged relevant somewhere; relevant means label >= rel.")
+
 #: Cutoff parameters: the ``@`` of a measure.
 RANK = Param("cutoff", "rank", doc="rank cutoff k")
 DEPTH = Param("cutoff", "depth", doc="depth (0 prints an empty string)")
@@ -207,10 +213,11 @@ class Family:
 
     ``path``: the kernel rows it reads: "counts" (the query's counts only), "ranks" (the
     rank prefix rows: relevant and AP sums, unjudged counts, interpolated precision),
-    "gains" (the gain prefix rows: DCG and ideal DCG) or "own" (its own loop over the
-    ranking). ``cutoff``: a :class:`Param` for ``@`` (or None), ``cutoff_required`` when it
-    must be given. ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at
-    1e-5) or "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
+    "gains" (the gain prefix rows: DCG and ideal DCG), "own" (its own loop over the
+    ranking) or "subtopics" (the diversity kernel, over subtopic judgments). ``cutoff``: a
+    :class:`Param` for ``@`` (or None), ``cutoff_required`` when it must be given.
+    ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
+    "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
     ``level_free``: the relevance level does not apply (gains are the raw labels).
     ``empty``: its value on an empty ranking ("zero", or "value": computed as on a one
     document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``).
@@ -424,6 +431,36 @@ FAMILIES = {f.name: f for f in (
     Family("INSQ", K.INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
            + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,), level_free=True,
            check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)")),
+    Family("alpha_nDCG", K.ALPHA_NDCG, "alpha-nDCG (Clarke et al. 2008) as ndeval: novelty-"
+           "discounted gains over the greedy ideal's." + DIVERSITY_NOTE, path="subtopics",
+           cutoff=RANK, cutoff_required=True, params=(REL, ALPHA),
+           examples=("alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@3", "alpha_nDCG(rel=2)@10")),
+    Family("alpha_DCG", K.ALPHA_DCG, "alpha-DCG as ndeval: over the DCG of a ranking relevant "
+           "to every intent at every rank." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
+           cutoff_required=True, params=(REL, ALPHA), examples=("alpha_DCG@5",)),
+    Family("ERR_IA", K.ERR_IA, "Intent-aware ERR as ndeval: alpha is each intent's stop "
+           "probability, over a ranking relevant to every intent at every rank."
+           + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
+           params=(REL, ALPHA), examples=("ERR_IA@5", "ERR_IA(alpha=0.7)@2")),
+    Family("nERR_IA", K.NERR_IA, "Intent-aware ERR over the greedy ideal's (ndeval)."
+           + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
+           params=(REL, ALPHA), examples=("nERR_IA@5", "nERR_IA@1")),
+    Family("NRBP", K.NRBP, "Novelty- and rank-biased precision (Clarke et al. 2009) as "
+           "ndeval, over the whole ranking." + DIVERSITY_NOTE, path="subtopics",
+           params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
+                                     doc="persistence")),
+           examples=("NRBP", "NRBP(alpha=0.3,beta=0.8)")),
+    Family("nNRBP", K.NNRBP, "NRBP over the greedy ideal's (ndeval; 0 where it has no "
+           "intent, where ndeval divides 0 by 0)." + DIVERSITY_NOTE, path="subtopics",
+           params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
+                                     doc="persistence")),
+           examples=("nNRBP", "nNRBP(beta=0.8)")),
+    Family("P_IA", K.P_IA, "Intent-aware precision: relevant (document, intent) pairs in the "
+           "top k over k S (ndeval)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
+           cutoff_required=True, examples=("P_IA@5", "P_IA(rel=2)@3")),
+    Family("StRecall", K.ST_RECALL, "Subtopic recall: the intents covered in the top k over S "
+           "(ndeval's strec)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
+           cutoff_required=True, examples=("StRecall@5", "StRecall@1")),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),

@@ -19,7 +19,11 @@ DATA = Path(__file__).parent / "data" / "trec_eval"
 #: The measures every reference test covers (fastir's names, which the naive reference
 #: speaks): every family's examples in the registry (tests/test_registry.py checks that
 #: each family has them).
-MEASURES = [name for family in FAMILIES.values() for name in family.examples]
+MEASURES = [name for family in FAMILIES.values() for name in family.examples
+            if family.path != "subtopics"]
+#: The diversity measures' examples: they need subtopic qrels (``subtopic_qrels_and_runs``).
+SUBTOPIC_MEASURES = [name for family in FAMILIES.values() for name in family.examples
+                     if family.path == "subtopics"]
 
 
 def naive_values(qrels, run, names, **options):
@@ -41,6 +45,21 @@ SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 3.25, 1e-3])
 def qrels_and_runs(draw):
     qrels = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, LABELS, max_size=10),
                                  min_size=1, max_size=4))
+    run = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, SCORES, max_size=12),
+                               max_size=4))
+    return qrels, run
+
+
+SUBTOPICS = st.sampled_from(["1", "2", "3", "10"])
+
+
+@st.composite
+def subtopic_qrels_and_runs(draw):
+    """Subtopic qrels {qid: {doc: {subtopic: label}}} and a run over the same vocabularies."""
+    qrels = draw(st.dictionaries(QUERY_IDS, st.dictionaries(
+        DOC_IDS, st.dictionaries(SUBTOPICS, LABELS, min_size=1, max_size=3), min_size=1,
+        max_size=10),
+        min_size=1, max_size=4))
     run = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, SCORES, max_size=12),
                                max_size=4))
     return qrels, run

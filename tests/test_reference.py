@@ -4,7 +4,13 @@ import math
 
 import naive
 import pytest
-from conftest import MEASURES, naive_values, qrels_and_runs
+from conftest import (
+    MEASURES,
+    SUBTOPIC_MEASURES,
+    naive_values,
+    qrels_and_runs,
+    subtopic_qrels_and_runs,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,19 +19,19 @@ import fastir
 NAMES = MEASURES
 
 
-def _check(qrels, run, **options):
+def _check(qrels, run, names=NAMES, **options):
     options.setdefault("num_docs", 10_000)  # (Accuracy needs the collection size)
-    expected = naive_values(qrels, run, NAMES, **options)
-    res = fastir.evaluate(qrels, run, NAMES, **options)
+    expected = naive_values(qrels, run, names, **options)
+    res = fastir.evaluate(qrels, run, names, **options)
     got = res.to_dict()
     assert set(got) == set(expected)
     for qid, values in expected.items():
-        for name, want in zip(NAMES, values):
+        for name, want in zip(names, values):
             have = got[qid][name]
             assert have == want or (math.isnan(want) and math.isnan(have)), (
                 f"{name} on {qid}: fastir {have!r} != naive {want!r}")
     # summaries: the naive aggregate over the same query order
-    for j, name in enumerate(NAMES):
+    for j, name in enumerate(names):
         family = naive.parse(name)[0]
         if family == "RelString":
             continue  # (text: no summary)
@@ -46,6 +52,15 @@ def test_kernels_match_naive_with_options(data, missing, level, max_docs, judged
                                           num_docs):
     _check(*data, missing=missing, relevance_level=level, max_docs=max_docs,
            judged_only=judged_only, num_docs=num_docs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(subtopic_qrels_and_runs(), st.sampled_from(["zero", "skip"]), st.integers(0, 2),
+       st.one_of(st.none(), st.integers(0, 6)), st.booleans())
+def test_diversity_kernel_matches_naive(data, missing, level, max_docs, judged_only):
+    """Subtopic qrels: the diversity measures, and the others on each doc's largest label."""
+    _check(*data, SUBTOPIC_MEASURES + ["AP", "nDCG@5", "P@3"], missing=missing,
+           relevance_level=level, max_docs=max_docs, judged_only=judged_only)
 
 
 def test_cutoff_beyond_ranking_and_empty_queries():

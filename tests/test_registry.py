@@ -8,13 +8,13 @@ import sys
 import naive
 import numpy as np
 import pytest
-from conftest import MEASURES
+from conftest import MEASURES, SUBTOPIC_MEASURES
 
 import fastir
 from fastir.measures import FAMILIES, NICKNAMES, TREC_NAMES, TREC_ORDER, parse
 
 pytestmark = pytest.mark.one_engine
-TESTED = {parse(name)[0][1].family for name in MEASURES}
+TESTED = {parse(name)[0][1].family for name in MEASURES + SUBTOPIC_MEASURES}
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -45,8 +45,12 @@ def test_trec_names_and_sets_come_from_the_registry():
 @pytest.mark.parametrize("family", [f for f in FAMILIES.values() if f.aggregate != "none"],
                          ids=lambda f: f.name)
 def test_dense_batches_take_what_needs_no_unjudged_documents(family):
-    name = next(n for n in MEASURES if parse(n)[0][1].family == family.name)
+    name = family.examples[0]
     scores, labels = np.array([[0.5, 0.9, 0.1]]), np.array([[1, 0, 2]])
+    if family.path == "subtopics":
+        with pytest.raises(ValueError, match="needs subtopic judgments"):
+            fastir.evaluate_matrix(scores, labels, name)
+        return
     if family.unjudged:
         with pytest.raises(ValueError, match="needs unjudged documents"):
             fastir.evaluate_matrix(scores, labels, name)

@@ -59,12 +59,15 @@ def _raw_bytes(path):
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def read_qrels(path, allow_duplicates=False):
+def read_qrels(path, allow_duplicates=False, subtopics=False):
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
 
     Fields are separated by any whitespace, ``#`` starts a comment line, labels are integers
     (negative: in the pool but unjudged). A doc judged twice for one query is an error,
     unless ``allow_duplicates`` (trec_eval's mode, which stops at such a query instead).
+    With ``subtopics``, the second column is the subtopic (ndeval's ``qid subtopic docno
+    rel``, the diversity measures' qrels): a doc is judged once per subtopic, and its label
+    for the other measures is its largest.
 
     Returns
     -------
@@ -72,6 +75,10 @@ def read_qrels(path, allow_duplicates=False):
     """
     name = os.fspath(path)
     buf = read_bytes(path)
+    if subtopics:
+        from fastir import subtopics as sub
+
+        return sub.read(buf, name)
     with _jit.tier(len(buf) // 32):
         first = _content_fields(buf)
         int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
