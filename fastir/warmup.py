@@ -15,15 +15,21 @@ import numpy as np
 
 from fastir import _jit
 
-#: Every measure family, with the options that select other kernel paths.
-MEASURES = ["all_trec", "yaap", "dcg", "ideal_dcg", "nDCG(dcg='exp-log2')@10", "RR@10",
-            "DCG(gains='1=3,2=9')@5", "SetF(beta=0.5)", "IPrecAvg(recalls='0.5')"]
+
+def _examples(keep):
+    """The registry's example measures of the families ``keep`` accepts (every family's
+    kernel path, with the parameters that select other paths)."""
+    from fastir.measures import FAMILIES
+
+    return [name for f in FAMILIES.values() if keep(f) for name in f.examples]
 
 
 def _steps(folder):
     """(description, function) of each code path."""
     import fastir
 
+    measures = _examples(lambda f: f.path != "subtopics")
+    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
     qrels_text = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n"
     run_text = "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
                        for d in range(12))
@@ -41,14 +47,14 @@ def _steps(folder):
     def files():
         for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
             qrels = fastir.read_qrels(paths[q])
-            fastir.evaluate(qrels, fastir.read_run(paths[r]), MEASURES)
+            fastir.evaluate(qrels, fastir.read_run(paths[r]), measures, num_docs=100)
             fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
                             compat="9.0.8")
 
     def containers():
         qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
         run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
-        fastir.evaluate(qrels, run, MEASURES, missing="skip")
+        fastir.evaluate(qrels, run, measures, missing="skip", num_docs=100)
         ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
                                       np.array([0.1, 0.2, 0.3]))
         fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
@@ -59,7 +65,8 @@ def _steps(folder):
                                                  np.array([1])), text, ["map"])
 
     def loops():
-        ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, MEASURES[1:])
+        ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric,
+                              num_docs=100)
         ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
         bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
         bound.evaluate(np.array([0.1, 0.2, 0.3]))
@@ -74,7 +81,13 @@ def _steps(folder):
             fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
                                    mask=scores > -2, n_relevant=np.full(batch, 3))
 
+    def diversity():
+        judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
+        run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
+        fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+
     return [("files (text and integer ids, MS MARCO runs)", files),
+            ("diversity measures (subtopic judgments)", diversity),
             ("dicts and arrays", containers), ("loops and dense batches", loops)]
 
 
