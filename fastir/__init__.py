@@ -20,6 +20,7 @@ _EXPORTS = {
     "Run": "fastir.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
+    "Comparison": "fastir.stats", "compare": "fastir.stats",
 }
 
 __all__ = sorted(_EXPORTS)
