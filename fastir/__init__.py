@@ -21,6 +21,7 @@ _EXPORTS = {
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
     "Comparison": "fastir.stats", "compare": "fastir.stats",
+    "Agreement": "fastir.assessors", "agreement": "fastir.assessors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,86 @@
+"""fastir.agreement against the seed's worked example, sklearn, statsmodels and scipy."""
+
+import math
+
+import numpy as np
+import pytest
+
+import fastir
+from fastir.assessors import cohen, kendall_tau
+
+pytestmark = pytest.mark.one_engine
+
+
+def seed_table_qrels():
+    """The seed documents' two judges: 300 both relevant, 20 only the first, 10 only the
+    second, 70 neither (400 documents)."""
+    a, b = {"q": {}}, {"q": {}}
+    for i, (x, y) in enumerate([(1, 1)] * 300 + [(1, 0)] * 20 + [(0, 1)] * 10 + [(0, 0)] * 70):
+        a["q"][f"d{i}"], b["q"][f"d{i}"] = x, y
+    return a, b
+
+
+def test_the_seed_example():
+    agree = fastir.agreement(*seed_table_qrels())
+    pair = agree.pairs[0]
+    assert pair["table"].tolist() == [[300, 20], [10, 70]]
+    assert math.isclose(pair["p_agree"], 0.925) and math.isclose(pair["p_chance"], 0.665)
+    assert round(agree.kappa, 3) == 0.776 and agree.band.startswith("fair agreement")
+    assert "| 0.925 | 0.665 | 0.776 |" in agree.to_markdown()
+
+
+def test_kappas_are_sklearns_and_statsmodels():
+    sklearn = pytest.importorskip("sklearn.metrics")
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 4, 300)
+    judges = [np.clip(truth + rng.integers(-1, 2, 300) * (rng.random(300) < p), 0, 3)
+              for p in (0.2, 0.4, 0.6)]
+    qrels = [{"q1": {f"d{i}": int(v) for i, v in enumerate(j[:150])},
+              "q2": {f"d{i}": int(v) for i, v in enumerate(j[150:])}} for j in judges]
+    agree = fastir.agreement(*qrels, relevance_level=2)
+    for pair, (i, j) in zip(agree.pairs, [(0, 1), (0, 2), (1, 2)]):
+        a, b = judges[i], judges[j]
+        assert math.isclose(pair["kappa"], sklearn.cohen_kappa_score(a >= 2, b >= 2))
+        for weights in ("linear", "quadratic"):
+            assert math.isclose(pair[weights],
+                                sklearn.cohen_kappa_score(a, b, weights=weights))
+    table = np.stack([sum(j >= 2 for j in judges), sum(j < 2 for j in judges)], axis=1)
+    assert math.isclose(agree.fleiss, inter_rater.fleiss_kappa(table))
+    assert math.isclose(agree.kappa, np.mean([p["kappa"] for p in agree.pairs]))
+    assert "Fleiss' kappa" in agree.to_markdown()
+
+
+def test_only_documents_both_judge_count_and_the_rest_is_said():
+    a = {"q": {"x": 1, "y": 0, "z": 1, "u": -1}}
+    b = {"q": {"x": 1, "y": 1, "w": 0, "u": 1}}
+    pair = fastir.agreement(a, b, names=["nist", "crowd"]).pairs[0]
+    assert (pair["both"], pair["only_a"], pair["only_b"]) == (2, 1, 2)
+    assert pair["a"] == "nist"
+    with pytest.raises(ValueError, match="no \\(query, doc\\) is judged by both"):
+        fastir.agreement({"q": {"x": 1}}, {"q": {"y": 1}})
+    with pytest.raises(ValueError, match="at least two qrels"):
+        fastir.agreement(a)
+    constant = fastir.agreement({"q": {"x": 1, "y": 1}}, {"q": {"x": 1, "y": 1}})
+    assert math.isnan(constant.kappa) and "undefined" in constant.to_markdown()
+
+
+def test_kendall_tau_of_system_rankings_is_scipys():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x, y = rng.integers(0, 5, 8).astype(float), rng.integers(0, 5, 8).astype(float)
+        want = scipy_stats.kendalltau(x, y).statistic
+        assert math.isclose(kendall_tau(x, y), want) or (math.isnan(want) and
+                                                          math.isnan(kendall_tau(x, y)))
+    a, b = seed_table_qrels()
+    runs = {f"s{k}": {"q": {f"d{i}": float((i * (k + 3)) % 17) for i in range(400)}}
+            for k in range(4)}
+    agree = fastir.agreement(a, b, runs=runs, measure="P@10")
+    means = agree.system_means
+    assert agree.tau[0]["tau"] == kendall_tau(means[0], means[1])
+    assert "Kendall's tau" in agree.to_markdown()
+
+
+def test_cohen_of_identical_lists_is_1():
+    assert cohen([0, 1, 1, 2], [0, 1, 1, 2]) == (1.0, cohen([0, 1, 1, 2], [0, 1, 1, 2])[1], 1.0)
