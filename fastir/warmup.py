@@ -86,7 +86,15 @@ def _steps(folder):
         run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
         fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
 
+    def significance():
+        qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
+        runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
+                for k, name in enumerate(["a", "b", "c"])}
+        for test in ("randomization", "tukey"):
+            fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
+
     return [("files (text and integer ids, MS MARCO runs)", files),
+            ("significance tests", significance),
             ("diversity measures (subtopic judgments)", diversity),
             ("dicts and arrays", containers), ("loops and dense batches", loops)]
 
