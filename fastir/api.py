@@ -14,7 +14,7 @@ __all__ = ["Results", "evaluate"]
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
-             judged_only=False, num_docs=0, compat=None):
+             judged_only=False, num_docs=0, compat=None, progress=False):
     """Evaluate a run against relevance judgments.
 
     Parameters
@@ -45,6 +45,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         ``"9.0.8"`` reproduces trec_eval 9.0.8, the version inside pytrec_eval and
         ir_measures: scores rounded to float32 before ranking, recall levels rounded with
         ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj measures.
+    progress : bool
+        Show a progress bar on standard error while long files are read.
 
     Returns
     -------
@@ -69,8 +71,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     """
     plan = Plan.of(measures, relevance_level, num_docs, compat)
     with _jit.tier(size_hint(qrels) + size_hint(run)):
-        qrels = as_qrels(qrels)
-        run = as_run(run, compat)
+        qrels = as_qrels(qrels, progress)
+        run = as_run(run, compat, progress)
         joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
         warn_if_disjoint(joined, qrels, run)
         values = plan.values(joined, qrels)
@@ -113,7 +115,7 @@ def size_hint(data):
         return 0
 
 
-def as_qrels(qrels):
+def as_qrels(qrels, progress=False):
     """A :class:`Qrels` from any accepted form: Qrels, dict, or a file path."""
     if isinstance(qrels, Qrels):
         return qrels
@@ -121,10 +123,10 @@ def as_qrels(qrels):
         return Qrels.from_dict(qrels)
     from fastir.io.trec import read_qrels
 
-    return read_qrels(_path(qrels, "qrels"))
+    return read_qrels(_path(qrels, "qrels"), progress=progress)
 
 
-def as_run(run, compat=None):
+def as_run(run, compat=None, progress=False):
     """A :class:`Run` from any accepted form (scores rounded to float32 under 9.0.8)."""
     if not isinstance(run, Run):
         if isinstance(run, dict):
@@ -132,7 +134,7 @@ def as_run(run, compat=None):
         else:
             from fastir.io.trec import read_run
 
-            run = read_run(_path(run, "run"))
+            run = read_run(_path(run, "run"), progress=progress)
     if compat == "9.0.8":
         run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
     return run

@@ -46,7 +46,7 @@ _STREAM = {"randomization": 0, "bootstrap": 1, "tukey": 2}
 
 def compare(qrels, runs, measures, *, baseline=None, test="randomization",
             n_resamples=10_000, correction="holm", alpha=0.05, seed=0, missing="zero",
-            **options):
+            progress=False, **options):
     """Compare systems over the same queries.
 
     Parameters
@@ -72,6 +72,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
     missing : {"zero", "skip"}
         As for :func:`fastir.evaluate`; with "skip", systems are compared on the queries
         every run has (a :class:`~fastir.FastirWarning` says when that drops some).
+    progress : bool
+        Show a progress bar on standard error (runs evaluated, resamples drawn).
     **options
         ``relevance_level``, ``max_docs``, ``judged_only``, ``num_docs``, ``compat``: as for
         :func:`fastir.evaluate`.
@@ -100,18 +102,21 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
         raise ValueError("runs has two systems of the same name")
     if baseline is not None and str(baseline) not in systems:
         raise ValueError(f"baseline {baseline!r} is not among the runs ({', '.join(systems)})")
-    keys, per_system = _per_query_values(qrels, runs, measures, missing, options)
-    queries, values = _common_queries(systems, per_system)
-    if baseline is None:
-        pairs = [(a, b) for a in range(len(systems)) for b in range(a + 1, len(systems))]
-    else:
-        base = systems.index(str(baseline))
-        pairs = [(a, base) for a in range(len(systems)) if a != base]
-    return Comparison(systems, keys, queries, values, pairs, baseline, test,
-                      int(n_resamples), correction, float(alpha), int(seed))
+    from fastir.progress import Progress, wanted
+
+    with Progress(len(runs), "evaluating runs", wanted(progress)) as bar:
+        keys, per_system = _per_query_values(qrels, runs, measures, missing, options, bar)
+        queries, values = _common_queries(systems, per_system)
+        if baseline is None:
+            pairs = [(a, b) for a in range(len(systems)) for b in range(a + 1, len(systems))]
+        else:
+            base = systems.index(str(baseline))
+            pairs = [(a, base) for a in range(len(systems)) if a != base]
+        return Comparison(systems, keys, queries, values, pairs, baseline, test,
+                          int(n_resamples), correction, float(alpha), int(seed), bar)
 
 
-def _per_query_values(qrels, runs, measures, missing, options):
+def _per_query_values(qrels, runs, measures, missing, options, bar):
     """The measure keys, and per system its (query ids, values (n_queries, n_measures))."""
     from fastir.api import Results
     from fastir.batch import Evaluator
@@ -138,6 +143,7 @@ def _per_query_values(qrels, runs, measures, missing, options):
             raise ValueError(f"{', '.join(text)}: text measures cannot be compared")
         columns = [res.measures.index(k) for k in keys]
         out.append((res.query_ids, res.values[:, columns]))
+        bar.advance(description=f"evaluated {name}")
     return keys, out
 
 
@@ -193,12 +199,13 @@ class Comparison:
     """
 
     def __init__(self, systems, measures, queries, values, pairs, baseline, test,
-                 n_resamples, correction, alpha, seed):
+                 n_resamples, correction, alpha, seed, progress=None):
         self.systems, self.measures, self.queries = systems, list(measures), queries
         self.values, self.baseline, self.test = values, baseline, test
         self.n_resamples, self.correction, self.alpha, self.seed = (n_resamples, correction,
                                                                     alpha, seed)
         self.notes = []
+        self._progress = progress
         n = len(queries)
         self._pair_index = pairs
         self.pairs = [(systems[a], systems[b]) for a, b in pairs]
@@ -231,14 +238,19 @@ class Comparison:
         if test == "tukey" and correction != "none":
             self.notes.append("Tukey HSD p-values are adjusted for all pairs already: no "
                               f"{correction} correction on top")
+        self._progress = None  # (the bar closes with compare)
 
     # -- the tests -------------------------------------------------------------------------
     def _blocks(self, stream, count, size=BLOCK):
         """(generator, resamples) per block of ``size`` resamples: seeded by the seed, the
         stream and the block only."""
+        if self._progress is not None:
+            self._progress.add_total((count + size - 1) // size)
         for block, lo in enumerate(range(0, count, size)):
             yield np.random.default_rng([self.seed, _STREAM[stream], block]), \
                 min(size, count - lo)
+            if self._progress is not None:
+                self._progress.advance(description=f"{stream} resamples")
 
     def _bootstrap(self, diffs):
         """Sums of the differences over n_resamples bootstrap resamples of the queries."""

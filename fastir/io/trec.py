@@ -1,5 +1,7 @@
 """Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
 
+import contextlib
+import functools
 import math
 import mmap
 import os
@@ -27,21 +29,47 @@ _MESSAGES = {
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: an encoding marker, never content
 
 
-def read_bytes(path):
+def read_bytes(path, progress=None):
     """The file's bytes as a read-only uint8 array: memory-mapped (no copy) for plain files,
-    decompressed for gzip'd ones; ``-`` reads standard input. A leading UTF-8 byte order
-    mark is left out (it would otherwise stick to the first query id)."""
-    buf = _raw_bytes(path)
+    decompressed for gzip'd ones (advancing ``progress`` by the compressed bytes read);
+    ``-`` reads standard input. A leading UTF-8 byte order mark is left out (it would
+    otherwise stick to the first query id)."""
+    buf = _raw_bytes(path, progress)
     return buf[len(BOM):] if buf[:len(BOM)].tobytes() == BOM else buf
 
 
-def _raw_bytes(path):
+def _gunzip(f, path, progress):
+    """Decompress a gzip stream (any number of members) in 1 MB steps, with progress."""
+    import zlib
+
+    parts = []
+    stream = zlib.decompressobj(31)
+    try:
+        while chunk := f.read(1 << 20):
+            progress.advance(len(chunk))
+            while chunk:
+                parts.append(stream.decompress(chunk))
+                chunk = b""
+                if stream.eof and stream.unused_data:
+                    chunk, stream = stream.unused_data, zlib.decompressobj(31)
+    except zlib.error as exc:
+        raise InputError(f"{path}: corrupt gzip data ({exc}): the file is damaged or "
+                         "truncated") from None
+    if not stream.eof:
+        raise InputError(f"{path}: corrupt gzip data (it ends early): the file is damaged "
+                         "or truncated")
+    return np.frombuffer(b"".join(parts), dtype=np.uint8)
+
+
+def _raw_bytes(path, progress=None):
     if str(path) == "-":
         return np.frombuffer(sys.stdin.buffer.read(), dtype=np.uint8)
     try:
         with open(path, "rb") as f:
             if f.read(2) == b"\x1f\x8b":
                 f.seek(0)
+                if progress is not None and progress.bar is not None:
+                    return _gunzip(f, path, progress)
                 import gzip
                 import zlib
 
@@ -59,7 +87,30 @@ def _raw_bytes(path):
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def read_qrels(path, allow_duplicates=False, subtopics=False):
+@contextlib.contextmanager
+def _reading(path, progress):
+    """(bar, parse step) of a read: the caller's :class:`~fastir.progress.Progress` or the
+    reader's own over the file's bytes (``progress=True``); the parse step advances it by
+    the file's size when no decompression did."""
+    from fastir.progress import Progress, wanted
+
+    own = not isinstance(progress, Progress)
+    name = os.path.basename(os.fspath(path))
+    size = os.path.getsize(path) if str(path) != "-" and os.path.isfile(path) else 0
+    bar = Progress(size, f"reading {name}", wanted(progress) and size > 0, unit="B") \
+        if own else progress
+    try:
+        gzipped = False
+        if bar.bar is not None and size:
+            with open(path, "rb") as f:
+                gzipped = f.read(2) == b"\x1f\x8b"
+        yield bar, functools.partial(bar.stage, f"parsing {name}", 0 if gzipped else size)
+    finally:
+        if own:
+            bar.close()
+
+
+def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
 
     Fields are separated by any whitespace, ``#`` starts a comment line, labels are integers
@@ -67,31 +118,33 @@ def read_qrels(path, allow_duplicates=False, subtopics=False):
     unless ``allow_duplicates`` (trec_eval's mode, which stops at such a query instead).
     With ``subtopics``, the second column is the subtopic (ndeval's ``qid subtopic docno
     rel``, the diversity measures' qrels): a doc is judged once per subtopic, and its label
-    for the other measures is its largest.
+    for the other measures is its largest. ``progress=True`` shows a bar on standard error
+    while a long read goes on.
 
     Returns
     -------
     Qrels
     """
     name = os.fspath(path)
-    buf = read_bytes(path)
-    if subtopics:
-        from fastir import subtopics as sub
+    with _reading(path, progress) as (bar, parsing), parsing():
+        buf = read_bytes(path, bar)
+        if subtopics:
+            from fastir import subtopics as sub
 
-        return sub.read(buf, name)
-    with _jit.tier(len(buf) // 32):
-        first = _content_fields(buf)
-        int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
-        query_ids, block_code, block_first, docs, values = _scan_file(buf, _scan.QRELS, name,
-                                                                      int_guess)
-        qrels = assemble(Qrels, query_ids, block_code, block_first, docs,
-                         values.astype(np.int32), name)
-        qrels.allow_duplicates = allow_duplicates
-        qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now, with the file
+            return sub.read(buf, name)
+        with _jit.tier(len(buf) // 32):
+            first = _content_fields(buf)
+            int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
+            query_ids, block_code, block_first, docs, values = _scan_file(
+                buf, _scan.QRELS, name, int_guess)
+            qrels = assemble(Qrels, query_ids, block_code, block_first, docs,
+                             values.astype(np.int32), name)
+            qrels.allow_duplicates = allow_duplicates
+            qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now
     return qrels
 
 
-def read_run(path, name=None, third_column="auto"):
+def read_run(path, name=None, third_column="auto", progress=False):
     """Read a TREC run file: ``qid iter docno rank score tag`` per line.
 
     The rank column is ignored: the join ranks by score (ties by docno, as trec_eval does).
@@ -100,7 +153,8 @@ def read_run(path, name=None, third_column="auto"):
     A file of three fields per line is ``qid docno rank`` (MS MARCO) or ``qid docno score``:
     ``third_column`` says which, or ``"auto"`` decides: ranks when the column holds integers
     from 1 that increase within each query, scores otherwise (said in a ``FastirWarning``,
-    since reading scores as ranks would rank every query upside down).
+    since reading scores as ranks would rank every query upside down). ``progress=True``
+    shows a bar on standard error while a long read goes on.
 
     Returns
     -------
@@ -110,7 +164,11 @@ def read_run(path, name=None, third_column="auto"):
         raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
                          f"{third_column!r}")
     source = os.fspath(path)
-    buf = read_bytes(path)
+    with _reading(path, progress) as (bar, parsing), parsing():
+        return _parse_run(read_bytes(path, bar), source, name, third_column)
+
+
+def _parse_run(buf, source, name, third_column):
     with _jit.tier(len(buf) // 32):
         layout, tag, int_guess = _run_layout(buf, source)
         query_ids, block_code, block_first, docs, scores = _scan_file(buf, layout, source,
@@ -133,7 +191,7 @@ def _third_column_holds_scores(third_column, negated, block_first, source):
     warnings.warn(f"{source}: three fields per line, and the third is not a rank (integers "
                   "from 1 that increase within each query, or each query's 1..n): read as "
                   "scores, higher first; pass third_column='rank' or 'score' to say which it "
-                  "is", FastirWarning, stacklevel=4)
+                  "is", FastirWarning, stacklevel=5)
     return True
 
 
