@@ -22,6 +22,7 @@ _EXPORTS = {
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
     "Comparison": "fastir.stats", "compare": "fastir.stats",
     "Agreement": "fastir.assessors", "agreement": "fastir.assessors",
+    "pr_curve": "fastir.curves", "cutoff_curve": "fastir.curves",
 }
 
 __all__ = sorted(_EXPORTS)

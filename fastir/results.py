@@ -87,6 +87,22 @@ class Results:
         return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"),
                             columns=self.measures)
 
+    def plot_pr(self, ax=None, name="run"):
+        """The interpolated precision-recall curve of the ``IPrec@r`` measures evaluated
+        (e.g. ``iprec_at_recall``); :func:`fastir.pr_curve` draws a finer one."""
+        from fastir.curves import PRCurve
+        from fastir.plots import plot_pr
+
+        columns = [(m.cutoff, j) for j, m in enumerate(self.parsed) if m.family == "IPrec"]
+        if not columns:
+            raise ValueError("plot_pr needs IPrec@r measures in the results (evaluate "
+                             "'iprec_at_recall', or use fastir.pr_curve(qrels, run))")
+        columns.sort()
+        recall = np.array([r for r, _ in columns])
+        curve = PRCurve(name, recall, self.values[:, [j for _, j in columns]],
+                        self.query_ids, {})
+        return plot_pr([curve], ax=ax)
+
     def __repr__(self):
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
         notes = []

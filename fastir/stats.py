@@ -430,6 +430,18 @@ class Comparison:
             row["ci_low"], row["ci_high"] = row.pop("ci95")
         return pd.DataFrame(rows)
 
+    def plot_delta(self, measure=None, pair=0, ax=None):
+        """The per-query differences of a pair on a measure (default: the first), sorted;
+        returns the matplotlib axes."""
+        from fastir.plots import plot_delta
+
+        m = 0 if measure is None else self.measures.index(measure)
+        a, b = self._pair_index[pair]
+        label = (f"{self.systems[a]} - {self.systems[b]}: mean {self.difference[pair, m]:+.4f}"
+                 f", p adjusted {_p(self.p_adjusted[pair, m])}")
+        return plot_delta(self.values[a, :, m] - self.values[b, :, m], self.measures[m], label,
+                          ax=ax)
+
     def __str__(self):
         return self.to_markdown()
 

@@ -1,0 +1,137 @@
+"""The data behind the pictures: interpolated precision-recall curves (:func:`pr_curve`)
+and measures by cutoff (:func:`cutoff_curve`), computed by the kernels (a curve's point at
+recall r is ``IPrec@r``, trec_eval's ``iprec_at_recall``)."""
+
+import os
+
+import numpy as np
+
+#: The textbooks' (and trec_eval's 11pt_avg) recall levels.
+ELEVEN_POINTS = tuple(i / 10 for i in range(11))
+
+
+def _evaluate(qrels, run, measures, options):
+    """(Results, the join, the qrels) of one evaluation (what fastir.evaluate does)."""
+    from fastir.api import as_qrels, as_run
+    from fastir.engine import Plan
+    from fastir.join import join
+
+    plan = Plan.of(measures, options.get("relevance_level", 1))
+    qrels = as_qrels(qrels)
+    run = as_run(run)
+    missing = options.get("missing", "zero")
+    joined = join(qrels, run, max_docs=options.get("max_docs"),
+                  judged_only=options.get("judged_only", False), missing=missing)
+    return plan.results(joined, plan.values(joined, qrels), missing), joined, qrels
+
+
+def _name(run, name):
+    if name is not None:
+        return name
+    if isinstance(run, (str, os.PathLike)):
+        return os.path.basename(os.fspath(run))
+    return getattr(run, "name", None) or "run"
+
+
+def pr_curve(qrels, run, *, levels=101, name=None, **options):
+    """Interpolated precision at ``levels`` evenly spaced recall levels (0 to 1) per query
+    and averaged, and the raw (recall, precision) point of every relevant document
+    retrieved.
+
+    ``options``: ``relevance_level``, ``missing``, ``max_docs``, ``judged_only`` (as for
+    :func:`fastir.evaluate`). With ``levels - 1`` a multiple of 10 the curve holds the
+    eleven standard points.
+    """
+    from fastir.measures import make
+
+    if not isinstance(levels, int) or not 2 <= levels <= 1001:
+        raise ValueError(f"levels must be an integer from 2 to 1001, got {levels!r}")
+    recall = np.array([i / (levels - 1) for i in range(levels)])
+    measures = [make("IPrec", float(r)) for r in recall]
+    res, joined, qrels = _evaluate(qrels, run, measures, options)
+    level = options.get("relevance_level", 1)
+    relevant = _relevant_per_query(qrels, level)
+    raw = {}
+    for e, qid in enumerate(res.query_ids):
+        codes = joined.labels[joined.indptr[e]:joined.indptr[e + 1]]
+        hits = np.flatnonzero(codes >= level)
+        n_rel = relevant[joined.qrels_query[e]]
+        found = np.arange(1, len(hits) + 1)
+        raw[qid] = (found / n_rel if n_rel else np.zeros(0), found / (hits + 1.0))
+    return PRCurve(_name(run, name), recall, res.values, res.query_ids, raw)
+
+
+def _relevant_per_query(qrels, level):
+    query = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
+    return np.bincount(query[qrels.labels >= level], minlength=qrels.n_queries)
+
+
+class PRCurve:
+    """Interpolated precision-recall of one run (see :func:`pr_curve`).
+
+    Attributes
+    ----------
+    name : str
+    recall : ndarray (levels,)
+    precision : ndarray (n_queries, levels)
+        Interpolated precision of each query at each recall level (``IPrec@r``).
+    mean : ndarray (levels,)
+        The mean over queries (trec_eval's ``iprec_at_recall`` summary at those levels).
+    query_ids : list
+    raw : dict
+        ``{query: (recall, precision)}`` at each relevant document retrieved.
+    """
+
+    def __init__(self, name, recall, precision, query_ids, raw):
+        self.name, self.recall, self.precision = name, recall, precision
+        self.query_ids, self.raw = query_ids, raw
+        self.mean = precision.mean(axis=0) if len(precision) else np.zeros(len(recall))
+
+    def eleven_point(self):
+        """``{recall: mean interpolated precision}`` at 0.0, 0.1, ..., 1.0 (when on the
+        curve's levels)."""
+        return {r: float(p) for r, p in zip(self.recall.tolist(), self.mean.tolist())
+                if r in ELEVEN_POINTS}
+
+    def plot(self, ax=None, **style):
+        """Draw the mean curve (the eleven points as markers) on ``ax``; returns ax."""
+        from fastir.plots import plot_pr
+
+        return plot_pr([self], ax=ax, **style)
+
+    def __repr__(self):
+        points = ", ".join(f"{r:g}: {p:.3f}" for r, p in self.eleven_point().items())
+        return f"PRCurve({self.name!r}, {len(self.query_ids)} queries; {points})"
+
+
+def cutoff_curve(qrels, run, *, measures=("P", "R", "nDCG"), k=100, name=None, **options):
+    """Mean ``P@k``, ``R@k``, ``nDCG@k`` (or other families taking a rank cutoff) for
+    k = 1..``k``: a :class:`CutoffCurve`."""
+    from fastir.measures import FAMILIES, RANK, make
+
+    if not isinstance(k, int) or not 1 <= k <= 10_000:
+        raise ValueError(f"k must be an integer from 1 to 10000, got {k!r}")
+    families = [measures] if isinstance(measures, str) else list(measures)
+    for family in families:
+        if family not in FAMILIES or FAMILIES[family].cutoff is not RANK:
+            raise ValueError(f"{family!r} is not a measure family with a rank cutoff (e.g. "
+                             "P, R, nDCG, AP, RR, Success)")
+    parsed = [make(f, c) for f in families for c in range(1, k + 1)]
+    res = _evaluate(qrels, run, parsed, options)[0]
+    means = np.array(res.summary()).reshape(len(families), k)
+    return CutoffCurve(_name(run, name), np.arange(1, k + 1), dict(zip(families, means)))
+
+
+class CutoffCurve:
+    """Mean measures by cutoff: ``cutoffs`` (1..k) and ``means`` ``{family: array}``."""
+
+    def __init__(self, name, cutoffs, means):
+        self.name, self.cutoffs, self.means = name, cutoffs, means
+
+    def plot(self, ax=None):
+        from fastir.plots import plot_cutoffs
+
+        return plot_cutoffs([self], ax=ax)
+
+    def __repr__(self):
+        return f"CutoffCurve({self.name!r}, k = 1..{self.cutoffs[-1]}: {', '.join(self.means)})"

@@ -1,0 +1,86 @@
+"""Pictures with matplotlib (the ``plot`` extra, imported when a picture is drawn):
+precision-recall curves, per-query differences of two runs, measures by cutoff."""
+
+import numpy as np
+
+
+def pyplot():
+    """matplotlib's pyplot, or an ImportError that says how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("pictures need matplotlib: pip install 'fastir[plot]'") from None
+    return plt
+
+
+def _axes(ax):
+    if ax is not None:
+        return ax
+    return pyplot().subplots(figsize=(6, 4.5))[1]
+
+
+def plot_pr(curves, ax=None, eleven=True):
+    """The mean interpolated precision-recall curve of each :class:`~fastir.curves.PRCurve`,
+    the eleven standard points as markers; returns the axes."""
+    from fastir.curves import ELEVEN_POINTS
+
+    ax = _axes(ax)
+    for curve in curves:
+        (line,) = ax.plot(curve.recall, curve.mean, label=curve.name, drawstyle="default")
+        if eleven:
+            points = curve.eleven_point()
+            if points:
+                ax.plot(list(points), list(points.values()), "o", color=line.get_color(),
+                        markersize=4)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xticks(ELEVEN_POINTS)
+    ax.grid(alpha=0.3)
+    ax.set_title("Interpolated precision-recall (mean over queries)")
+    ax.legend()
+    return ax
+
+
+def plot_delta(differences, measure, label, ax=None):
+    """Per-query differences of two runs on one measure, sorted (above 0: the first run
+    wins); returns the axes."""
+    ax = _axes(ax)
+    d = np.sort(np.asarray(differences, dtype=np.float64))[::-1]
+    x = np.arange(len(d))
+    ax.bar(x, d, width=1.0, color=np.where(d > 0, "tab:green", "tab:red"), linewidth=0)
+    ax.axhline(0, color="black", linewidth=0.8)
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    ax.set_xlabel(f"queries, sorted ({wins} better, {len(d) - wins - losses} equal, "
+                  f"{losses} worse)")
+    ax.set_ylabel(f"difference in {measure}")
+    ax.set_title(label)
+    ax.set_xlim(-0.5, max(len(d), 1) - 0.5)
+    return ax
+
+
+def plot_cutoffs(curves, ax=None):
+    """Mean measures by cutoff (:class:`~fastir.curves.CutoffCurve`): one line per run and
+    family; returns the axes."""
+    ax = _axes(ax)
+    styles = ["-", "--", ":", "-."]
+    for i, curve in enumerate(curves):
+        for j, (family, means) in enumerate(curve.means.items()):
+            label = f"{curve.name}: {family}@k" if len(curves) > 1 else f"{family}@k"
+            ax.plot(curve.cutoffs, means, styles[j % len(styles)], label=label,
+                    color=f"C{i if len(curves) > 1 else j}")
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel("mean over queries")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
+
+
+def save(ax, path):
+    """Write the axes' figure to ``path`` (format from the extension)."""
+    figure = ax.figure
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    pyplot().close(figure)
