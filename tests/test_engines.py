@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir import _jit, ids, join, kernels
+from fastir import _jit, ids, join, kernels, stats_kernels
 
 NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "RR", "Bpref", "IPrec@0.5", "GMAP", "infAP",
          "nDCGRel", "RnDCG", "G", "RBP", "Unj@5", "SetF", "IPrecAvg", "NumRelRet"]
@@ -206,10 +206,35 @@ def test_summaries_variant_matches_its_kernel(n_runs, n_queries, data):
     assert np.array_equal(np.signbit(a), np.signbit(b))  # -0.0 sums as the loop sums it
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 7), st.integers(1, 3), st.integers(2, 4),
+       st.integers(0, 2**32 - 1))
+def test_resampling_variants_match_their_kernels(n_resamples, n_queries, width, n_systems,
+                                                 seed):
+    rng = np.random.default_rng(seed)
+    pool = np.array([0.0, -0.0, 1e-7, 0.1, 1 / 3, -0.5, 1.0, 1e300])
+    diffs = rng.choice(pool, size=(n_queries, width))
+    values = rng.choice(pool, size=(n_queries, n_systems, width))
+    cases = [(stats_kernels.sign_flip_sums,
+              (diffs, rng.integers(0, 2, (n_resamples, n_queries)).astype(np.int8))),
+             (stats_kernels.resample_sums,
+              (diffs, rng.integers(0, max(n_queries, 1), (n_resamples, n_queries)))),
+             (stats_kernels.permuted_ranges,
+              (values, rng.random((n_resamples, n_queries, n_systems - 1))))]
+    for kernel, args in cases:
+        py, nb = _kernel_pair(kernel)
+        a, b = np.full((n_resamples, width), np.nan), np.full((n_resamples, width), np.nan)
+        py(*args, a)
+        nb(*args, b)
+        assert np.array_equal(a, b, equal_nan=True), kernel.__name__
+        assert np.array_equal(np.signbit(a), np.signbit(b)), kernel.__name__
+
+
 @pytest.mark.one_engine
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
-              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries"}
+              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
+              "sign_flip_sums", "resample_sums", "permuted_ranges"}
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested
 
