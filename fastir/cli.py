@@ -1,4 +1,6 @@
-"""Command line: ``fastir trec_eval ...`` (a drop-in for trec_eval) and ``fastir example``."""
+"""Command line: the commands (``fastir -h``), ``fastir trec_eval ...`` (a drop-in for
+trec_eval), ``fastir measures``, ``example`` and ``warmup``; the commands for people are in
+:mod:`fastir.commands`."""
 
 import os
 import sys
@@ -185,8 +187,48 @@ def measures_main(argv):
     return 0
 
 
-COMMANDS = {"trec_eval": trec_eval_main, "example": example_main, "measures": measures_main,
+def _friendly(name):
+    def run(argv):
+        from fastir import commands
+
+        return commands.COMMANDS[name][0](argv)
+    return run
+
+
+COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
+            "agree": _friendly("agree"), "plot": _friendly("plot"),
+            "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
             "warmup": warmup_main}
+
+OTHER_COMMANDS = {
+    "trec_eval": "a drop-in for trec_eval: same options, byte-identical output, same exit "
+                 "status",
+    "measures": "every measure, its names in each dialect and its parameters",
+    "example": "evaluate the bundled example",
+    "warmup": "compile the numba kernels ahead (once per install)",
+}
+
+EXAMPLES = """examples:
+  fastir eval qrels.txt bm25.run dense.run.gz -m nDCG@10 -m AP
+  fastir eval qrels.txt runs/*.run --compare --baseline bm25.run --format markdown
+  fastir plot pr qrels.txt bm25.run dense.run -o pr.png
+  fastir trec_eval -m official -q qrels.txt bm25.run
+"""
+
+
+def help_text():
+    import textwrap
+
+    from fastir.commands import COMMANDS as FRIENDLY
+
+    described = {name: text for name, (_, text) in FRIENDLY.items()} | OTHER_COMMANDS
+    lines = ["usage: fastir COMMAND ...   (fastir COMMAND -h: its options and an example)", "",
+             "commands:"]
+    for name, text in described.items():
+        wrapped = textwrap.wrap(text, 76)
+        lines.append(f"  {name:<10} {wrapped[0]}")
+        lines += [f"  {'':<10} {more}" for more in wrapped[1:]]
+    return "\n".join(lines) + "\n\n" + EXAMPLES
 
 
 def main(argv=None):
@@ -194,9 +236,12 @@ def main(argv=None):
 
     _jit.lean_start = True
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(help_text(), end="")
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: fastir {{{','.join(COMMANDS)}}} ...\n  {USAGE}\n  fastir example"
-              "\n  fastir measures", file=sys.stderr)
+        unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
+        print(unknown + help_text(), end="", file=sys.stderr)
         return 2
     try:
         return COMMANDS[argv[0]](argv[1:])

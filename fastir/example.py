@@ -5,6 +5,9 @@ machine), ranks 100 documents per query with a weak and a strong system, and pri
 of the usual measures. It needs no file and no network.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
 from fastir.api import evaluate
@@ -14,31 +17,49 @@ MEASURES = ["AP", "nDCG@10", "nDCG", "P@10", "R@20", "RR@10", "Bpref", "Success@
             "NumRelRet", "NumRel"]
 
 
-def collection(seed=2024, n_queries=25, n_docs=100):
-    """(qrels, {system: run}) of the example, as fastir containers."""
+def _rows(seed, n_queries, n_docs):
+    """The example's judgments [(qid, doc, label)] and {system: [(qid, doc, score)]}."""
     rng = np.random.default_rng(seed)
-    qids, docs, labels = [], [], []
-    run_rows = {"weak": ([], [], []), "strong": ([], [], [])}
+    judgments = []
+    runs = {"weak": [], "strong": []}
     for q in range(n_queries):
         qid = f"q{q + 1:02d}"
         grades = rng.choice([0, 0, 0, 0, 1, 1, 2, 3], size=n_docs)
         judged = rng.random(n_docs) < 0.6
-        for d in np.flatnonzero(judged):
-            qids.append(qid)
-            docs.append(f"doc{q:02d}-{d:03d}")
-            labels.append(int(grades[d]))
+        judgments.extend((qid, f"doc{q:02d}-{d:03d}", int(grades[d]))
+                         for d in np.flatnonzero(judged))
         for system, signal in (("weak", 0.4), ("strong", 1.2)):
             scores = np.round(signal * grades + rng.normal(size=n_docs), 3)
-            rows = run_rows[system]
-            rows[0].extend([qid] * n_docs)
-            rows[1].extend(f"doc{q:02d}-{d:03d}" for d in range(n_docs))
-            rows[2].extend(scores.tolist())
-    qrels = Qrels.from_arrays(np.array(qids), np.array(docs), np.array(labels),
-                              source="example qrels")
-    runs = {name: Run.from_arrays(np.array(q), np.array(d), np.array(s), name=name,
-                                  source=f"example run {name}")
-            for name, (q, d, s) in run_rows.items()}
-    return qrels, runs
+            runs[system].extend((qid, f"doc{q:02d}-{d:03d}", s)
+                                for d, s in enumerate(scores.tolist()))
+    return judgments, runs
+
+
+def collection(seed=2024, n_queries=25, n_docs=100):
+    """(qrels, {system: run}) of the example, as fastir containers."""
+    judgments, runs = _rows(seed, n_queries, n_docs)
+    qrels = Qrels.from_arrays(*map(np.array, zip(*judgments)), source="example qrels")
+    return qrels, {name: Run.from_arrays(*map(np.array, zip(*rows)), name=name,
+                                         source=f"example run {name}")
+                   for name, rows in runs.items()}
+
+
+def write(directory, seed=2024, n_queries=25, n_docs=100):
+    """The example as TREC files: ``qrels.txt``, ``weak.run`` and ``strong.run`` (ranked by
+    score) in ``directory``; the paths written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    judgments, runs = _rows(seed, n_queries, n_docs)
+    paths = [directory / "qrels.txt"]
+    paths[0].write_text("".join(f"{q} 0 {d} {label}\n" for q, d, label in judgments))
+    for name, rows in runs.items():
+        lines, rank = [], 0
+        for i, (q, d, s) in enumerate(sorted(rows, key=lambda r: (r[0], -r[2], r[1]))):
+            rank = 1 if i == 0 or q != lines[-1][0] else rank + 1
+            lines.append((q, f"{q} Q0 {d} {rank} {s} {name}\n"))
+        paths.append(directory / f"{name}.run")
+        paths[-1].write_text("".join(line for _, line in lines))
+    return paths
 
 
 def table(qrels, runs, measures=MEASURES):
@@ -58,6 +79,14 @@ def table(qrels, runs, measures=MEASURES):
 
 
 def main(argv=()):
+    if argv and argv[0] == "--write" and len(argv) == 2:
+        for path in write(argv[1]):
+            print(path)
+        return 0
+    if argv:
+        print("usage: fastir example [--write DIR]   (DIR: the example's qrels and two runs "
+              "as TREC files)", file=sys.stderr)
+        return 2
     qrels, runs = collection()
     print(table(qrels, runs))
     return 0

@@ -2,6 +2,7 @@
 library unless asked (``progress=True``)."""
 
 import contextlib
+import shutil
 import sys
 import threading
 import time
@@ -28,9 +29,12 @@ class Progress:
             from tqdm import tqdm
 
             scale = unit == "B"
+            size = shutil.get_terminal_size()  # (80 x 24 where a terminal says 0 x 0,
+            # where tqdm would draw nothing)
             self.bar = tqdm(total=total, desc=description, unit=unit, unit_scale=scale,
                             unit_divisor=1024 if scale else 1000, delay=DELAY, leave=False,
-                            file=sys.stderr, dynamic_ncols=True)
+                            file=sys.stderr, ncols=min(size.columns, 100), nrows=size.lines,
+                            bar_format="{desc}{percentage:3.0f}%|{bar}| {elapsed}")
 
     def add_total(self, n):
         """More work to come (known once the earlier steps ran)."""

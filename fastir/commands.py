@@ -1,0 +1,469 @@
+"""The command line for people: ``fastir eval``, ``compare`` (``eval --compare``), ``stats``,
+``agree`` and ``plot``. Exit status 0 on success, 1 on bad input (the message names the file
+and line and what to do), 2 on bad usage."""
+
+import argparse
+import csv
+import glob
+import io
+import json
+import math
+import os
+import sys
+import warnings
+
+DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
+FORMATS = ("table", "tsv", "csv", "json", "jsonl", "markdown", "latex")
+INPUT_STATUS = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, prog, description, example):
+        super().__init__(prog=f"fastir {prog}", description=description,
+                         epilog=f"example:\n  {example}\n",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _fail(command, message):
+    print(f"fastir {command}: error: {message}", file=sys.stderr)
+    return INPUT_STATUS
+
+
+def _guarded(command, function, argv):
+    """Run a command: input errors become one line on stderr and exit status 1; warnings
+    print as one line each."""
+    from fastir.data import InputError
+    from fastir.measures import UnknownMeasureError
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"fastir {command}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        try:
+            return function(argv)
+        except (InputError, UnknownMeasureError, ValueError, ImportError) as exc:
+            return _fail(command, str(exc))
+        except OSError as exc:
+            return _fail(command, f"{exc.filename or ''}: {exc.strerror or exc}")
+
+
+# -- fastir eval --------------------------------------------------------------------------
+def _add_evaluation_options(parser):
+    parser.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                        help="a measure, any dialect (nDCG@10, ndcg_cut_10, ndcg@10); "
+                        f"repeat for more; default {', '.join(DEFAULT_MEASURES)}")
+    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
+                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--missing", choices=("zero", "skip"), default="zero",
+                        help="judged queries absent from a run score 0 (default) or are "
+                        "skipped")
+    parser.add_argument("--max-docs", type=int, metavar="N",
+                        help="evaluate only the top N documents of each query")
+    parser.add_argument("--judged-only", action="store_true",
+                        help="drop unjudged documents first")
+    parser.add_argument("--num-docs", type=int, default=0, metavar="N",
+                        help="collection size (Utility, Accuracy)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar on stderr (default: when it is a terminal)")
+
+
+def _evaluation_options(args):
+    return {"relevance_level": args.rel_level, "missing": args.missing,
+            "max_docs": args.max_docs, "judged_only": args.judged_only,
+            "num_docs": args.num_docs}
+
+
+def _run_paths(patterns):
+    """Run files: each argument, or the files its glob pattern matches (sorted)."""
+    paths = []
+    for pattern in patterns:
+        if pattern == "-" or os.path.exists(pattern) or not glob.has_magic(pattern):
+            paths.append(pattern)
+            continue
+        matched = sorted(glob.glob(pattern))
+        if not matched:
+            raise ValueError(f"no file matches {pattern!r}")
+        paths += matched
+    if paths.count("-") > 1:
+        raise ValueError("standard input (-) can be only one of the runs")
+    return paths
+
+
+def _run_names(paths, names):
+    if names:
+        if len(names) != len(paths):
+            raise ValueError(f"--name given {len(names)} times for {len(paths)} runs")
+        chosen = names
+    else:
+        chosen = ["stdin" if p == "-" else os.path.basename(p) for p in paths]
+    repeated = sorted({n for n in chosen if chosen.count(n) > 1})
+    if repeated:
+        raise ValueError(f"two runs are named {repeated[0]!r}: name them with --name")
+    return chosen
+
+
+def _evaluate_runs(args, paths, names, measures):
+    """(qrels, {name: Results}) with one progress bar over the files' bytes."""
+    import fastir
+    from fastir.progress import Progress, wanted
+
+    sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0
+             for p in [args.qrels] + paths]
+    enabled = wanted("auto" if args.progress is None else args.progress)
+    # (work: each file's bytes read, and a run's bytes again for its evaluation)
+    with Progress(sum(sizes) + sum(sizes[1:]), "reading", enabled, unit="B") as bar:
+        qrels = fastir.read_qrels(args.qrels, progress=bar)
+        evaluator = fastir.Evaluator(qrels, measures, **_evaluation_options(args))
+        results = {}
+        for path, name, size in zip(paths, names, sizes[1:]):
+            run = fastir.read_run(path, progress=bar)
+            with bar.stage(f"evaluating {name}", size):
+                results[name] = evaluator.evaluate(run)
+    return qrels, results
+
+
+def eval_main(argv):
+    parser = _Parser("eval", "Evaluate one or more runs: one row per run (the mean), or per "
+                     "query with -q.", "fastir eval qrels.txt bm25.run dense.run.gz -m nDCG@10 "
+                     "-m AP --format markdown")
+    parser.add_argument("qrels", help="qrels file (qid iter docno label), - for stdin")
+    parser.add_argument("runs", nargs="+", metavar="run",
+                        help="run files (TREC 6 fields or MS MARCO 3), .gz, globs, - for stdin")
+    parser.add_argument("--name", action="append", help="a run's name (once per run)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="output format (default: an aligned table)")
+    parser.add_argument("-q", "--per-query", action="store_true", help="a row per query too")
+    parser.add_argument("--digits", type=int, default=4, help="decimals (default 4)")
+    _add_evaluation_options(parser)
+    group = parser.add_argument_group("significance (fastir.compare)")
+    group.add_argument("--compare", action="store_true",
+                       help="test the differences between the runs")
+    group.add_argument("--baseline", help="compare every run with this one (default: all "
+                       "pairs)")
+    group.add_argument("--test", default="randomization",
+                       choices=("randomization", "t", "bootstrap", "wilcoxon", "tukey"),
+                       help="the test (default randomization: paired, sign flips)")
+    group.add_argument("--correction", default="holm",
+                       choices=("holm", "bonferroni", "bh", "none"),
+                       help="multiple-comparison correction (default holm)")
+    group.add_argument("--resamples", type=int, default=10_000,
+                       help="resamples of randomization and bootstrap (default 10000)")
+    group.add_argument("--alpha", type=float, default=0.05,
+                       help="significance level (default 0.05)")
+    group.add_argument("--seed", type=int, default=0,
+                       help="seed of the resampling: same seed, same p-values (default 0)")
+    args = parser.parse_args(argv)
+    return _guarded("eval", lambda _: _eval(args), argv)
+
+
+def _eval(args):
+    paths = _run_paths(args.runs)
+    names = _run_names(paths, args.name)
+    measures = args.measure or DEFAULT_MEASURES
+    qrels, results = _evaluate_runs(args, paths, names, measures)
+    if args.compare:
+        import fastir
+
+        if len(results) < 2:
+            raise ValueError("--compare needs at least two runs")
+        comparison = fastir.compare(None, results, measures, baseline=args.baseline,
+                                    test=args.test, n_resamples=args.resamples,
+                                    correction=args.correction, alpha=args.alpha,
+                                    seed=args.seed,
+                                    progress="auto" if args.progress is None else args.progress)
+        sys.stdout.write(_comparison_text(comparison, args.format, args.digits) + "\n")
+        return 0
+    first = next(iter(results.values()))
+    keys = first.measures
+    integers = [m.spec.integer for m in first.parsed]
+    rows = []
+    for name, res in results.items():
+        if args.per_query:
+            for qid, values in res.to_dict().items():
+                rows.append((name, str(qid), [values[k] for k in keys]))
+        means = res.mean
+        rows.append((name, "all" if args.per_query else None, [means.get(k, "") for k in keys]))
+    sys.stdout.write(_table(rows, keys, integers, args.format, args.digits, args.per_query))
+    return 0
+
+
+def _cell(value, digits, integer):
+    if isinstance(value, str):
+        return value
+    return str(int(value)) if integer else f"{value:.{digits}f}"
+
+
+def _table(rows, keys, integers, fmt, digits, per_query):
+    """The rows (run, query or None, values) in a format (counts as integers)."""
+    head = ["run"] + (["query"] if per_query else []) + list(keys)
+    cells = [[name] + ([qid] if per_query else []) +
+             [_cell(v, digits, i) for v, i in zip(values, integers)]
+             for name, qid, values in rows]
+    if fmt in ("tsv", "csv"):
+        out = io.StringIO()
+        writer = csv.writer(out, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        writer.writerows([head] + cells)
+        return out.getvalue()
+    if fmt in ("json", "jsonl"):
+        records = []
+        for name, qid, values in rows:
+            record = {"run": name} | ({"query": qid} if per_query else {})
+            records.append(record | {k: _json_value(v) for k, v in zip(keys, values)})
+        if fmt == "jsonl":
+            return "".join(json.dumps(r) + "\n" for r in records)
+        return json.dumps(records, indent=2) + "\n"
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+    if fmt == "latex":
+        return _latex_table(head, cells, rows, per_query, digits)
+    widths = [max(len(str(row[i])) for row in [head] + cells) for i in range(len(head))]
+    left = 2 if per_query else 1
+    lines = []
+    for row in [head] + cells:
+        lines.append("  ".join(str(v).ljust(w) if i < left else str(v).rjust(w)
+                               for i, (v, w) in enumerate(zip(row, widths))).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(value):
+    if isinstance(value, str) or value is None:
+        return value
+    return None if math.isnan(value) else value
+
+
+def _latex_table(head, cells, rows, per_query, digits):
+    from fastir.stats import _latex_escape
+
+    first = 2 if per_query else 1
+    best = {}
+    for i in range(first, len(head)):
+        numbers = [r[2][i - first] for r in rows if not isinstance(r[2][i - first], str)]
+        best[i] = max(numbers) if numbers else None
+    body = []
+    for (_, _, values), row in zip(rows, cells):
+        out = [_latex_escape(v) for v in row[:first]]
+        for i, text in enumerate(row[first:], first):
+            value = values[i - first]
+            out.append(rf"\textbf{{{text}}}" if value == best[i] and not per_query else
+                       _latex_escape(text))
+        body.append(" & ".join(out) + r" \\")
+    return "\n".join([r"\begin{tabular}{" + "l" * first + "r" * (len(head) - first) + "}",
+                      r"\toprule", " & ".join(_latex_escape(h) for h in head) + r" \\",
+                      r"\midrule", *body, r"\bottomrule", r"\end{tabular}"]) + "\n"
+
+
+def _comparison_text(comparison, fmt, digits):
+    if fmt in ("table", "markdown"):
+        return comparison.to_markdown(digits)
+    if fmt == "latex":
+        return comparison.to_latex(digits)
+    if fmt == "json":
+        return comparison.to_json(indent=2)
+    pairs = comparison.to_dict()["pairs"]
+    if fmt == "jsonl":
+        return "\n".join(json.dumps(p) for p in pairs)
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+    writer.writerow(["measure", "system", "vs", "difference", "ci_low", "ci_high", "p_value",
+                     "p_adjusted", "significant", "effect_size", "wins", "ties", "losses"])
+    for p in pairs:
+        writer.writerow([p["measure"], p["system"], p["vs"], p["difference"], *p["ci95"],
+                         p["p_value"], p["p_adjusted"], p["significant"], p["effect_size"],
+                         p["wins"], p["ties"], p["losses"]])
+    return out.getvalue().rstrip("\n")
+
+
+# -- fastir stats -------------------------------------------------------------------------
+def stats_main(argv):
+    parser = _Parser("stats", "What to check first in qrels and runs: queries, judgments per "
+                     "label, relevant per query, run depth; with both, the unjudged share of "
+                     "each run's top 10 and the queries only one side has.",
+                     "fastir stats qrels.txt bm25.run")
+    parser.add_argument("files", nargs="+", metavar="file",
+                        help="qrels (4 fields per line) and runs (6 or 3), in any order")
+    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
+                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    args = parser.parse_args(argv)
+    return _guarded("stats", lambda _: _stats(args), argv)
+
+
+def _fields(path):
+    """Fields on the first content line of a file (gzip'd or not)."""
+    from fastir.io.trec import read_bytes
+
+    for line in read_bytes(path)[:1 << 16].tobytes().split(b"\n"):
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            return len(line.split())
+    raise ValueError(f"{path}: empty file")
+
+
+def _stats(args):
+    import numpy as np
+
+    import fastir
+
+    report = {}
+    qrels = None
+    runs = []
+    for path in args.files:
+        if _fields(path) == 4:
+            if qrels is not None:
+                raise ValueError(f"{path}: a second qrels file (give one qrels)")
+            qrels = fastir.read_qrels(path)
+            report[path] = _qrels_stats(qrels, args.rel_level, np)
+        else:
+            run = fastir.read_run(path)
+            runs.append((path, run))
+            depth = run.stops - run.starts
+            report[path] = {"kind": "run", "name": run.name, "queries": run.n_queries,
+                            "rows": len(run), "depth": _spread(depth, np)}
+    if qrels is not None:
+        judged = set(qrels.query_ids.tolist())
+        for path, run in runs:
+            ids = set(run.query_ids.tolist())
+            entry = report[path]
+            entry["queries only in the run (ignored)"] = len(ids - judged)
+            entry["judged queries absent from the run"] = len(judged - ids)
+            res = fastir.evaluate(qrels, run, ["Judged@10"], missing="skip")
+            entry["unjudged share of the top 10"] = round(1 - res.mean["Judged@10"], 4) \
+                if res.n_queries else None
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    for path, entry in report.items():
+        print(f"{path} ({entry.pop('kind')})")
+        for key, value in entry.items():
+            if isinstance(value, dict):
+                value = ", ".join(f"{k} {v}" for k, v in value.items())
+            print(f"  {key}: {value}")
+    return 0
+
+
+def _spread(values, np):
+    if len(values) == 0:
+        return {"min": 0, "median": 0, "max": 0}
+    return {"min": int(values.min()), "median": float(np.median(values)),
+            "max": int(values.max())}
+
+
+def _qrels_stats(qrels, level, np):
+    labels, counts = np.unique(qrels.labels, return_counts=True)
+    query = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
+    relevant = np.bincount(query[qrels.labels >= level], minlength=qrels.n_queries)
+    return {"kind": "qrels", "queries": qrels.n_queries, "judgments": len(qrels),
+            "judgments per label": {int(k): int(v) for k, v in zip(labels, counts)},
+            f"relevant per query (label >= {level})": _spread(relevant, np),
+            "queries with no relevant document": int((relevant == 0).sum())}
+
+
+# -- fastir agree -------------------------------------------------------------------------
+def agree_main(argv):
+    parser = _Parser("agree", "How far assessors agree: Cohen's kappa (two qrels), Fleiss' "
+                     "and the average pairwise kappa (more), weighted kappas, and with runs "
+                     "how far the system ranking moves.",
+                     "fastir agree nist.qrels crowd.qrels --runs runs/*.run -m AP")
+    parser.add_argument("qrels", nargs="+", help="two or more qrels files")
+    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
+                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--name", action="append", help="a qrels' name (once per qrels)")
+    parser.add_argument("--runs", nargs="+", metavar="RUN",
+                        help="runs to rank under each qrels (Kendall's tau)")
+    parser.add_argument("-m", "--measure", default="AP", help="the ranking's measure")
+    args = parser.parse_args(argv)
+    return _guarded("agree", lambda _: _agree(args), argv)
+
+
+def _agree(args):
+    import fastir
+
+    if len(args.qrels) < 2:
+        raise ValueError("give two or more qrels files")
+    runs = None
+    if args.runs:
+        paths = _run_paths(args.runs)
+        runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    names = args.name or [os.path.basename(p) for p in args.qrels]
+    result = fastir.agreement(*args.qrels, relevance_level=args.rel_level, names=names,
+                              runs=runs, measure=args.measure)
+    print(result.to_markdown())
+    return 0
+
+
+# -- fastir plot --------------------------------------------------------------------------
+def plot_main(argv):
+    parser = _Parser("plot", "Pictures: interpolated precision-recall curves (pr), sorted "
+                     "per-query differences of two runs (delta), measures by cutoff (cutoff).",
+                     "fastir plot pr qrels.txt bm25.run dense.run -o pr.png")
+    kinds = parser.add_subparsers(dest="kind", required=True,
+                                  parser_class=argparse.ArgumentParser)
+
+    def kind(name, summary, example):
+        return kinds.add_parser(name, help=summary, description=summary + ".",
+                                epilog=f"example:\n  fastir plot {name} {example}\n",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    pr = kind("pr", "interpolated precision-recall curves of one or more runs, the 11 "
+              "points as markers", "qrels.txt bm25.run dense.run -o pr.png")
+    delta = kind("delta", "per-query differences of two runs on a measure, sorted (the "
+                 "second run minus the first)",
+                 "qrels.txt bm25.run dense.run -m nDCG@10 -o delta.png")
+    cutoff = kind("cutoff", "P@k, R@k, nDCG@k (or -m families) for k = 1..K",
+                  "qrels.txt bm25.run -m P -m nDCG -k 50 -o cutoffs.png")
+    for sub in (pr, delta, cutoff):
+        sub.add_argument("qrels", help="qrels file")
+        sub.add_argument("runs", nargs="+", metavar="run", help="run files (.gz, globs)")
+        sub.add_argument("-o", "--output", required=True, help="image file (.png, .pdf, .svg)")
+        sub.add_argument("--name", action="append", help="a run's name (once per run)")
+        sub.add_argument("--rel-level", type=int, default=1, metavar="N",
+                         help="relevant means label >= N (default 1)")
+    pr.add_argument("--levels", type=int, default=101, help="recall levels (default 101)")
+    delta.add_argument("-m", "--measure", default="AP", help="the measure (default AP)")
+    cutoff.add_argument("-m", "--measure", action="append", metavar="FAMILY",
+                        help="a measure family with a rank cutoff (default P, R, nDCG)")
+    cutoff.add_argument("-k", type=int, default=100, help="the largest cutoff (default 100)")
+    args = parser.parse_args(argv)
+    return _guarded("plot", lambda _: _plot(args), argv)
+
+
+def _plot(args):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import fastir
+    from fastir import plots
+
+    paths = _run_paths(args.runs)
+    names = _run_names(paths, args.name)
+    qrels = fastir.read_qrels(args.qrels)
+    level = {"relevance_level": args.rel_level}
+    if args.kind == "pr":
+        curves = [fastir.pr_curve(qrels, p, levels=args.levels, name=n, **level)
+                  for p, n in zip(paths, names)]
+        ax = plots.plot_pr(curves)
+    elif args.kind == "cutoff":
+        families = args.measure or ["P", "R", "nDCG"]
+        curves = [fastir.cutoff_curve(qrels, p, measures=families, k=args.k, name=n, **level)
+                  for p, n in zip(paths, names)]
+        ax = plots.plot_cutoffs(curves)
+    else:
+        if len(paths) != 2:
+            raise ValueError(f"delta compares two runs, got {len(paths)}")
+        results = {n: fastir.evaluate(qrels, p, [args.measure], **level)
+                   for p, n in zip(paths, names)}
+        ax = fastir.compare(None, results, [args.measure], baseline=names[0]).plot_delta()
+    plots.save(ax, args.output)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {  # name: (entry point, what it does)
+    "eval": (eval_main, "evaluate runs: a table of means (or per query), any format; "
+             "--compare adds significance tests"),
+    "stats": (stats_main, "queries, judgments, depths and overlaps of qrels and runs"),
+    "agree": (agree_main, "agreement between assessors (kappa) and what it does to a ranking"),
+    "plot": (plot_main, "precision-recall curves, per-query differences, measures by cutoff"),
+}

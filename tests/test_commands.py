@@ -1,0 +1,210 @@
+"""The command line for people, run as a user runs it (a subprocess): every format, values
+equal to the library's, exit statuses, pictures, and progress only on a terminal."""
+
+import csv
+import io
+import json
+import math
+import os
+import pty
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastir
+
+pytestmark = pytest.mark.one_engine
+
+INPUTS = os.path.join(os.path.dirname(__file__), "data", "trec_eval", "inputs")
+QRELS = os.path.join(INPUTS, "qrels.test")
+RUN = os.path.join(INPUTS, "results.test")
+
+
+def fastir_cli(*args, check=True):
+    done = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+                          text=True)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def second_run(tmp_path_factory):
+    """results.test with its scores reversed within each query: a worse run."""
+    path = tmp_path_factory.mktemp("runs") / "reversed.run"
+    with open(RUN) as f, open(path, "w") as out:
+        for line in f:
+            q, it, doc, rank, score, tag = line.split()
+            out.write(f"{q} {it} {doc} {rank} {-float(score)} reversed\n")
+    return str(path)
+
+
+def test_every_format_holds_the_librarys_values(second_run):
+    measures = ["nDCG@10", "AP", "P@5", "NumRet"]
+    want = {name: fastir.evaluate(QRELS, path, measures).mean
+            for name, path in (("results.test", RUN), ("reversed.run", second_run))}
+    flags = [a for m in measures for a in ("-m", m)]
+    rows = json.loads(fastir_cli("eval", QRELS, RUN, second_run, *flags,
+                                 "--format", "json").stdout)
+    assert [r["run"] for r in rows] == ["results.test", "reversed.run"]
+    for row in rows:
+        assert {k: row[k] for k in measures} == want[row["run"]]
+    lines = fastir_cli("eval", QRELS, RUN, second_run, *flags, "--format", "jsonl").stdout
+    assert [json.loads(line) for line in lines.splitlines()] == rows
+    for fmt, delimiter in (("csv", ","), ("tsv", "\t")):
+        table = list(csv.reader(io.StringIO(fastir_cli("eval", QRELS, RUN, second_run, *flags,
+                                                       "--format", fmt).stdout),
+                               delimiter=delimiter))
+        assert table[0] == ["run"] + measures and len(table) == 3
+        assert float(table[1][1]) == pytest.approx(want["results.test"]["nDCG@10"], abs=5e-5)
+        assert table[1][4] == "1500"  # counts print as integers
+    text = fastir_cli("eval", QRELS, RUN, second_run, *flags).stdout.splitlines()
+    assert text[0].split() == ["run"] + measures and len(text) == 3
+    markdown = fastir_cli("eval", QRELS, RUN, *flags, "--format", "markdown").stdout
+    assert markdown.startswith("| run | nDCG@10 |") and "|---|" in markdown
+    latex = fastir_cli("eval", QRELS, RUN, second_run, *flags, "--format", "latex").stdout
+    assert r"\toprule" in latex and r"\textbf{" in latex
+
+
+def test_per_query_rows_and_names(second_run):
+    rows = json.loads(fastir_cli("eval", QRELS, RUN, second_run, "-q", "-m", "P@5", "--name",
+                                 "bm25", "--name", "worse", "--format", "json").stdout)
+    per_query = fastir.evaluate(QRELS, RUN, ["P@5"]).to_dict()
+    bm25 = {r["query"]: r["P@5"] for r in rows if r["run"] == "bm25"}
+    assert bm25 == {**{q: v["P@5"] for q, v in per_query.items()},
+                    "all": fastir.evaluate(QRELS, RUN, ["P@5"]).mean["P@5"]}
+
+
+def test_standard_input_gzip_and_globs(tmp_path):
+    import gzip
+
+    with open(RUN, "rb") as f:
+        content = f.read()
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(content))
+    want = fastir.evaluate(QRELS, RUN, ["AP"]).mean["AP"]
+    out = fastir_cli("eval", QRELS, str(gz), "-m", "AP", "--format", "json").stdout
+    assert json.loads(out)[0]["AP"] == want
+    piped = subprocess.run([sys.executable, "-m", "fastir", "eval", QRELS, "-", "-m", "AP",
+                            "--format", "json"], input=content,
+                           capture_output=True)
+    assert json.loads(piped.stdout)[0] == {"run": "stdin", "AP": want}
+    (tmp_path / "b.run").write_bytes(content)
+    (tmp_path / "a.run").write_bytes(content)
+    rows = json.loads(fastir_cli("eval", QRELS, str(tmp_path / "*.run"), "--format",
+                                 "json").stdout)
+    assert [r["run"] for r in rows] == ["a.run", "b.run"]
+
+
+def test_compare_prints_the_significance_table(second_run):
+    out = fastir_cli("eval", QRELS, RUN, second_run, "-m", "AP", "--compare", "--baseline",
+                     "results.test", "--resamples", "999", "--format", "json").stdout
+    report = json.loads(out)
+    assert report["baseline"] == "results.test" and report["pairs"][0]["system"] == \
+        "reversed.run"
+    c = fastir.compare(QRELS, {"results.test": RUN, "reversed.run": second_run}, ["AP"],
+                       baseline="results.test", n_resamples=999)
+    assert report["pairs"][0]["p_value"] == c.p_value[0, 0]
+    table = fastir_cli("eval", QRELS, RUN, second_run, "--compare").stdout
+    assert "paired randomization test" in table
+
+
+def test_exit_statuses_and_messages(tmp_path):
+    done = fastir_cli("eval", QRELS, str(tmp_path / "missing.run"), check=False)
+    assert done.returncode == 1 and "missing.run: cannot read" in done.stderr
+    done = fastir_cli("eval", QRELS, RUN, "-m", "nDCG@0", check=False)
+    assert done.returncode == 1 and "nDCG: cutoff must be an integer from 1" in done.stderr
+    bad = tmp_path / "bad.run"
+    bad.write_text("1 Q0 d1 1 0.5 tag\n1 Q0 d2 1\n")
+    done = fastir_cli("eval", QRELS, str(bad), check=False)
+    assert done.returncode == 1 and "bad.run:2:" in done.stderr
+    assert fastir_cli("eval", QRELS, check=False).returncode == 2
+    assert fastir_cli("eval", QRELS, RUN, "--format", "yaml", check=False).returncode == 2
+    assert fastir_cli(check=False).returncode == 2
+    assert fastir_cli("nonsense", check=False).returncode == 2
+    for command in ("eval", "stats", "agree", "plot"):
+        help_text = fastir_cli(command, "-h").stdout
+        assert "example:\n  fastir " + command in help_text
+    assert "commands:" in fastir_cli("--help").stdout
+
+
+def test_stats_and_agree(tmp_path):
+    out = json.loads(fastir_cli("stats", QRELS, RUN, "--format", "json").stdout)
+    assert out[QRELS]["queries"] == 3 and out[QRELS]["judgments"] == 3681
+    assert out[QRELS]["judgments per label"] == {"0": 3120, "1": 561}
+    assert out[RUN]["depth"] == {"min": 500, "median": 500.0, "max": 500}
+    assert out[RUN]["unjudged share of the top 10"] == 0.0
+    other = tmp_path / "other.qrels"
+    with open(QRELS) as f:
+        lines = f.read().splitlines()
+    other.write_text("\n".join(line[:-1] + ("0" if i % 7 == 0 else line[-1])
+                               for i, line in enumerate(lines)) + "\n")
+    text = fastir_cli("agree", QRELS, str(other)).stdout
+    agree = fastir.agreement(QRELS, str(other))
+    assert f"| {agree.pairs[0]['kappa']:.3f} |" in text
+
+
+def test_the_examples_files_hold_the_example(tmp_path):
+    from fastir.example import MEASURES, collection
+
+    printed = fastir_cli("example", "--write", str(tmp_path)).stdout.split()
+    assert printed == [str(tmp_path / f) for f in ("qrels.txt", "weak.run", "strong.run")]
+    qrels, runs = collection()
+    for name, run in runs.items():
+        from_files = fastir.evaluate(str(tmp_path / "qrels.txt"), str(tmp_path / f"{name}.run"),
+                                     MEASURES)
+        assert from_files.mean == fastir.evaluate(qrels, run, MEASURES).mean
+    assert fastir_cli("example", "--bad", check=False).returncode == 2
+
+
+def test_pictures(tmp_path, second_run):
+    pytest.importorskip("matplotlib")
+    for kind, extra in (("pr", []), ("cutoff", ["-k", "20"]), ("delta", ["-m", "AP"])):
+        path = tmp_path / f"{kind}.png"
+        fastir_cli("plot", kind, QRELS, RUN, second_run, "-o", str(path), *extra)
+        assert path.stat().st_size > 10_000
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_curve_data_are_the_kernels_values():
+    curve = fastir.pr_curve(QRELS, RUN)
+    res = fastir.evaluate(QRELS, RUN, ["iprec_at_recall", "11pt_avg"])
+    eleven = curve.eleven_point()
+    for r, value in eleven.items():
+        assert value == pytest.approx(res.mean[f"iprec_at_recall_{r:.2f}"], abs=1e-15)
+    assert sum(eleven.values()) / 11 == pytest.approx(res.mean["11pt_avg"], abs=1e-12)
+    per_query = res.to_dict()
+    for i, qid in enumerate(curve.query_ids):
+        assert curve.precision[i, 50] == per_query[qid]["iprec_at_recall_0.50"]
+        recall, precision = curve.raw[qid]
+        assert np.all(np.diff(recall) > 0) and math.isclose(recall[-1] * 0 + 1, 1)
+    cutoffs = fastir.cutoff_curve(QRELS, RUN, k=12)
+    assert cutoffs.means["P"][9] == fastir.evaluate(QRELS, RUN, ["P@10"]).mean["P@10"]
+
+
+@pytest.mark.slow
+def test_progress_shows_on_a_terminal_and_never_in_a_pipe(tmp_path):
+    run = tmp_path / "big.run"  # ~250 MB: 10,000 queries x 1,000 documents
+    suffixes = [f" Q0 doc{d} {d + 1} {1000 - d} tag\n" for d in range(1000)]
+    with open(run, "w") as f:
+        for q in range(10_000):
+            f.write("".join(f"query{q}{rest}" for rest in suffixes))
+    qrels = tmp_path / "big.qrels"
+    qrels.write_text("".join(f"query{q} 0 doc{q % 1000} 1\n" for q in range(10_000)))
+    args = [sys.executable, "-m", "fastir", "eval", str(qrels), str(run), "-m", "AP"]
+    piped = subprocess.run(args, capture_output=True, text=True)
+    assert piped.returncode == 0 and piped.stderr == ""
+    main, child = pty.openpty()
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=child)
+    os.close(child)
+    seen = b""
+    try:  # read while it runs (a full terminal buffer would block the bar)
+        while chunk := os.read(main, 65536):
+            seen += chunk
+    except OSError:  # the terminal closed with the process
+        pass
+    os.close(main)
+    assert process.wait(timeout=600) == 0
+    assert b"big.run" in seen and (b"B/s" in seen or b"%" in seen), seen[-500:]
