@@ -1,7 +1,9 @@
-"""Reading TREC qrels and run files (plain or gzip'd, or standard input for ``-``)."""
+"""Reading TREC qrels and run files: plain, gzip, bz2 or xz; paths, ``-`` (standard input) or
+file objects."""
 
 import contextlib
 import functools
+import io
 import math
 import mmap
 import os
@@ -29,55 +31,112 @@ _MESSAGES = {
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: an encoding marker, never content
 
 
+def source_name(path):
+    """How errors name an input: the path, or a file object's ``.name`` (else ``<stream>``)."""
+    if hasattr(path, "read"):
+        name = getattr(path, "name", None)
+        return name if isinstance(name, str) else "<stream>"
+    return os.fspath(path)
+
+
 def read_bytes(path, progress=None):
-    """The file's bytes as a read-only uint8 array: memory-mapped (no copy) for plain files,
-    decompressed for gzip'd ones (advancing ``progress`` by the compressed bytes read);
-    ``-`` reads standard input. A leading UTF-8 byte order mark is left out (it would
-    otherwise stick to the first query id)."""
+    """The input's bytes as a read-only uint8 array: memory-mapped (no copy) for plain files,
+    decompressed for gzip, bz2 and xz data (known by their first bytes; advancing
+    ``progress`` by the compressed bytes read); ``-`` reads standard input, and a file
+    object (text or binary) is read from where it stands. A leading UTF-8 byte order mark
+    is left out (it would otherwise stick to the first query id)."""
     buf = _raw_bytes(path, progress)
     return buf[len(BOM):] if buf[:len(BOM)].tobytes() == BOM else buf
 
 
-def _gunzip(f, path, progress):
-    """Decompress a gzip stream (any number of members) in 1 MB steps, with progress."""
+def _compression(head):
+    """gzip, bz2 or xz from a file's first 10 bytes, or None."""
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if re.fullmatch(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)", head):
+        return "bz2"
+    if head[:6] == b"\xfd7zXZ\x00":
+        return "xz"
+    return None
+
+
+def _decompressor(kind):
+    if kind == "gzip":
+        import zlib
+
+        return zlib.decompressobj(31)
+    if kind == "bz2":
+        import bz2
+
+        return bz2.BZ2Decompressor()
+    import lzma
+
+    return lzma.LZMADecompressor(lzma.FORMAT_XZ)
+
+
+def _decompress(read, kind, source, progress):
+    """Decompress the chunks ``read()`` returns (any number of concatenated streams) in
+    1 MB steps, advancing ``progress`` (if any) by the compressed bytes."""
+    import lzma
     import zlib
 
     parts = []
-    stream = zlib.decompressobj(31)
+    stream = _decompressor(kind)
     try:
-        while chunk := f.read(1 << 20):
-            progress.advance(len(chunk))
+        while chunk := read(1 << 20):
+            if progress is not None:
+                progress.advance(len(chunk))
             while chunk:
                 parts.append(stream.decompress(chunk))
                 chunk = b""
                 if stream.eof and stream.unused_data:
-                    chunk, stream = stream.unused_data, zlib.decompressobj(31)
-    except zlib.error as exc:
-        raise InputError(f"{path}: corrupt gzip data ({exc}): the file is damaged or "
+                    chunk, stream = stream.unused_data, _decompressor(kind)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise InputError(f"{source}: corrupt {kind} data ({exc}): the file is damaged or "
                          "truncated") from None
     if not stream.eof:
-        raise InputError(f"{path}: corrupt gzip data (it ends early): the file is damaged "
+        raise InputError(f"{source}: corrupt {kind} data (it ends early): the file is damaged "
                          "or truncated")
     return np.frombuffer(b"".join(parts), dtype=np.uint8)
 
 
+def _in_memory(data, source):
+    """The bytes of standard input or a file object, decompressed if they are compressed."""
+    kind = _compression(data[:10])
+    if kind is None:
+        return np.frombuffer(data, dtype=np.uint8)
+    return _decompress(io.BytesIO(data).read, kind, source, None)
+
+
+def _stream_bytes(f, source):
+    """All that is left to read in a file object, as bytes (text is encoded back with the
+    stream's encoding)."""
+    try:
+        data = f.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: cannot read: the stream is not {exc.encoding} text; open "
+                         "the file in binary mode ('rb') or pass sys.stdin.buffer") from None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    if isinstance(data, str):
+        return data.encode(getattr(f, "encoding", None) or "utf-8", "surrogateescape")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{source}: read() returned {type(data).__name__}, not text or bytes")
+    return bytes(data)
+
+
 def _raw_bytes(path, progress=None):
+    if hasattr(path, "read"):
+        return _in_memory(_stream_bytes(path, source_name(path)), source_name(path))
     if str(path) == "-":
-        return np.frombuffer(sys.stdin.buffer.read(), dtype=np.uint8)
+        return _in_memory(sys.stdin.buffer.read(), "-")
     try:
         with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
+            kind = _compression(f.read(10))
+            if kind is not None:
                 f.seek(0)
-                if progress is not None and progress.bar is not None:
-                    return _gunzip(f, path, progress)
-                import gzip
-                import zlib
-
-                try:
-                    return np.frombuffer(gzip.decompress(f.read()), dtype=np.uint8)
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise InputError(f"{path}: corrupt gzip data ({exc}): the file is damaged "
-                                     "or truncated") from None
+                bar = progress if progress is not None and progress.bar is not None else None
+                return _decompress(f.read, kind, path, bar)
             if os.fstat(f.fileno()).st_size == 0:
                 return frozen(np.zeros(0), np.uint8)
             flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
@@ -95,16 +154,18 @@ def _reading(path, progress):
     from fastir.progress import Progress, wanted
 
     own = not isinstance(progress, Progress)
-    name = os.path.basename(os.fspath(path))
-    size = os.path.getsize(path) if str(path) != "-" and os.path.isfile(path) else 0
+    stream = hasattr(path, "read")
+    name = os.path.basename(source_name(path))
+    size = os.path.getsize(path) if not stream and str(path) != "-" and \
+        os.path.isfile(path) else 0
     bar = Progress(size, f"reading {name}", wanted(progress) and size > 0, unit="B") \
         if own else progress
     try:
-        gzipped = False
+        compressed = False
         if bar.bar is not None and size:
             with open(path, "rb") as f:
-                gzipped = f.read(2) == b"\x1f\x8b"
-        yield bar, functools.partial(bar.stage, f"parsing {name}", 0 if gzipped else size)
+                compressed = _compression(f.read(10)) is not None
+        yield bar, functools.partial(bar.stage, f"parsing {name}", 0 if compressed else size)
     finally:
         if own:
             bar.close()
@@ -112,6 +173,10 @@ def _reading(path, progress):
 
 def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
+
+    ``path`` is a file path (plain, gzip, bz2 or xz, known by the first bytes), ``-`` for
+    standard input (compressed or not), or an open file object, text or binary (errors
+    then name its ``.name``, or ``<stream>``).
 
     Fields are separated by any whitespace, ``#`` starts a comment line, labels are integers
     (negative: in the pool but unjudged). A doc judged twice for one query is an error,
@@ -125,7 +190,7 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     -------
     Qrels
     """
-    name = os.fspath(path)
+    name = source_name(path)
     with _reading(path, progress) as (bar, parsing), parsing():
         buf = read_bytes(path, bar)
         if subtopics:
@@ -147,6 +212,10 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
 def read_run(path, name=None, third_column="auto", progress=False):
     """Read a TREC run file: ``qid iter docno rank score tag`` per line.
 
+    ``path`` is a file path (plain, gzip, bz2 or xz, known by the first bytes), ``-`` for
+    standard input (compressed or not), or an open file object, text or binary (errors
+    then name its ``.name``, or ``<stream>``).
+
     The rank column is ignored: the join ranks by score (ties by docno, as trec_eval does).
     The run's name is the tag of the last line (trec_eval's ``runid``).
 
@@ -163,7 +232,7 @@ def read_run(path, name=None, third_column="auto", progress=False):
     if third_column not in ("auto", "rank", "score"):
         raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
                          f"{third_column!r}")
-    source = os.fspath(path)
+    source = source_name(path)
     with _reading(path, progress) as (bar, parsing), parsing():
         return _parse_run(read_bytes(path, bar), source, name, third_column)
 
@@ -475,6 +544,11 @@ def _raise_line_error(buf, layout, code, offset, source):
     message = _MESSAGES[code].format(needed=needed, token=token)
     if layout == _scan.RUN3 and code == _scan.TOO_MANY_FIELDS:
         message += " (the first line has 3 fields, qid docno rank, so every line must)"
+    other = {_scan.QRELS: (6, "a run"), _scan.RUN6: (4, "a qrels")}.get(layout)
+    if other and code in (_scan.TOO_FEW_FIELDS, _scan.TOO_MANY_FIELDS) and \
+            len(_content_fields(buf) or ()) == other[0]:
+        message += (f" ({other[0]} fields, as in {other[1]} file: are the qrels and the run "
+                    "swapped?)")
     _raise_at(buf, offset, source, message)
 
 
