@@ -4,6 +4,7 @@ changing scores (:meth:`Evaluator.bind`), and dense score matrices (:func:`evalu
 
 import functools
 import threading
+import warnings
 
 import numpy as np
 
@@ -164,14 +165,33 @@ class BoundCandidates:
         return out
 
 
-def _as_float_array(x, name):
-    """numpy arrays, objects with ``__array__`` or DLPack (a CPU torch tensor) as float64."""
-    if not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__"):
+_DLPACK_CPU = 1  # DLPack's device type of host memory
+
+
+def as_array(x):
+    """``x`` as a numpy array: numpy, lists, ``__array__`` objects, or tensors through DLPack
+    without importing their library (torch's: detached when they require grad, copied to
+    the CPU, bfloat16 widened to float32, which holds it exactly)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
+        x = x.detach()
+    if hasattr(x, "__dlpack__"):
+        if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] != _DLPACK_CPU and \
+                hasattr(x, "cpu"):
+            x = x.cpu()
+        if str(getattr(x, "dtype", "")).endswith("bfloat16") and hasattr(x, "float"):
+            x = x.float()  # numpy has no bfloat16
         try:
-            x = np.from_dlpack(x)
+            return np.from_dlpack(x)
         except (TypeError, RuntimeError, BufferError):
             pass
-    x = np.asarray(x)
+    return np.asarray(x)
+
+
+def _as_float_array(x, name):
+    """:func:`as_array` as float64 (float16 and float32 widen exactly)."""
+    x = as_array(x)
     if x.dtype.kind not in "iufb":
         raise TypeError(f"{name} must be numeric, got dtype {x.dtype}")
     return x.astype(np.float64, copy=False)
@@ -195,21 +215,26 @@ def _matrix_plan(measures, relevance_level):
     return plan, engine.rank_depth(plan.parsed), engine.ideal_depth(plan.parsed)
 
 
-def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
-                    relevance_level=1, ties="column", per_row=False):
+def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
+                    relevance_level=1, ties="column", per_row=False, mask=None):
     """Evaluate a dense batch: one row per query, one column per candidate document.
 
     Parameters
     ----------
     scores : array-like, shape (batch, n_candidates)
-        Scores (numpy, ``__array__`` or DLPack objects such as CPU torch tensors).
-    labels : array-like of int, shape (batch, n_candidates)
-        Graded relevance of each candidate (>= 0).
+        Scores: numpy (float16 too), ``__array__`` objects, or tensors through DLPack,
+        such as torch tensors (detached if they require grad; bfloat16 and float16 widen
+        exactly; fastir never imports torch). Without ``valid``, a score of ``-inf``
+        marks padding: that candidate does not exist.
+    labels : array-like, shape (batch, n_candidates)
+        Graded relevance of each candidate: integers from 0, booleans, or floats holding
+        integers (any other float is an error).
     measures : str or list of str
         Measure names, as for :func:`fastir.evaluate` (not those that need unjudged
         documents: Bpref, infAP, RBPResid, Unj).
-    mask : array-like of bool, optional
-        False marks padding: such candidates do not exist (ragged lists).
+    valid : array-like of bool, optional
+        True where a candidate exists, False on padding (ragged lists); its scores and
+        labels are then ignored, and a valid score of ``-inf`` is an error.
     n_relevant : array-like of int, shape (batch,), optional
         Number of relevant documents of each row, candidates or not. Recall, AP, R-prec
         and the nDCG ideal then count the relevant documents outside the candidates (the
@@ -222,6 +247,8 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
         sklearn's ``ndcg_score`` does; other measures use the column order.
     per_row : bool
         Also return the (batch, n_measures) per-row values.
+    mask : array-like of bool, optional
+        Deprecated name of ``valid`` (same meaning).
 
     Returns
     -------
@@ -245,16 +272,22 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
     s = _as_float_array(scores, "scores")
     if s.ndim != 2:
         raise ValueError(f"scores must be 2-d (batch, n_candidates), got shape {s.shape}")
-    y = np.asarray(labels)
+    y = as_array(labels)
     if y.shape != s.shape:
         raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
-    y = _matrix_labels(y)
-    if mask is None:
+    y = matrix_labels(y, "labels")
+    if mask is not None:
+        warnings.warn("evaluate_matrix: mask= is deprecated; use valid= (the same meaning: "
+                      "True where a candidate exists)", DeprecationWarning, stacklevel=2)
+        if valid is not None:
+            raise ValueError("give valid= only (mask= is its deprecated name)")
+        valid = mask
+    if valid is None:
         m = _all_true(s.shape)
     else:
-        m = np.asarray(mask, dtype=np.bool_)
+        m = _flags(as_array(valid), "valid")
         if m.shape != s.shape:
-            raise ValueError(f"mask {m.shape} and scores {s.shape} differ in shape")
+            raise ValueError(f"valid {m.shape} and scores {s.shape} differ in shape")
     batch, width = s.shape
     if n_relevant is None:
         nr, extra = _zeros(batch), 0
@@ -268,7 +301,7 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
                              f"documents for {whole} (no cutoff); give it a cutoff, or keep "
                              f"n_relevant at most {MAX_IDEAL}")
     data = BK.Batch(np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m),
-                    nr)
+                    nr, valid is None)
     spec = plan.sized(width + extra)
     out = np.empty((batch, len(plan.parsed)))
     means = np.empty(len(plan.parsed))
@@ -285,22 +318,33 @@ def evaluate_matrix(scores, labels, measures, *, mask=None, n_relevant=None,
                            _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
                            status, out, python=False)
     if code == BK.BAD_SCORE:
-        raise ValueError("scores must be finite (outside the mask)")
+        raise ValueError("scores must be finite where valid is True (without valid=, -inf "
+                         "marks padding; +inf and NaN are errors)")
     if code == BK.BAD_LABEL:
-        raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF} (outside the mask)")
+        raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF} (where a candidate "
+                         "exists)")
     plan.check(out)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
 
 
-def _matrix_labels(labels):
+def matrix_labels(labels, name):
     """Labels as int64 (no copy when they are): integers, booleans, or floats that hold
     integers; the kernel checks their range in its pass over the batch."""
     if labels.dtype.kind in "iub":
         if labels.dtype == np.uint64 and labels.size and labels.max() > MAX_CUTOFF:
-            raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF}")
+            raise ValueError(f"{name} must be integers from 0 to {MAX_CUTOFF}")
         return labels.astype(np.int64, copy=False)
-    return integer_labels(labels, "evaluate_matrix: labels").astype(np.int64)
+    return integer_labels(labels, f"evaluate_matrix: {name}").astype(np.int64)
+
+
+def _flags(x, name):
+    """Booleans, or numbers that are all 0 or 1 (an attention mask), as bool."""
+    if x.dtype == np.bool_:
+        return x
+    if x.dtype.kind not in "iuf" or not np.isin(x, (0, 1)).all():
+        raise ValueError(f"{name} must be booleans or 0/1 (True where a candidate exists)")
+    return x != 0
 
 
 def _level(relevance_level):

@@ -79,7 +79,7 @@ def _steps(folder):
             labels = rng.integers(0, 3, size=(batch, width))
             fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
             fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
-                                   mask=scores > -2, n_relevant=np.full(batch, 3))
+                                   valid=scores > -2, n_relevant=np.full(batch, 3))
 
     def diversity():
         judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}

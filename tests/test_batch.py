@@ -122,7 +122,7 @@ def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, 
     mask = rng.random((batch, width)) < 0.7 if masked else None
     n_relevant = rng.integers(0, width + 2, size=batch) if outside else None
     level = max(level, 1)
-    got, per_row = fastir.evaluate_matrix(scores, labels, names, mask=mask,
+    got, per_row = fastir.evaluate_matrix(scores, labels, names, valid=mask,
                                           n_relevant=n_relevant, relevance_level=level,
                                           per_row=True)
     qrels, run = _matrix_to_dicts(scores, labels, mask, n_relevant, level)
@@ -132,13 +132,13 @@ def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, 
     # and the naive reference, directly
     names = ["AP", "P@5", "RR", "nDCG@3"]
     ref = naive_values(qrels, run, names, relevance_level=level)
-    _, rows = fastir.evaluate_matrix(scores, labels, names, mask=mask, n_relevant=n_relevant,
+    _, rows = fastir.evaluate_matrix(scores, labels, names, valid=mask, n_relevant=n_relevant,
                                      relevance_level=level, per_row=True)
     for b, q in enumerate(sorted(ref)):
         assert rows[b].tolist() == ref[q]
     names = ["P@5", "nDCG@3"]  # selection path
     ref = naive_values(qrels, run, names, relevance_level=level)
-    _, rows = fastir.evaluate_matrix(scores, labels, names, mask=mask, n_relevant=n_relevant,
+    _, rows = fastir.evaluate_matrix(scores, labels, names, valid=mask, n_relevant=n_relevant,
                                      relevance_level=level, per_row=True)
     for b, q in enumerate(sorted(ref)):
         assert rows[b].tolist() == ref[q]
@@ -179,7 +179,7 @@ def test_evaluate_matrix_average_ties_match_sklearn():
     ({"scores": np.array([[np.inf, 0.0]])}, "finite"),
     ({"measures": "Bpref"}, "needs unjudged documents"),
     ({"ties": "random"}, "ties must be"),
-    ({"mask": np.ones((1, 3), bool)}, "mask"),
+    ({"valid": np.ones((1, 3), bool)}, "valid"),
 ])
 def test_evaluate_matrix_errors(bad, message):
     args = {"scores": np.array([[0.5, 0.1]]), "labels": np.array([[1, 0]]), "measures": "AP"}
