@@ -23,6 +23,9 @@ _EXPORTS = {
     "Comparison": "fastir.stats", "compare": "fastir.stats",
     "Agreement": "fastir.assessors", "agreement": "fastir.assessors",
     "pr_curve": "fastir.curves", "cutoff_curve": "fastir.curves",
+    "MetricAccumulator": "fastir.training", "evaluate_flat": "fastir.training",
+    "RelevanceEvaluator": "fastir.compat", "supported_measures": "fastir.compat",
+    "iter_calc": "fastir.compat", "calc_aggregate": "fastir.compat", "Metric": "fastir.compat",
 }
 
 __all__ = sorted(_EXPORTS)
