@@ -275,7 +275,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     y = as_array(labels)
     if y.shape != s.shape:
         raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
-    y = matrix_labels(y, "labels")
+    y = matrix_labels(y, "evaluate_matrix: labels")
     if mask is not None:
         warnings.warn("evaluate_matrix: mask= is deprecated; use valid= (the same meaning: "
                       "True where a candidate exists)", DeprecationWarning, stacklevel=2)
@@ -328,14 +328,17 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     return (result, out) if per_row else result
 
 
-def matrix_labels(labels, name):
+def matrix_labels(labels, where):
     """Labels as int64 (no copy when they are): integers, booleans, or floats that hold
-    integers; the kernel checks their range in its pass over the batch."""
+    integers (``where`` names them in errors); the kernel checks their range in its pass
+    over the batch."""
     if labels.dtype.kind in "iub":
         if labels.dtype == np.uint64 and labels.size and labels.max() > MAX_CUTOFF:
-            raise ValueError(f"{name} must be integers from 0 to {MAX_CUTOFF}")
+            raise ValueError(f"{where} must be integers from 0 to {MAX_CUTOFF}")
         return labels.astype(np.int64, copy=False)
-    return integer_labels(labels, f"evaluate_matrix: {name}").astype(np.int64)
+    if labels.dtype.kind == "f":
+        labels = labels.astype(np.float64, copy=False)  # exact; float16 overflows 2**31
+    return integer_labels(labels, where).astype(np.int64)
 
 
 def _flags(x, name):

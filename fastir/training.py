@@ -46,7 +46,7 @@ def _flat_batch(preds, target, indexes):
     labels = as_array(target)
     if labels.shape != scores.shape:
         raise ValueError(f"target {labels.shape} and preds {scores.shape} differ in shape")
-    labels = matrix_labels(labels, "target")
+    labels = matrix_labels(labels, "evaluate_flat: target")
     if labels.size and labels.min() < 0:
         raise ValueError(f"target must be integers from 0, got {labels.min().item()}")
     query = _indexes(indexes, len(scores))
