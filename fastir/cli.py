@@ -9,8 +9,8 @@ import warnings
 from fastir.data import FastirWarning, InputError
 from fastir.measures import UnknownMeasureError
 
-USAGE = ("fastir trec_eval [-h] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
-         "[--compat 9.0.8] [-m MEASURE]... QRELS RUN")
+USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
+         "[-o] [-D 0] [-R qrels] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... QRELS RUN")
 
 TREC_EVAL_HELP = f"""usage: {USAGE}
 
@@ -25,39 +25,96 @@ trec_eval reads them (getopt: -mP.5 or -m P.5, options anywhere, long names too)
   -n, --nosummary                no summary ('all') lines
   -N N, --Number_docs_in_coll N  number of documents in the collection (for utility)
   -Z FILE, --Zscore FILE         print z-scores against the per-query means/stddevs in FILE
-  -m MEASURE, --measure MEASURE  measure or nickname (official, all_trec, set); repeatable
+  -m MEASURE, --measure MEASURE  trec_eval measure (map, P.5,10), nickname (official,
+                                 all_trec, set) or library name (nDCG@10, AP), printed
+                                 under its trec_eval name; repeatable
+  -o, -D 0, -R qrels, -T trec_results  accepted and change nothing, as in trec_eval
+                                 (-D above 0 or with a query, -R prefs, qrels_prefs and
+                                 qrels_jg are not supported)
   --compat 9.0.8                 reproduce trec_eval 9.0.8 (pytrec_eval's version)
+  -v, --version                  trec_eval's version line, then fastir's (on stderr)
   -h, --help                     this help (`fastir measures` lists the measures)
 
-RUN may be - (standard input); either file may be gzip'd.
+Either file may be gzip, bz2 or xz (known by its first bytes); RUN may be - (standard
+input).
 """
 
-_SHORT = "hqcl:nJN:M:m:Z:"
-_LONG = ["help", "query_eval_wanted", "complete_rel_info_wanted", "level_for_rel=",
-         "nosummary", "Judged_docs_only", "Number_docs_in_coll=", "Max_retrieved_per_topic=",
-         "measure=", "Zscore=", "compat="]
-_LONG_TO_SHORT = {"--query_eval_wanted": "-q", "--complete_rel_info_wanted": "-c",
-                  "--level_for_rel": "-l", "--nosummary": "-n", "--Judged_docs_only": "-J",
-                  "--Number_docs_in_coll": "-N", "--Max_retrieved_per_topic": "-M",
-                  "--measure": "-m", "--Zscore": "-Z", "--help": "-h"}
+#: trec_eval's options: long name -> (short flag, whether it takes a value). As in
+#: trec_eval, --Output_old_results_format takes a value and -o does not.
+_OPTIONS = {"help": ("-h", False), "version": ("-v", False), "query_eval_wanted": ("-q", False),
+            "measure": ("-m", True), "complete_rel_info_wanted": ("-c", False),
+            "level_for_rel": ("-l", True), "nosummary": ("-n", False),
+            "Debug_level": ("-D", True), "Judged_docs_only": ("-J", False),
+            "Number_docs_in_coll": ("-N", True), "Max_retrieved_per_topic": ("-M", True),
+            "Rel_info_format": ("-R", True), "Results_format": ("-T", True),
+            "Output_old_results_format": ("-o", True), "Zscore": ("-Z", True),
+            "compat": ("--compat", True)}
+_SHORT = {"h": False, "v": False, "q": False, "m": True, "c": False, "l": True, "n": False,
+          "D": True, "J": False, "N": True, "M": True, "R": True, "T": True, "o": False,
+          "Z": True}
+#: trec_eval's -R formats fastir does not read (its preference and judgment-group measures).
+UNSUPPORTED_FORMATS = ("prefs", "qrels_prefs", "qrels_jg")
 
 
 class UsageError(Exception):
     """Bad command-line usage: the message says what, the usage line follows it."""
 
 
-def parse_trec_eval_args(argv):
-    """trec_eval's options, read with getopt as trec_eval reads them, as a dict."""
-    import getopt
+def _getopt(argv, positional):
+    """Yield trec_eval's ``(flag, value)`` pairs in order as GNU getopt_long reads them
+    (options anywhere, ``--`` ends them, unique prefixes of long names); other arguments go
+    to ``positional``. A bad option raises :class:`UsageError` when it is reached."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positional += argv[i:]
+            return
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            found = [n for n in _OPTIONS if n == name] or [n for n in _OPTIONS
+                                                           if n.startswith(name)]
+            if len(found) != 1:
+                what = "not recognized" if not found else "not a unique prefix"
+                raise UsageError(f"option --{name} {what}")
+            flag, takes = _OPTIONS[found[0]]
+            if takes and not eq:
+                if i == len(argv):
+                    raise UsageError(f"option --{found[0]} requires argument")
+                value, i = argv[i], i + 1
+            elif eq and not takes:
+                raise UsageError(f"option --{found[0]} must not have an argument")
+            yield flag, value
+        elif arg.startswith("-") and arg != "-":
+            for k, letter in enumerate(arg[1:], 2):
+                if letter not in _SHORT:
+                    raise UsageError(f"option -{letter} not recognized")
+                if not _SHORT[letter]:
+                    yield f"-{letter}", ""
+                    continue
+                value = arg[k:]
+                if not value:
+                    if i == len(argv):
+                        raise UsageError(f"option -{letter} requires argument")
+                    value, i = argv[i], i + 1
+                yield f"-{letter}", value
+                break
+        else:
+            positional.append(arg)
 
-    try:
-        pairs, positional = getopt.gnu_getopt(argv, _SHORT, _LONG)
-    except getopt.GetoptError as exc:
-        raise UsageError(str(exc)) from None
+
+def parse_trec_eval_args(argv):
+    """trec_eval's options, read as trec_eval reads them, as a dict. As in trec_eval, ``-v``
+    ends the reading: what follows it is not looked at."""
     args = {"q": False, "c": False, "l": 1, "M": None, "J": False, "n": False, "N": 0,
-            "Z": None, "compat": "10.0", "m": [], "help": False}
-    for flag, value in pairs:
-        flag = _LONG_TO_SHORT.get(flag, flag)
+            "Z": None, "compat": "10.0", "m": [], "help": False, "version": False,
+            "D": "0", "R": "qrels", "T": "trec_results"}
+    positional = []
+    for flag, value in _getopt(argv, positional):
+        if flag == "-v":
+            args["version"] = True
+            return args
         if flag == "-h":
             args["help"] = True
         elif flag in ("-q", "-c", "-J", "-n"):
@@ -66,8 +123,8 @@ def parse_trec_eval_args(argv):
             args[flag[1]] = _integer_option(flag, value)
         elif flag == "-m":
             args["m"].append(value)
-        elif flag == "-Z":
-            args["Z"] = value
+        elif flag in ("-Z", "-D", "-R", "-T"):
+            args[flag[1]] = value
         elif flag == "--compat":
             if value not in ("10.0", "9.0.8"):
                 raise UsageError(f"--compat must be 10.0 or 9.0.8, got {value!r}")
@@ -97,6 +154,10 @@ INPUT_STATUS = 2  # a file that cannot be read or parsed
 ZSCORE_STATUS = 255  # a -Z file that cannot be read (trec_eval returns -1 from main)
 
 
+#: What each trec_eval binary's -v prints (9.0.8's build still calls itself 9.0.7).
+TREC_EVAL_VERSIONS = {"10.0": "10.0-rc3", "9.0.8": "9.0.7"}
+
+
 def trec_eval_main(argv):
     from fastir.trec_format import TrecEvalStop, format_trec_eval, read_zscores, trec_measures
 
@@ -104,14 +165,31 @@ def trec_eval_main(argv):
         args = parse_trec_eval_args(argv)
     except UsageError as exc:
         return _fail(f"{exc}\nusage: {USAGE}", USAGE_STATUS)
+    compat = None if args["compat"] == "10.0" else args["compat"]
+    if args["version"]:
+        try:  # trec_eval checks the measure names before -v as it reads them
+            trec_measures(args["m"], compat)
+        except (UnknownMeasureError, ValueError) as exc:
+            return _fail(exc, USAGE_STATUS)
+        print(f"trec_eval version {TREC_EVAL_VERSIONS[args['compat']]}\n{version_line()}",
+              file=sys.stderr)
+        return 0
     if args["help"]:
         _write(TREC_EVAL_HELP)
         return 0
-    compat = None if args["compat"] == "10.0" else args["compat"]
     try:
         names = trec_measures(args["m"] or ["official"], compat)
     except (UnknownMeasureError, ValueError) as exc:
         return _fail(exc, USAGE_STATUS)
+    unsupported = _unsupported(args)
+    if unsupported:
+        return _fail(unsupported, USAGE_STATUS)
+    if args["R"] != "qrels":
+        return _fail(f"Illegal rel_format {args['R']!r} (-R: trec_eval reads qrels, prefs, "
+                     "qrels_prefs, qrels_jg)", INPUT_STATUS)
+    if args["T"] != "trec_results":
+        return _fail(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
+                     "only trec_results)", INPUT_STATUS)
     try:
         zscores = read_zscores(args["Z"]) if args["Z"] else None
     except InputError as exc:
@@ -138,6 +216,29 @@ def trec_eval_main(argv):
     for note in notes + [str(w.message) for w in said if issubclass(w.category, FastirWarning)]:
         print(f"fastir trec_eval: note: {note}", file=sys.stderr)
     return 0
+
+
+def _unsupported(args):
+    """What the trec_eval flags fastir does not implement say, or None: debug output or a
+    single debug query (-D), and the relevance formats of the preference and judgment-group
+    measures (-R)."""
+    import re
+
+    level = re.match(r"\s*([+-]?[0-9]*)", args["D"]).group(1)  # atol, as trec_eval reads it
+    if "." in args["D"] or level.lstrip("+-") and int(level):
+        return (f"-D {args['D']} is not supported (trec_eval's debug output and debug query); "
+                "-D 0 is accepted, and -q prints every query's values")
+    if args["R"] in UNSUPPORTED_FORMATS:
+        return (f"-R {args['R']} is not supported (trec_eval's preference and judgment-group "
+                "measures are not implemented); fastir reads -R qrels only")
+    return None
+
+
+def version_line():
+    """fastir's version, as ``fastir --version`` prints it."""
+    from fastir import __version__
+
+    return f"fastir {__version__}"
 
 
 def _write(text):
@@ -222,7 +323,8 @@ def help_text():
     from fastir.commands import COMMANDS as FRIENDLY
 
     described = {name: text for name, (_, text) in FRIENDLY.items()} | OTHER_COMMANDS
-    lines = ["usage: fastir COMMAND ...   (fastir COMMAND -h: its options and an example)", "",
+    lines = ["usage: fastir COMMAND ...   (fastir COMMAND -h: its options and an example)",
+             "       fastir --version", "",
              "commands:"]
     for name, text in described.items():
         wrapped = textwrap.wrap(text, 76)
@@ -238,6 +340,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help", "help"):
         print(help_text(), end="")
+        return 0
+    if argv and argv[0] == "--version":
+        print(version_line())
         return 0
     if not argv or argv[0] not in COMMANDS:
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""

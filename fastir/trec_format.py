@@ -26,8 +26,13 @@ MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
 def trec_measures(args, compat=None):
     """Expand ``-m`` arguments into ``[(base, raw parameters or None)]`` in trec_eval order
-    (a measure given twice keeps its first parameters, as in trec_eval)."""
-    chosen = {}
+    (a measure given twice keeps its first parameters, as in trec_eval).
+
+    A name trec_eval does not know may be one of the library's (``nDCG@10``, ``AP``,
+    ``P_5``) when a trec_eval name says the same measure: it is printed under that name,
+    and the cutoffs of library names add to the measure's (``-m P@5 -m P@10``: P_5 and
+    P_10). An unknown name raises :class:`UnknownMeasureError` with close names."""
+    chosen, added = {}, {}
     for arg in args:
         base, dot, params = arg.partition(".")
         if base in NICKNAMES and not dot:
@@ -36,14 +41,67 @@ def trec_measures(args, compat=None):
                     chosen.setdefault(name, None)
             continue
         if base != "runid" and base not in TREC_NAMES:
-            raise UnknownMeasureError(f"illegal measure {arg!r} (trec_eval names such as "
-                                      "'map', 'P.5,10', 'ndcg_cut' or nicknames 'official', "
-                                      "'all_trec', 'set')")
+            base, params = _library_measure(arg)
+            if params is not None and TREC_NAMES[base][1].style == "cut":
+                added.setdefault(base, []).append(params)
+                continue
+            dot = params is not None
         if not _in_version(base, compat):
             raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
         if chosen.get(base) is None:  # trec_eval keeps the first parameters given
             chosen[base] = params if dot else None
+    for base, cutoffs in added.items():
+        if not _in_version(base, compat):
+            raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
+        given = chosen.get(base)
+        have = (given.split(",") if given is not None else
+                [] if base not in chosen else [str(v) for v in TREC_NAMES[base][1].defaults])
+        numbers = {float(v) for v in have}
+        chosen[base] = ",".join(have + [c for c in dict.fromkeys(cutoffs)
+                                        if float(c) not in numbers])
     return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]))
+
+
+def _library_measure(arg):
+    """(trec_eval base name, cutoff text or None) of a library measure name that a trec_eval
+    name says exactly, or :class:`UnknownMeasureError` (with close names when unknown)."""
+    import re
+
+    from fastir.measures import known_names, parse
+
+    try:
+        measures = [m for _, m in parse(arg)]
+    except UnknownMeasureError as exc:
+        stem = re.split(r"[@(.]", arg.strip(), maxsplit=1)[0]
+        if stem in known_names():  # a known name with bad parameters: what is wrong
+            raise UnknownMeasureError(f"illegal measure {arg!r}: {exc}") from None
+        raise UnknownMeasureError(f"illegal measure {arg!r}{_suggestion(arg)} (trec_eval "
+                                  "names such as 'map', 'P.5,10', 'ndcg_cut', nicknames "
+                                  "'official', 'all_trec', 'set', or the library's "
+                                  "'nDCG@10', 'AP'; `fastir measures` lists them)") from None
+    trec = measures[0].trec_name() if len(measures) == 1 and measures[0].spec.trec else None
+    if trec is None or parse_trec(trec) != measures:
+        raise UnknownMeasureError(f"illegal measure {arg!r}: trec_eval has no name for it, so "
+                                  "it cannot be printed in trec_eval's format (`fastir eval` "
+                                  "evaluates it)")
+    if trec in TREC_NAMES:
+        return trec, None
+    base, _, cutoff = trec.rpartition("_")
+    return base, cutoff
+
+
+def _suggestion(arg):
+    """``; did you mean ...?`` with the trec_eval names, nicknames and library names closest
+    to ``arg`` (or nothing)."""
+    import difflib
+
+    from fastir.measures import known_names
+
+    names = list(dict.fromkeys([*TREC_NAMES, *NICKNAMES, *known_names()]))
+    close = difflib.get_close_matches(arg, names, n=4, cutoff=0.6)
+    lower = {n.lower(): n for n in names}  # (ndcg for NDCG)
+    close = list(dict.fromkeys(([lower[arg.lower()]] if arg.lower() in lower else []) + close))
+    return f"; did you mean {', '.join(repr(n) for n in close)}?" if close else ""
 
 
 def _in_version(name, compat):
