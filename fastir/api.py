@@ -20,13 +20,19 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     Parameters
     ----------
     qrels : Qrels or dict or str or path
-        Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, or a qrels file.
+        Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, a qrels file, an
+        open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
+        ``score``: ir_measures' and ranx's columns) or a ranx Qrels.
     run : Run or dict or str or path
-        Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, or a run file.
+        Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, a run file, an open
+        file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``score``) or a ranx Run.
+        Several runs as ``{name: run}`` (ranx's shape) give a
+        :class:`~fastir.results.ResultsByRun` (``{name: Results}`` with a table of means).
     measures : str or list of str
-        Measure names in ir_measures (``nDCG@10``), trec_eval (``ndcg_cut_10``,
-        ``P.5,10``) or ranx (``ndcg@10``) syntax. Unknown names raise ``ValueError`` with
-        suggestions.
+        Measure names in ir_measures (``nDCG@10``, or its measure objects), trec_eval
+        (``ndcg_cut_10``, ``P.5,10``) or ranx (``ndcg@10``) syntax. Unknown names raise
+        ``ValueError`` with suggestions. Keys: trec_eval names as trec_eval prints them
+        (``P.5`` -> ``P_5``), others as written.
     relevance_level : int, default 1
         A document is relevant when its label is >= this (trec_eval ``-l``). Applies to every
         binary measure without its own ``rel=``; nDCG's gains are the raw labels regardless.
@@ -70,6 +76,15 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
     plan = Plan.of(measures, relevance_level, num_docs, compat)
+    if _is_several_runs(run):
+        from fastir.results import ResultsByRun
+
+        options = {"relevance_level": relevance_level, "missing": missing,
+                   "max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
+                   "compat": compat, "progress": progress}
+        qrels = as_qrels(qrels, progress)
+        return ResultsByRun((name, evaluate(qrels, r, measures, **options))
+                            for name, r in run.items())
     with _jit.tier(size_hint(qrels) + size_hint(run)):
         qrels = as_qrels(qrels, progress)
         run = as_run(run, compat, progress)
@@ -95,11 +110,44 @@ def warn_if_disjoint(joined, qrels, run):
 
 
 def _path(value, what):
-    if isinstance(value, (str, bytes, os.PathLike)):
+    if isinstance(value, (str, bytes, os.PathLike)) or hasattr(value, "read"):
         return value
     container = "Run" if what == "run" else "Qrels"
-    raise TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}} or "
-                    f"a file path, got {type(value).__name__}")
+    raise TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}}, "
+                    f"a file path or open file, a DataFrame or a ranx {container}, got "
+                    f"{type(value).__name__}")
+
+
+def _is_frame(value):
+    return hasattr(value, "columns") and hasattr(value, "to_numpy")
+
+
+def _is_ranx(value):
+    return type(value).__module__.startswith("ranx") and hasattr(value, "to_dict")
+
+
+def _column(frame, candidates, what):
+    """The first of ``candidates`` the frame has (ir_measures' or ranx's column name)."""
+    found = [c for c in candidates if c in frame.columns]
+    if len(found) != 1:
+        from fastir.data import InputError
+
+        have = "both" if found else "none"
+        raise InputError(f"DataFrame: the {what} column is one of {list(candidates)} (it has "
+                         f"{have}; its columns: {list(frame.columns)}); or use "
+                         "Qrels.from_pandas / Run.from_pandas with the column names")
+    return found[0]
+
+
+def _is_several_runs(run):
+    """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``."""
+    if not isinstance(run, dict) or not run:
+        return False
+    first = next(iter(run.values()))
+    if isinstance(first, dict):
+        inner = next(iter(first.values()), None)
+        return isinstance(inner, dict)
+    return isinstance(first, (Run, str, os.PathLike)) or _is_frame(first) or _is_ranx(first)
 
 
 def size_hint(data):
@@ -109,18 +157,30 @@ def size_hint(data):
         return len(data)
     if isinstance(data, dict):
         return sum(len(v) for v in data.values() if isinstance(v, dict))
+    if _is_frame(data):
+        return len(data)
     try:
         return os.path.getsize(data) // 32
     except (OSError, TypeError, ValueError):
         return 0
 
 
+QUERY_COLUMNS = ("query_id", "q_id")  # ir_measures', ranx's
+LABEL_COLUMNS = ("relevance", "score")
+
+
 def as_qrels(qrels, progress=False):
-    """A :class:`Qrels` from any accepted form: Qrels, dict, or a file path."""
+    """A :class:`Qrels` from any accepted form: Qrels, dict, a file path or open file, a
+    DataFrame or a ranx Qrels."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, dict):
         return Qrels.from_dict(qrels)
+    if _is_frame(qrels):
+        return Qrels.from_pandas(qrels, _column(qrels, QUERY_COLUMNS, "query"), "doc_id",
+                                 _column(qrels, LABEL_COLUMNS, "label"))
+    if _is_ranx(qrels):
+        return Qrels.from_dict(qrels.to_dict(), source="ranx Qrels")
     from fastir.io.trec import read_qrels
 
     return read_qrels(_path(qrels, "qrels"), progress=progress)
@@ -131,6 +191,10 @@ def as_run(run, compat=None, progress=False):
     if not isinstance(run, Run):
         if isinstance(run, dict):
             run = Run.from_dict(run)
+        elif _is_frame(run):
+            run = Run.from_pandas(run, _column(run, QUERY_COLUMNS, "query"), "doc_id", "score")
+        elif _is_ranx(run):
+            run = Run.from_dict(run.to_dict(), name=run.name or "run", source="ranx Run")
         else:
             from fastir.io.trec import read_run
 

@@ -7,13 +7,13 @@ import csv
 import glob
 import io
 import json
-import math
 import os
 import sys
 import warnings
 
+from fastir.tables import FORMATS, format_rows
+
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
-FORMATS = ("table", "tsv", "csv", "json", "jsonl", "markdown", "latex")
 INPUT_STATUS = 1
 
 
@@ -184,75 +184,9 @@ def _eval(args):
                 rows.append((name, str(qid), [values[k] for k in keys]))
         means = res.mean
         rows.append((name, "all" if args.per_query else None, [means.get(k, "") for k in keys]))
-    sys.stdout.write(_table(rows, keys, integers, args.format, args.digits, args.per_query))
+    sys.stdout.write(format_rows(rows, keys, integers, args.format, args.digits,
+                                 args.per_query))
     return 0
-
-
-def _cell(value, digits, integer):
-    if isinstance(value, str):
-        return value
-    return str(int(value)) if integer else f"{value:.{digits}f}"
-
-
-def _table(rows, keys, integers, fmt, digits, per_query):
-    """The rows (run, query or None, values) in a format (counts as integers)."""
-    head = ["run"] + (["query"] if per_query else []) + list(keys)
-    cells = [[name] + ([qid] if per_query else []) +
-             [_cell(v, digits, i) for v, i in zip(values, integers)]
-             for name, qid, values in rows]
-    if fmt in ("tsv", "csv"):
-        out = io.StringIO()
-        writer = csv.writer(out, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-        writer.writerows([head] + cells)
-        return out.getvalue()
-    if fmt in ("json", "jsonl"):
-        records = []
-        for name, qid, values in rows:
-            record = {"run": name} | ({"query": qid} if per_query else {})
-            records.append(record | {k: _json_value(v) for k, v in zip(keys, values)})
-        if fmt == "jsonl":
-            return "".join(json.dumps(r) + "\n" for r in records)
-        return json.dumps(records, indent=2) + "\n"
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(row) + " |" for row in cells]
-        return "\n".join(lines) + "\n"
-    if fmt == "latex":
-        return _latex_table(head, cells, rows, per_query, digits)
-    widths = [max(len(str(row[i])) for row in [head] + cells) for i in range(len(head))]
-    left = 2 if per_query else 1
-    lines = []
-    for row in [head] + cells:
-        lines.append("  ".join(str(v).ljust(w) if i < left else str(v).rjust(w)
-                               for i, (v, w) in enumerate(zip(row, widths))).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _json_value(value):
-    if isinstance(value, str) or value is None:
-        return value
-    return None if math.isnan(value) else value
-
-
-def _latex_table(head, cells, rows, per_query, digits):
-    from fastir.stats import _latex_escape
-
-    first = 2 if per_query else 1
-    best = {}
-    for i in range(first, len(head)):
-        numbers = [r[2][i - first] for r in rows if not isinstance(r[2][i - first], str)]
-        best[i] = max(numbers) if numbers else None
-    body = []
-    for (_, _, values), row in zip(rows, cells):
-        out = [_latex_escape(v) for v in row[:first]]
-        for i, text in enumerate(row[first:], first):
-            value = values[i - first]
-            out.append(rf"\textbf{{{text}}}" if value == best[i] and not per_query else
-                       _latex_escape(text))
-        body.append(" & ".join(out) + r" \\")
-    return "\n".join([r"\begin{tabular}{" + "l" * first + "r" * (len(head) - first) + "}",
-                      r"\toprule", " & ".join(_latex_escape(h) for h in head) + r" \\",
-                      r"\midrule", *body, r"\bottomrule", r"\end{tabular}"]) + "\n"
 
 
 def _comparison_text(comparison, fmt, digits):

@@ -601,13 +601,16 @@ def _check_cutoff(f, cutoff):
 def parse(name):
     """Measures named by ``name`` (one, or several for trec_eval lists like ``P.5,10``).
 
-    Returns a list of ``(key, Measure)``; ``key`` is ``name`` itself when it names one
-    measure, otherwise each measure's trec_eval name.
+    Returns a list of ``(key, Measure)``. The key rule: a trec_eval name is keyed as
+    trec_eval (and pytrec_eval) print it (``P.5`` -> ``P_5``; ``P.5,10`` -> ``P_5``, ``P_10``);
+    any other name is its own key, as written (a measure object of ir_measures: its text).
     """
     if isinstance(name, Measure):
         return [(str(name), name)]
     if not isinstance(name, str):
-        raise TypeError(f"measure names are strings, got {name!r}")
+        if type(name).__module__.startswith("ir_measures"):  # its measure objects, by text
+            return parse(str(name))
+        raise TypeError(f"measure names are strings (or ir_measures measures), got {name!r}")
     text = name.strip()
     if text in NICKNAMES:  # trec_eval's measure sets: every member, keyed by its trec name
         return [(m.trec_name(), m) for base in NICKNAMES[text] if base != "runid"
@@ -618,9 +621,9 @@ def parse(name):
     for dialect in dialects:
         measures = dialect(text)
         if measures is not None:
-            if len(measures) == 1:
-                return [(name, measures[0])]
-            return [(m.trec_name(), m) for m in measures]
+            if dialect is parse_trec:
+                return [(m.trec_name(), m) for m in measures]
+            return [(name, measures[0])]
     raise UnknownMeasureError(_unknown_message(name))
 
 
@@ -683,7 +686,21 @@ def _parse_ir(text):
                                           "name=value")
             key, value = (s.strip() for s in item.split("=", 1))
             params[key] = value.strip("'\"")
+    family = _ir_spelling(family, params)
     return [make(family, m.group(3), **params)]
+
+
+def _ir_spelling(family, params):
+    """ir_measures' spellings of other families: ``NumRet(rel=1)`` is NumRelRet (it prints
+    NumRelRet so), ``SetP(relative=True)`` is SetRelP (``params`` loses the flag)."""
+    if family == "NumRet" and "rel" in params:
+        return "NumRelRet"
+    if family == "SetP" and "relative" in params:
+        relative = params.pop("relative")
+        if relative not in ("True", "False"):
+            raise UnknownMeasureError(f"SetP: relative must be True or False, got {relative!r}")
+        return "SetRelP" if relative == "True" else family
+    return family
 
 
 def _parse_ranx(text):

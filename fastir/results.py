@@ -21,8 +21,8 @@ class Results:
         The evaluated queries, in trec_eval order (``strcmp`` of the ids); built on first
         use (the summaries never need it).
     measures : list of str
-        Measure keys, as the caller wrote them (trec_eval lists such as ``P.5,10`` give one
-        key per member, e.g. ``P_5``, ``P_10``).
+        Measure keys: trec_eval names as trec_eval prints them (``P.5,10`` gives ``P_5``,
+        ``P_10``), any other name as the caller wrote it.
     values : ndarray of float64, shape (n_queries, n_measures)
         ``values[i, j]``: measure ``j`` on query ``i``.
     ignored_queries : list
@@ -114,3 +114,37 @@ class Results:
                          f"{verb}")
         note = f"; {'; '.join(notes)}" if notes else ""
         return f"Results({self.n_queries} queries: {means}{note})"
+
+
+class ResultsByRun(dict):
+    """Several runs evaluated on the same qrels and measures: ``{run name: Results}`` (the
+    shape of ``fastir.evaluate(qrels, {name: run, ...}, ...)``), with a table of means."""
+
+    @property
+    def mean(self):
+        """``{run name: {measure: mean}}``."""
+        return {name: res.mean for name, res in self.items()}
+
+    def to_pandas(self):
+        """A DataFrame of the means: one row per run, one column per measure (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_dict(self.mean, orient="index").rename_axis("run")
+
+    def format(self, fmt="table", digits=4):
+        """The means as text: ``fmt`` one of ``fastir.tables.FORMATS`` (as ``fastir eval``)."""
+        from fastir.tables import format_rows
+
+        first = next(iter(self.values()), None)
+        if first is None:
+            return ""
+        keys = list(first.mean)
+        integers = [m.spec.integer for m in first.parsed if m.spec.aggregate != "none"]
+        rows = [(name, None, list(res.mean.values())) for name, res in self.items()]
+        return format_rows(rows, keys, integers, fmt, digits, False)
+
+    def __str__(self):
+        return self.format()
+
+    def __repr__(self):
+        return f"ResultsByRun({len(self)} runs)\n{self.format()}"
