@@ -2,7 +2,10 @@
 padding, valid=), the flat form and the accumulator, side by side with torchmetrics."""
 
 import contextlib
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -276,3 +279,14 @@ def test_flat_form_equals_the_dense_batch():
                                      per_row=True)[1]
         assert np.array_equal(one[0], row)
     assert got == {m: sum(col) / len(col) for m, col in zip(MEASURES, values.T.tolist())}
+
+
+def test_fastir_never_imports_torch():
+    code = ("import sys, numpy as np, fastir\n"
+            "fastir.evaluate_matrix(np.ones((2, 3)), np.ones((2, 3)), 'AP')\n"
+            "acc = fastir.MetricAccumulator('AP')\n"
+            "acc.update_flat([0.5, 0.2], [1, 0], [0, 0])\n"
+            "acc.merge(acc.state_dict()).compute()\n"
+            "assert 'torch' not in sys.modules, 'fastir imported torch'\n")
+    env = dict(os.environ, FASTIR_JIT="python")
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
