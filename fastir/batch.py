@@ -300,23 +300,27 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
             raise ValueError(f"n_relevant up to {extra} needs an ideal ranking of that many "
                              f"documents for {whole} (no cutoff); give it a cutoff, or keep "
                              f"n_relevant at most {MAX_IDEAL}")
-    data = BK.Batch(np.ascontiguousarray(s), np.ascontiguousarray(y), np.ascontiguousarray(m),
-                    nr, valid is None)
+    s, y = np.ascontiguousarray(s), np.ascontiguousarray(y)
     spec = plan.sized(width + extra)
     out = np.empty((batch, len(plan.parsed)))
     means = np.empty(len(plan.parsed))
     python = _jit.python_mode(batch * width)
-    if batch * width < _SERIAL_BELOW or python:
-        code = _jit.select(BK.matrix_values_serial, python=python)(
-            data, level, rank_depth, ideal_cap, average, spec, _matrix_work(1, width + extra),
-            plan.how, means, out)
-    else:
+
+    def run(valid):
+        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr)
+        if batch * width < _SERIAL_BELOW or python:
+            return _jit.select(BK.matrix_values_serial, python=python)(
+                data, level, rank_depth, ideal_cap, average, spec,
+                _matrix_work(1, width + extra), plan.how, means, out)
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
-        status = np.zeros(len(bounds) - 1, dtype=np.int64)
-        code = _jit.launch(BK.matrix_values_parallel, bounds, data, level, rank_depth,
+        return _jit.launch(BK.matrix_values_parallel, bounds, data, level, rank_depth,
                            ideal_cap, average, spec,
                            _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
-                           status, out, python=False)
+                           np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
+
+    code = run(m)
+    if code != 0 and valid is None and np.isneginf(s).any():
+        code = run(~np.isneginf(s))  # -inf pads (checked only on failure: no cost otherwise)
     if code == BK.BAD_SCORE:
         raise ValueError("scores must be finite where valid is True (without valid=, -inf "
                          "marks padding; +inf and NaN are errors)")

@@ -37,9 +37,9 @@ from fastir.kernels import (
 Candidates = namedtuple("Candidates", "indptr rows codes qrels_query limit judged_only")
 
 #: A dense batch: (batch, n_candidates) ``scores`` (float64), ``labels`` (int64, checked
-#: here: from 0 to 2**31 - 1) and ``valid`` (True: a real candidate), each row's
-#: ``n_relevant`` (0: its candidates'), and ``neg_inf_pads`` (a score of -inf marks padding).
-Batch = namedtuple("Batch", "scores labels valid n_relevant neg_inf_pads")
+#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), and each row's
+#: ``n_relevant`` (0: its candidates').
+Batch = namedtuple("Batch", "scores labels mask n_relevant")
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -126,7 +126,7 @@ def bound_values(tasks, n_queries, candidates, scores, ideals, spec, work, out):
                                            work.state[c])
 
 
-BAD_SCORE = -1  # a non-finite score (of a valid candidate)
+BAD_SCORE = -1  # a non-finite score (under the mask)
 BAD_LABEL = -2  # a negative label, or one beyond 32 bits
 MAX_LABEL = 2**31 - 1
 
@@ -143,21 +143,19 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
     the ranking is written), then the ideal is laid out from the counts and the ranking
     is selected or sorted.
     """
-    scores, labels, valid = batch.scores, batch.labels, batch.valid
+    scores, labels, mask = batch.scores, batch.labels, batch.mask
     n = 0
     top_label = -1
     relevant = 0
     small = True  # every label fits the counting array
     for j in range(scores.shape[1]):
-        if not valid[b, j]:
+        if not mask[b, j]:
             continue
-        if not math.isfinite(scores[b, j]):
-            if batch.neg_inf_pads and scores[b, j] == -math.inf:
-                continue
-            return BAD_SCORE, 0, 0
         label = labels[b, j]
         if label < 0 or label > MAX_LABEL:
             return BAD_LABEL, 0, 0
+        if not math.isfinite(scores[b, j]):
+            return BAD_SCORE, 0, 0
         order[n] = j
         n += 1
         if label >= level:

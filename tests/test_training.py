@@ -69,6 +69,8 @@ def test_neg_inf_padding_equals_valid():
     assert got[0] == want[0]
     assert np.array_equal(got[1], want[1])
     assert fastir.evaluate_matrix(padded, labels, MEASURES, valid=valid) == want[0]
+    ignored = np.where(valid, labels, -100)  # labels of padding are not read
+    assert fastir.evaluate_matrix(padded, ignored, MEASURES) == want[0]
     # 0/1 masks (attention masks) mean the same
     assert fastir.evaluate_matrix(scores, labels, MEASURES, valid=valid.astype(np.int64)) == \
         want[0]
