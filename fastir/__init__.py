@@ -13,7 +13,7 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Results": "fastir.api", "evaluate": "fastir.api",
+    "Results": "fastir.api", "evaluate": "fastir.api", "ResultsByRun": "fastir.results",
     "BoundCandidates": "fastir.batch", "Evaluator": "fastir.batch",
     "evaluate_matrix": "fastir.batch",
     "FastirWarning": "fastir.data", "InputError": "fastir.data", "Qrels": "fastir.data",

@@ -68,9 +68,9 @@ Metric = namedtuple("Metric", ["query_id", "measure", "value"])
 
 
 def iter_calc(measures, qrels, run, **options):
-    """ir_measures' ``iter_calc``: a :class:`Metric` per query and measure (``measure`` is
-    what you passed: an ir_measures object or a name). ``options`` as for
-    :func:`fastir.evaluate`."""
+    """ir_measures' ``iter_calc``: a :class:`Metric` per judged query and measure
+    (``measure`` is what you passed: an ir_measures object or a name; a query the run misses
+    scores 0, as in ir_measures). ``options`` as for :func:`fastir.evaluate`."""
     measures, results = _calc(measures, qrels, run, options)
     for query, row in zip(results.query_ids, results.values.tolist()):
         for measure, value in zip(measures, row):
@@ -91,6 +91,5 @@ def _calc(measures, qrels, run, options):
     if any(len(p) != 1 for p in parsed):
         raise ValueError("iter_calc / calc_aggregate take single measures (a trec_eval list "
                          "such as 'P.5,10' expands: use fastir.evaluate)")
-    options.setdefault("missing", "skip")  # as ir_measures (trec_eval without -c)
     results = Evaluator(qrels, [p[0][1] for p in parsed], **options).evaluate(run)
     return measures, results

@@ -79,6 +79,9 @@ NRBP = 51
 NNRBP = 52
 P_IA = 53
 ST_RECALL = 54
+# ranx's own measures
+HITS = 55
+F1 = 56
 
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1
@@ -385,17 +388,19 @@ def _bing(ranked, n_rel, level, log2):
 
 
 @helper
-def _rbp(ranked, ideal, p):
+def _rbp(ranked, ideal, p, level, scaled):
     """m_rbp.c with default gains (the labels), scaled by the query's largest label when
-    it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value)."""
+    it exceeds 1 (trec_eval reads min/max uninitialised; this is the intended value);
+    labels below ``level`` gain 0, and unscaled (``scaled`` 0) the gains are the labels
+    themselves (ranx's rbp)."""
     top = np.float64(ideal[0]) if len(ideal) > 0 and ideal[0] > 0 else 0.0
     total = 0.0
     cur_p = 1.0
     for i in range(len(ranked)):
         label = ranked[i]
-        if label > 0:
+        if label > 0 and label >= level:
             g = np.float64(label)
-            if top > 1.0:
+            if top > 1.0 and scaled != 0.0:
                 g = (g - 0.0) / (top - 0.0)
             total += g * cur_p
         cur_p = cur_p * p
@@ -733,8 +738,8 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         return _bpref(ranked, n_rel, n_nonrel, level)
     if kind == INFAP:
         return _infap(ranked, n_rel, level)
-    if kind == RBP:
-        return _rbp(ranked, ideal, params[0])
+    if kind == RBP:  # params: p, scaled
+        return _rbp(ranked, ideal, params[0], level, params[1])
     if kind == RBP_RESID:
         return _rbp_resid(ranked)
     if kind == BING:
@@ -761,6 +766,16 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         return sc[CUM_UNJ, top] / cutoff
     if kind == SUCCESS:
         return 1.0 if sc[CUM_REL, top] > 0 else 0.0
+    if kind == HITS:
+        return sc[CUM_REL, top]
+    if kind == F1:  # ranx: P = hits / k (k as given), R = hits / R
+        if n_rel == 0:
+            return 0.0
+        precision = sc[CUM_REL, top] / (cutoff if cutoff > 0 else n)
+        recall = sc[CUM_REL, top] / n_rel
+        if precision + recall == 0.0:
+            return 0.0
+        return 2.0 * ((precision * recall) / (precision + recall))
     if kind == ACCURACY:  # (TP + TN) / N over the top k; params[0]: N
         tp = sc[CUM_REL, top]
         fp = top - tp

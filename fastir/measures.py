@@ -348,6 +348,11 @@ FAMILIES = {f.name: f for f in (
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
            ranx=("hit_rate",),
            examples=("Success@2",)),
+    Family("Hits", K.HITS, "Relevant documents in the top k (the whole ranking without k), "
+           "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5")),
+    Family("F1", K.F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
+           "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
+           examples=("F1", "F1@5")),
     Family("SetP", K.SET_P, "Precision of the whole ranking.", trec=(TrecName("set_P", 30),)),
     Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            trec=(TrecName("set_relative_P", 31),)),
@@ -362,11 +367,13 @@ FAMILIES = {f.name: f for f in (
     Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),)),
     Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
-           path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True),),
+           path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True), REL,
+                               Param("scaled", "bool", True, doc="gains divided by the "
+                                     "query's largest label (trec_eval); False: the labels "
+                                     "themselves (ranx's rbp.95)")),
            level_free=True, ideal="top", trec=(TrecName("rbp", 38, "single"),),
            versions=("10.0",),
-           ranx=("rbp",),
-           examples=("RBP", "RBP(p=0.8)")),
+           examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)")),
     Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",)),
@@ -644,7 +651,9 @@ def parse_all(names):
 
 
 _IR_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9]*\.?[0-9]+))?$")
-_RANX_RE = re.compile(r"^([a-z_\-]+?)(?:@([0-9]+))?(?:-l(-?[0-9]+))?$")
+_RANX_RE = re.compile(r"^([a-z][a-z0-9_\-]*?)(?:@([0-9]+))?(?:-l(-?[0-9]+))?$")
+_RANX_RBP_RE = re.compile(r"^rbp[.@]([0-9]+)(?:-l(-?[0-9]+))?$")
+_RANX_WHOLE = {"P": "SetP", "R": "SetR"}  # ranx's precision / recall without k
 
 
 def _split_params(text):
@@ -704,12 +713,20 @@ def _ir_spelling(family, params):
 
 
 def _parse_ranx(text):
+    rbp = _RANX_RBP_RE.match(text)
+    if rbp:  # rbp.95: persistence 0.95, the labels as gains
+        params = {"p": f"0.{rbp.group(1)}", "scaled": "False"}
+        if rbp.group(2) is not None:
+            params["rel"] = rbp.group(2)
+        return [make("RBP", **params)]
     m = _RANX_RE.match(text)
     if not m or m.group(1) not in _RANX:
         return None
     if m.group(2) is None and m.group(3) is None and m.group(1) in TREC_NAMES:
         return None  # plain "map", "ndcg", "bpref": trec_eval names, same measures
     family, params = _RANX[m.group(1)]
+    if m.group(2) is None and family in _RANX_WHOLE:  # precision: of the whole ranking
+        family = _RANX_WHOLE[family]
     params = dict(params)
     if m.group(3) is not None:
         params["rel"] = m.group(3)

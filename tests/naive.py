@@ -105,6 +105,8 @@ FAMILIES = frozenset(
         "Judged",
         "Accuracy",
         "Compat",
+        "Hits",
+        "F1",
         *CWL_FAMILIES,
         *DIVERSITY_FAMILIES,
     }
@@ -1031,6 +1033,7 @@ def measure(
     max_grade: float = 4,
     normalize: bool = True,
     cwl: dict | None = None,
+    scaled: bool = True,
     compat: str = "10.0",
 ) -> float:
     """Value of one measure for one query.
@@ -1042,6 +1045,7 @@ def measure(
     Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
     coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
     ``p`` (persistence: RBP, RBPResid, NERR10 0.9, Compat 0.95), ``normalize`` (Compat),
+    ``scaled`` (RBP: gains over the largest label, else the labels: ranx's rbp),
     ``cwl`` (the C/W/L family's min_rel, max_rel and T),
     ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
     ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
@@ -1114,6 +1118,24 @@ def measure(
         return _iprec_avg(codes, R, rel, recalls, compat)
     if family == "P":
         return _precision_at(codes, rel, k)
+    if family == "Hits":  # ranx's hits: relevant in the top k (all without k)
+        return float(sum(1 for c in codes[:k] if _is_rel(c, rel)))
+    if family == "F1":  # ranx's f1: P = hits / k (k as given, else n), R = hits / R
+        depth = k if k is not None else n
+        if R == 0 or depth == 0:
+            return 0.0
+        hits = sum(1 for c in codes[:depth] if _is_rel(c, rel))
+        precision, recall = hits / depth, hits / R
+        return 0.0 if precision + recall == 0 else 2 * (precision * recall / (precision + recall))
+    if family == "RBP" and (not scaled or rel != 1):  # (with rel or ranx's unscaled gains)
+        p = 0.9 if p is None else p
+        top = max(qrels_q.values(), default=0)
+        total, cur_p = 0.0, 1.0
+        for c in codes:
+            if c > 0 and c >= rel:
+                total += (c / top if scaled and top > 1 else float(c)) * cur_p
+            cur_p *= p
+        return (1.0 - p) * total
     if family == "R":
         return _recall_at(codes, R, rel, k)
     if family in _GAIN_TABLE_FAMILIES and (family not in ("nDCG", "DCG", "IDCG")
@@ -1286,8 +1308,8 @@ def parse(name: str) -> tuple[str, dict]:
             utility["abcd".index(key)] = float(value)
         elif key in ("min_rel", "max_rel", "T"):
             kwargs.setdefault("cwl", {})[key] = float(value)
-        elif key == "normalize":
-            kwargs["normalize"] = value == "True"
+        elif key in ("normalize", "scaled"):
+            kwargs[key] = value == "True"
         else:  # beta, p, max_grade
             kwargs[key] = float(value)
     if family == "Utility":

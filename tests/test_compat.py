@@ -1,0 +1,158 @@
+"""Side by side with the peers, as their users switch: pytrec_eval's RelevanceEvaluator,
+ir_measures' calc_aggregate / iter_calc with measure objects, ranx's evaluate with every
+metric name, and the forms their users pass (DataFrames, ranx objects, several runs)."""
+
+import numpy as np
+import pytest
+
+import fastir
+
+pytestmark = pytest.mark.one_engine
+
+
+def graded_pair(seed, n_queries=25, unique_scores=False):
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        docs = [f"d{i}" for i in range(40)]
+        qrels[f"q{q}"] = {d: int(rng.choice([0, 0, 1, 2, 3]))
+                          for d in rng.choice(docs, 15, replace=False)}
+        if q % 9 == 4:
+            continue  # a judged query the run misses
+        if unique_scores:
+            scores = rng.permutation(1000)[:25] / 7.0
+        else:
+            scores = rng.integers(0, 30, 25) / 4.0  # ties
+        run[f"q{q}"] = {d: float(s) for d, s in zip(rng.choice(docs, 25, replace=False), scores)}
+    run["unjudged"] = {"d1": 1.0}
+    return qrels, run
+
+
+# -- pytrec_eval ----------------------------------------------------------------------------
+PYTREC_MEASURES = {"map", "P.5,10", "ndcg_cut.10", "recall", "gm_map", "bpref", "set_F.0.5",
+                   "Rprec", "recip_rank", "iprec_at_recall", "ndcg", "infAP", "num_rel_ret",
+                   "11pt_avg", "Rprec_mult", "success", "map_cut", "relative_P", "G", "binG",
+                   "Rndcg", "ndcg_rel", "num_q", "num_ret", "num_rel", "set_P", "gm_bpref",
+                   "set_map", "set_recall", "set_relative_P", "num_nonrel_judged_ret"}
+
+
+@pytest.mark.parametrize("seed, level, judged_only", [(0, 1, False), (1, 2, False),
+                                                      (2, 1, True), (3, 2, True)])
+def test_relevance_evaluator_gives_pytrec_evals_dict(seed, level, judged_only):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = graded_pair(seed)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=level,
+                                              judged_docs_only_flag=judged_only).evaluate(run)
+    got = fastir.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=level,
+                                    judged_docs_only_flag=judged_only).evaluate(run)
+    assert got == expected  # the same queries, keys and floats
+
+
+def test_supported_measures_cover_pytrec_evals():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    assert set(pytrec_eval.supported_measures) - fastir.supported_measures == {"runid"}
+
+
+def test_the_key_rule():
+    res = fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}},
+                          ["P.5", "ndcg_cut.10", "P.1,2", "nDCG@10", "ndcg@10", "rbp.95"])
+    assert list(res.mean) == ["P_5", "ndcg_cut_10", "P_1", "P_2", "nDCG@10", "ndcg@10",
+                              "rbp.95"]
+
+
+# -- ir_measures ----------------------------------------------------------------------------
+def ir_measures_set():
+    """(Not NumQ, NumRel: ir_measures sums them over the run's queries while its means count
+    every judged query; fastir counts the judged queries in both.)"""
+    im = pytest.importorskip("ir_measures")
+    return [im.nDCG @ 10, im.AP, im.P(rel=2) @ 5, im.RR @ 10, im.NumRet(rel=1), im.NumRet,
+            im.R @ 20, im.Bpref, im.SetP, im.SetP(relative=True), im.Judged @ 10, im.nDCG,
+            im.AP @ 5, im.Rprec, im.Success @ 3, im.infAP, im.SetR, im.SetF]
+
+
+def test_calc_aggregate_and_iter_calc_with_measure_objects():
+    im = pytest.importorskip("ir_measures")
+    measures = ir_measures_set()
+    qrels, run = graded_pair(5, unique_scores=True)  # (some of its providers order ties
+    # otherwise than trec_eval: RR@k, Judged@k)
+    expected = im.calc_aggregate(measures, qrels, run)
+    got = fastir.calc_aggregate(measures, qrels, run)
+    assert list(got) == measures  # keyed by the objects passed
+    for m in measures:
+        assert got[m] == pytest.approx(expected[m], abs=1e-12), str(m)
+    ours = sorted((r.query_id, str(r.measure), r.value)
+                  for r in fastir.iter_calc(measures, qrels, run))
+    theirs = sorted((r.query_id, str(r.measure), r.value)
+                    for r in im.iter_calc(measures, qrels, run))
+    assert [r[:2] for r in ours] == [r[:2] for r in theirs]
+    assert np.allclose([r[2] for r in ours], [r[2] for r in theirs], atol=1e-12, rtol=0)
+
+
+def test_measure_objects_and_ir_measures_spellings_in_evaluate():
+    im = pytest.importorskip("ir_measures")
+    qrels, run = graded_pair(6)
+    res = fastir.evaluate(qrels, run, [im.nDCG @ 10, "NumRet(rel=1)", "SetP(relative=True)"])
+    same = fastir.evaluate(qrels, run, ["nDCG@10", "NumRelRet", "SetRelP"])
+    assert list(res.mean.values()) == list(same.mean.values())
+    assert list(res.mean) == ["nDCG@10", "NumRet(rel=1)", "SetP(relative=True)"]
+
+
+def test_dataframes_with_the_peers_column_names():
+    pd = pytest.importorskip("pandas")
+    qrels, run = graded_pair(7)
+    rows = [(q, d, label) for q, docs in qrels.items() for d, label in docs.items()]
+    ranked = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    expected = fastir.evaluate(qrels, run, ["AP", "nDCG@10"]).mean
+    for qcol, lcol in (("query_id", "relevance"), ("q_id", "score")):
+        q = pd.DataFrame(rows, columns=[qcol, "doc_id", lcol])
+        r = pd.DataFrame(ranked, columns=[qcol, "doc_id", "score"])
+        assert fastir.evaluate(q, r, ["AP", "nDCG@10"]).mean == expected
+    with pytest.raises(fastir.InputError, match="query column"):
+        fastir.evaluate(pd.DataFrame(rows, columns=["qid", "doc_id", "relevance"]), run, ["AP"])
+
+
+# -- ranx -----------------------------------------------------------------------------------
+RANX_NAMES = ["hits@5", "hits", "hit_rate@5", "precision@5", "precision", "recall@10", "f1@10",
+              "f1", "r-precision", "mrr", "mrr@5", "map", "map@10", "dcg@10", "dcg",
+              "dcg_burges@10", "ndcg@10", "ndcg", "ndcg_burges@10", "rbp.95", "rbp.8",
+              "precision@5-l2", "ndcg@10-l2", "map-l2", "mrr-l3", "recall@10-l2", "rbp.95-l2",
+              "hits@10-l2", "f1@5-l2", "r-precision-l2", "recall-l2", "precision-l2"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_ranx_metric_name_as_ranx_computes_it(seed):
+    ranx = pytest.importorskip("ranx")
+    qrels, run = graded_pair(seed, unique_scores=True)  # (ranx breaks ties otherwise)
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    qrels = {q: labels for q, labels in qrels.items() if q in run}  # ranx needs the same ids
+    got = fastir.evaluate(qrels, run, RANX_NAMES).mean
+    expected = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), RANX_NAMES)
+    for name in RANX_NAMES:
+        assert got[name] == pytest.approx(expected[name], abs=1e-12), name
+
+
+def test_bpref_agrees_with_ranx_on_binary_judgments():
+    # (on graded judgments ranx 0.3 counts only label 1 as relevant in bpref)
+    ranx = pytest.importorskip("ranx")
+    qrels, run = graded_pair(3, unique_scores=True)
+    qrels = {q: {d: min(label, 1) for d, label in docs.items()} for q, docs in qrels.items()
+             if q in run}
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    assert fastir.evaluate(qrels, run, ["bpref"]).mean["bpref"] == pytest.approx(
+        ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "bpref"), abs=1e-12)
+
+
+def test_several_runs_and_ranx_objects():
+    ranx = pytest.importorskip("ranx")
+    qrels, run = graded_pair(4)
+    other = {q: {d: -s for d, s in docs.items()} for q, docs in run.items()}
+    results = fastir.evaluate(ranx.Qrels(qrels), {"bm25": ranx.Run(run, name="x"),
+                                                  "reversed": other}, ["ndcg@10", "map"])
+    assert isinstance(results, fastir.ResultsByRun) and list(results) == ["bm25", "reversed"]
+    assert results.mean["bm25"] == fastir.evaluate(qrels, run, ["ndcg@10", "map"]).mean
+    assert results.mean["reversed"] == fastir.evaluate(qrels, other, ["ndcg@10", "map"]).mean
+    table = str(results).splitlines()
+    assert table[0].split() == ["run", "ndcg@10", "map"] and len(table) == 3
+    frame = results.to_pandas()
+    assert list(frame.index) == ["bm25", "reversed"]
+    assert frame.loc["bm25", "map"] == results.mean["bm25"]["map"]
