@@ -62,7 +62,8 @@ class UsageError(Exception):
 
 def _getopt(argv, positional):
     """Yield trec_eval's ``(flag, value)`` pairs in order as GNU getopt_long reads them
-    (options anywhere, ``--`` ends them, unique prefixes of long names); other arguments go
+    (options anywhere, ``--`` ends them, unique prefixes of long names, trec_eval's before
+    ``--compat``); other arguments go
     to ``positional``. A bad option raises :class:`UsageError` when it is reached."""
     i = 0
     while i < len(argv):
@@ -73,8 +74,9 @@ def _getopt(argv, positional):
             return
         if arg.startswith("--"):
             name, eq, value = arg[2:].partition("=")
-            found = [n for n in _OPTIONS if n == name] or [n for n in _OPTIONS
-                                                           if n.startswith(name)]
+            found = [n for n in _OPTIONS if n.startswith(name)]
+            if len(found) > 1:  # an exact name, else trec_eval's own names come first
+                found = [n for n in found if n == name] or [n for n in found if n != "compat"]
             if len(found) != 1:
                 what = "not recognized" if not found else "not a unique prefix"
                 raise UsageError(f"option --{name} {what}")
