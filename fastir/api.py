@@ -140,14 +140,17 @@ def _column(frame, candidates, what):
 
 
 def _is_several_runs(run):
-    """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``."""
-    if not isinstance(run, dict) or not run:
-        return False
-    first = next(iter(run.values()))
-    if isinstance(first, dict):
-        inner = next(iter(first.values()), None)
-        return isinstance(inner, dict)
-    return isinstance(first, (Run, str, os.PathLike)) or _is_frame(first) or _is_ranx(first)
+    """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``: every
+    value a run (a dict of dicts, a Run, a DataFrame, a ranx Run, or a file that exists)."""
+    return isinstance(run, dict) and bool(run) and all(map(_is_one_run, run.values()))
+
+
+def _is_one_run(value):
+    if isinstance(value, dict):
+        return isinstance(next(iter(value.values()), None), dict)
+    if isinstance(value, (str, os.PathLike)):
+        return os.path.isfile(value)
+    return isinstance(value, Run) or _is_frame(value) or _is_ranx(value)
 
 
 def size_hint(data):
