@@ -22,6 +22,8 @@ _EXPORTS = {
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
     "Comparison": "fastir.stats", "compare": "fastir.stats",
     "Agreement": "fastir.assessors", "agreement": "fastir.assessors",
+    "fuse": "fastir.fusion", "optimize_fusion": "fastir.fusion", "write_run": "fastir.fusion",
+    "FusionSearch": "fastir.fusion",
     "pr_curve": "fastir.curves", "cutoff_curve": "fastir.curves",
     "MetricAccumulator": "fastir.training", "evaluate_flat": "fastir.training",
     "RelevanceEvaluator": "fastir.compat", "supported_measures": "fastir.compat",

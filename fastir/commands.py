@@ -394,10 +394,49 @@ def _plot(args):
     return 0
 
 
+# -- fastir fuse -------------------------------------------------------------------------
+def fuse_main(argv):
+    from fastir.fusion import METHODS, NORMS
+
+    parser = _Parser("fuse", "Fuse runs into one (RRF, CombSUM/MNZ/MAX/MIN/MED/ANZ, weighted "
+                     "sum, weighted RRF, Borda, ISR, log-ISR), after an optional score "
+                     "normalisation; writes a TREC run.",
+                     "fastir fuse bm25.run dense.run --method wsum --weights 0.3 0.7 "
+                     "--norm min-max -o fused.run")
+    parser.add_argument("runs", nargs="+", metavar="run", help="two or more run files (.gz, "
+                        "globs)")
+    parser.add_argument("--method", default="rrf", choices=sorted(set(METHODS.values())),
+                        help="the fusion method (default rrf)")
+    parser.add_argument("--weights", nargs="+", type=float, metavar="W",
+                        help="one weight per run (wsum, wrrf)")
+    parser.add_argument("--norm", choices=sorted(set(NORMS.values())),
+                        help="normalise each run's scores per query first (default: none)")
+    parser.add_argument("-k", type=float, default=60, help="RRF's k (default 60)")
+    parser.add_argument("--depth", type=int, metavar="N", help="fuse each run's top N docs")
+    parser.add_argument("--tag", help="the fused run's tag (default: the method)")
+    parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    args = parser.parse_args(argv)
+    return _guarded("fuse", lambda _: _fuse(args), argv)
+
+
+def _fuse(args):
+    import fastir
+
+    paths = _run_paths(args.runs)
+    runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    fused = fastir.fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
+                        depth=args.depth, name=args.tag)
+    fastir.write_run(fused, sys.stdout if args.output == "-" else args.output)
+    if args.output != "-":
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 COMMANDS = {  # name: (entry point, what it does)
     "eval": (eval_main, "evaluate runs: a table of means (or per query), any format; "
              "--compare adds significance tests"),
     "stats": (stats_main, "queries, judgments, depths and overlaps of qrels and runs"),
     "agree": (agree_main, "agreement between assessors (kappa) and what it does to a ranking"),
     "plot": (plot_main, "precision-recall curves, per-query differences, measures by cutoff"),
+    "fuse": (fuse_main, "fuse runs (RRF, CombSUM/MNZ, weighted sum, Borda...) into one run"),
 }
