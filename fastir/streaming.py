@@ -1,0 +1,338 @@
+"""Evaluating a run file larger than memory: read in query-complete chunks, evaluate each, and
+gather the per-query values into one :class:`~fastir.results.Results`.
+
+A TREC run lists each query's lines together, so a chunk of lines ending where a query ends
+holds complete rankings: the values of its queries are those of the whole file. The values
+are placed in the qrels' query order (trec_eval order, as the in-memory join gives them) and
+``Results.mean`` sums them in that order: means are bit-identical to :func:`fastir.evaluate`.
+"""
+
+import os
+import re
+import sys
+import types
+
+import numpy as np
+
+from fastir import _jit
+from fastir.api import as_qrels, warn_if_disjoint
+from fastir.data import InputError, Run, assemble
+from fastir.engine import STRING, Plan, relstrings
+from fastir.ids import common_kind
+from fastir.io import _scan, trec
+from fastir.join import Joined, join
+from fastir.results import Results
+
+__all__ = ["evaluate_file"]
+
+CHUNK_BYTES = 64 << 20
+_READ = 1 << 20  # compressed bytes read per step
+
+
+def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevance_level=1,
+                  missing="zero", max_docs=None, judged_only=False, num_docs=0, compat=None,
+                  third_column="auto"):
+    """Evaluate a TREC run file chunk by chunk: memory follows ``chunk_bytes``, not the file.
+
+    Takes the options of :func:`fastir.evaluate` and gives the same :class:`Results`,
+    bit for bit. ``run_path`` is a path (plain, gzip, bz2 or xz), ``-`` or a binary file
+    object. Each query's lines must be contiguous (as TREC runs are): a query id seen again
+    after another query raises an :class:`~fastir.InputError` naming the line. A chunk is
+    about ``chunk_bytes`` of (decompressed) text plus the query cut at its end.
+    ``third_column`` is as in :func:`fastir.read_run`.
+    """
+    if int(chunk_bytes) != chunk_bytes or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
+    if third_column not in ("auto", "rank", "score"):
+        raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
+                         f"{third_column!r}")
+    plan = Plan.of(measures, relevance_level, num_docs, compat)
+    source = trec.source_name(run_path)
+    qrels = as_qrels(qrels)
+    state = _State(qrels, plan, missing)
+    reader = _ChunkReader(source, third_column)
+    with _jit.tier(len(qrels) + min(chunk_bytes, _size(run_path)) // 32):
+        for chunk, lines_before in _query_chunks(run_path, source, int(chunk_bytes)):
+            run = reader.parse(chunk, lines_before)
+            if run is None:
+                continue
+            if compat == "9.0.8":
+                run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
+            joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only,
+                          missing="skip")
+            state.add(joined, plan.values(joined, qrels), run)
+        if reader.layout is None:
+            raise InputError(f"{source}: empty run file (no result lines)")
+        return state.results(source)
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+class _State:
+    """Per-query values of the queries evaluated so far, by qrels query."""
+
+    def __init__(self, qrels, plan, missing):
+        if missing not in ("zero", "skip"):
+            raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+        self.qrels, self.plan, self.missing = qrels, plan, missing
+        self.values = np.zeros((qrels.n_queries, len(plan.parsed)))
+        self.in_run = np.zeros(qrels.n_queries, dtype=bool)
+        self.strings = {key: [""] * qrels.n_queries
+                        for key, m in zip(plan.keys, plan.parsed) if m.spec.kind == STRING}
+        self.ignored = []
+        self.text_ids = False  # integer qrels ids matched some chunk's ids as text
+        self.n_run_queries = 0
+
+    def add(self, joined, values, run):
+        rows = joined.qrels_query
+        self.values[rows] = values
+        self.in_run[rows] = True
+        for key, m in zip(self.plan.keys, self.plan.parsed):
+            if m.spec.kind == STRING:
+                texts = relstrings(joined, 10 if m.cutoff is None else m.cutoff)
+                for row, text in zip(rows.tolist(), texts):
+                    self.strings[key][row] = text
+        self.ignored += joined.ignored_run_queries
+        if self.qrels.query_ids.is_int and not self.text_ids:
+            self.text_ids = not common_kind(self.qrels.query_ids, run.query_ids)[0].is_int
+        self.n_run_queries += run.n_queries
+
+    def results(self, source):
+        qrels, plan = self.qrels, self.plan
+        absent = np.flatnonzero(~self.in_run)
+        if self.missing == "zero" and len(absent):  # empty rankings, as the join gives them
+            empty = Joined(qrels.query_ids.take(absent), np.zeros(len(absent) + 1, np.int64),
+                           np.zeros(0, np.int32), absent, np.zeros(len(absent), bool), [], [])
+            if qrels.subtopics is not None:
+                empty.subtopic_codes = np.zeros(0, np.int32)
+            self.values[absent] = plan.values(empty, qrels)
+        keep = np.arange(qrels.n_queries) if self.missing == "zero" else \
+            np.flatnonzero(self.in_run)
+        ids = qrels.query_ids.as_text() if self.text_ids and qrels.query_ids.is_int else \
+            qrels.query_ids
+        ignored = [str(q) for q in self.ignored] if self.text_ids else self.ignored
+        ignored.sort(key=_strcmp_key)
+        in_run = self.in_run[keep]
+        joined = types.SimpleNamespace(in_run=in_run)
+        run = types.SimpleNamespace(n_queries=self.n_run_queries, source=source)
+        warn_if_disjoint(joined, qrels, run)
+        strings = {key: [texts[q] for q in keep.tolist()] for key, texts in self.strings.items()}
+        return Results(ids.take(keep), list(plan.keys), list(plan.parsed), self.values[keep],
+                       ignored, ids.take(absent).tolist(), self.missing, in_run, strings)
+
+
+def _strcmp_key(query_id):
+    """trec_eval's order of query ids: their bytes (integers by their decimal text)."""
+    return str(query_id).encode("utf-8", "surrogateescape")
+
+
+class _ChunkReader:
+    """Parses query-complete chunks of one run file into Runs, checking that no query
+    comes back after another, and that the file reads the same as it would whole."""
+
+    def __init__(self, source, third_column):
+        self.source, self.third_column = source, third_column
+        self.layout = None  # from the first content line of the file
+        self.seen = set()
+        self.rank_flags = None  # (integers from 1, increasing, each query's 1..n) so far
+        self.holds_scores = None
+
+    def parse(self, chunk, lines_before):
+        buf = np.frombuffer(chunk, dtype=np.uint8)
+        first = trec._content_fields(buf)
+        if first is None:
+            return None
+        if self.layout is None:
+            self.layout, _, self.int_guess = trec._run_layout(buf, self.source)
+        tag = trec._content_fields(buf, from_end=True)
+        tag = tag[5].decode("utf-8", "surrogateescape") if self.layout == _scan.RUN6 and \
+            len(tag) > 5 else ""
+        try:
+            query_ids, block_code, block_first, docs, scores = trec._scan_file(
+                buf, self.layout, self.source, self.int_guess)
+        except InputError as exc:
+            raise _shifted(exc, self.source, lines_before) from None
+        self._check_contiguous(chunk, query_ids, block_code, lines_before)
+        if self.layout == _scan.RUN3 and self._holds_scores(scores, block_first):
+            scores = -scores
+        return assemble(Run, query_ids, block_code, block_first, docs, scores, self.source,
+                        name=tag)
+
+    def _check_contiguous(self, chunk, query_ids, block_code, lines_before):
+        keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
+        ids = query_ids.tolist()
+        if np.count_nonzero(keep) == len(ids) and self.seen.isdisjoint(ids):
+            self.seen.update(ids)
+            return
+        seen, previous = set(self.seen), None
+        for number, line in enumerate(chunk.split(b"\n"), lines_before + 1):
+            fields = line.split(None, 1)
+            if not fields or fields[0][:1] == b"#":
+                continue
+            qid = fields[0].decode("utf-8", "surrogateescape")
+            if qid != previous and qid in seen:
+                raise InputError(f"{self.source}:{number}: query {qid!r} comes back after other "
+                                 "queries: streaming needs each query's lines together (sort "
+                                 "the run by query, e.g. sort -s -k1,1, or use fastir.evaluate)")
+            seen.add(qid)
+            previous = qid
+        raise AssertionError("a repeated query was not found")  # the scan found one
+
+    def _holds_scores(self, negated, block_first):
+        """Whether a three-field file's third column holds scores, decided as
+        :func:`fastir.read_run` decides on the whole file; a later chunk that would change
+        the decision raises."""
+        if self.third_column != "auto":
+            return self.third_column == "score"
+        flags = _rank_flags(-negated, block_first)
+        self.rank_flags = flags if self.rank_flags is None else \
+            tuple(a and b for a, b in zip(self.rank_flags, flags))
+        integers, increasing, permutations = self.rank_flags
+        holds_scores = not (integers and (increasing or permutations))
+        if self.holds_scores is None:
+            self.holds_scores = trec._third_column_holds_scores("auto", negated, block_first,
+                                                                self.source)
+        elif holds_scores != self.holds_scores:
+            raise InputError(f"{self.source}: three fields per line, and the third column "
+                             "reads as ranks in the first chunk but not in the whole file: "
+                             "pass third_column='rank' or 'score'")
+        return self.holds_scores
+
+
+def _rank_flags(values, block_first):
+    """(integers from 1, increasing within each block, each block's 1..n): the tests of
+    :func:`fastir.io.trec._ranks`, kept apart so that chunks combine."""
+    if values.min() < 1 or not np.all(values == np.floor(values)):
+        return False, False, False
+    increasing = np.diff(values) > 0
+    increasing[block_first[1:] - 1] = True
+    lengths = np.diff(np.append(block_first, len(values)))
+    block = np.repeat(np.arange(len(lengths)), lengths)
+    in_order = values[np.lexsort((values, block))]
+    return True, bool(increasing.all()), bool(
+        np.all(in_order == np.arange(len(values)) - np.repeat(block_first, lengths) + 1))
+
+
+def _shifted(exc, source, lines_before):
+    """The error of a chunk with the line number in the whole file."""
+    message = str(exc)
+    prefix = re.match(re.escape(source) + r":(\d+):", message)
+    if prefix is None:
+        return exc
+    line = int(prefix.group(1)) + lines_before
+    return InputError(f"{source}:{line}:{message[prefix.end():]}")
+
+
+def _query_chunks(path, source, chunk_bytes):
+    """(bytes, lines before them) of about ``chunk_bytes``, each ending where a query ends
+    (but the last); a query cut by a chunk's end is carried to the next chunk."""
+    carry, lines_before = b"", 0
+    for block, last in _blocks(path, source, chunk_bytes):
+        data = carry + block
+        if last:
+            cut = len(data)
+        else:
+            end = data.rfind(b"\n") + 1
+            cut = _last_query_start(data, end)
+        if cut == 0:
+            carry = data
+            continue
+        chunk, carry = data[:cut], data[cut:]
+        yield chunk, lines_before
+        lines_before += chunk.count(b"\n")
+    if carry:
+        yield carry, lines_before
+
+
+def _last_query_start(data, end):
+    """Where the lines of the last query in ``data[:end]`` (whole lines) start: 0 if it
+    holds one query only (or none)."""
+    qid, pos = None, end
+    while pos > 0:
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        fields = data[start:pos].split(None, 1)
+        if fields and fields[0][:1] != b"#":
+            if qid is None:
+                qid = fields[0]
+            elif fields[0] != qid:
+                return pos
+        pos = start
+    return 0
+
+
+def _blocks(path, source, size):
+    """(bytes, whether last) of the file's (decompressed) content, about ``size`` at a time,
+    without a leading UTF-8 byte order mark."""
+    if hasattr(path, "read"):
+        f, close = path, False
+    elif str(path) == "-":
+        f, close = sys.stdin.buffer, False
+    else:
+        try:
+            f, close = open(path, "rb"), True
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        pending = None
+        for block in _decompressed(f, source, size):
+            if pending is None and block.startswith(trec.BOM):
+                block = block[len(trec.BOM):]
+            if pending is not None:
+                yield pending, False
+            pending = block
+        if pending is not None:
+            yield pending, True
+    finally:
+        if close:
+            f.close()
+
+
+def _decompressed(f, source, size):
+    """Blocks of about ``size`` bytes of a binary file's content, decompressed if gzip, bz2
+    or xz (known by the first bytes)."""
+    import lzma
+    import zlib
+
+    head = _read(f, source, 10)
+    kind = trec._compression(head)
+    if kind is None:
+        block = head + _read(f, source, max(size - len(head), 1))
+        while block:
+            yield block
+            block = _read(f, source, size)
+        return
+    stream, parts, held, chunk = trec._decompressor(kind), [], 0, head
+    try:
+        while chunk:
+            while chunk:
+                part = stream.decompress(chunk)
+                chunk = b""
+                if stream.eof and stream.unused_data:
+                    chunk, stream = stream.unused_data, trec._decompressor(kind)
+                parts.append(part)
+                held += len(part)
+            if held >= size:
+                yield b"".join(parts)
+                parts, held = [], 0
+            chunk = _read(f, source, _READ)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise InputError(f"{source}: corrupt {kind} data ({exc}): the file is damaged or "
+                         "truncated") from None
+    if not stream.eof:
+        raise InputError(f"{source}: corrupt {kind} data (it ends early): the file is damaged "
+                         "or truncated")
+    if held:
+        yield b"".join(parts)
+
+
+def _read(f, source, n):
+    data = f.read(n)
+    if isinstance(data, str):
+        raise InputError(f"{source}: evaluate_file reads bytes: open the file in binary mode "
+                         "('rb') or pass its path")
+    return bytes(data)
