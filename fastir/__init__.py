@@ -19,6 +19,7 @@ _EXPORTS = {
     "FastirWarning": "fastir.data", "InputError": "fastir.data", "Qrels": "fastir.data",
     "Run": "fastir.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
+    "evaluate_file": "fastir.streaming",
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
     "Comparison": "fastir.stats", "compare": "fastir.stats",
     "Agreement": "fastir.assessors", "agreement": "fastir.assessors",
