@@ -20,6 +20,7 @@ _EXPORTS = {
     "Run": "fastir.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
     "evaluate_file": "fastir.streaming",
+    "read_parquet": "fastir.arrow", "write_parquet": "fastir.arrow",
     "Measure": "fastir.measures", "UnknownMeasureError": "fastir.measures",
     "Comparison": "fastir.stats", "compare": "fastir.stats",
     "Agreement": "fastir.assessors", "agreement": "fastir.assessors",

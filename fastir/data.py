@@ -114,6 +114,15 @@ class Qrels:
                                None if subtopic_col is None else frame[subtopic_col].to_numpy(),
                                source=source)
 
+    @classmethod
+    def from_arrow(cls, data, query_col="query_id", doc_col="doc_id", label_col="relevance",
+                   source="qrels arrow"):
+        """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
+        pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels."""
+        from fastir.arrow import qrels_from_arrow
+
+        return qrels_from_arrow(data, query_col, doc_col, label_col, source)
+
     # -- derived structures -------------------------------------------------------------
     @property
     def n_queries(self):
@@ -264,6 +273,15 @@ class Run:
         _require_columns(frame, (query_col, doc_col, score_col), source)
         return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
                                frame[score_col].to_numpy(), name=name, source=source)
+
+    @classmethod
+    def from_arrow(cls, data, query_col="query_id", doc_col="doc_id", score_col="score",
+                   name="run", source="run arrow"):
+        """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
+        pyarrow): text, binary, integer or dictionary-encoded id columns, numeric scores."""
+        from fastir.arrow import run_from_arrow
+
+        return run_from_arrow(data, query_col, doc_col, score_col, name, source)
 
     @property
     def n_queries(self):
