@@ -32,6 +32,7 @@ import os
 import numpy as np
 
 from fastir import _jit
+from fastir._jit import jit, pjit, prange
 from fastir.api import as_qrels, as_run, size_hint
 from fastir.data import InputError, Qrels, Run
 from fastir.ids import Ids, intern_blocks, sort_ids
@@ -135,7 +136,8 @@ def optimize_fusion(qrels, runs, measure, method="wsum", norm="min-max", *, step
     points = _simplex(len(loaded), step) if grid is None else _grid(grid, len(loaded))
     from fastir.batch import Evaluator
 
-    with _jit.tier(sum(len(r) for r in loaded) + size_hint(qrels)):
+    # (the work: every point re-scores every row)
+    with _jit.tier(sum(len(r) for r in loaded) * len(points) + size_hint(qrels)):
         qrels = as_qrels(qrels)
         pairs = _Pairs(loaded, _depth(depth))
         values, present = pairs.normalised(norm)
@@ -306,8 +308,8 @@ def _ranked_rows(run):
     docs = run.doc_ids.take(rows)
     codes, first = _codes(docs)
     rank = _id_ranks(docs, first)[1]
-    order = np.lexsort((-rank[codes], -run.scores[rows], query))
-    return rows[order], query[order]
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    return rows[_jit.launch(_rank_segments, bounds, run.scores[rows], rank[codes])], query
 
 
 def _rows(starts, lengths):
@@ -338,27 +340,26 @@ class _Pairs:
         query, run = np.concatenate(row_query), np.concatenate(row_run)
         score = np.concatenate([r.scores[s] for r, s in zip(runs, row_src)])
         doc = d_rank[d_codes]  # each row's doc as its rank in id order
-        order = np.lexsort((-doc, -score, query, run))  # each run ranked, run by run
-        query, run, score, doc = query[order], run[order], score[order], doc[order]
-        group = run * len(self.query_ids) + query
-        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-        position = np.arange(len(group)) - np.repeat(starts, np.diff(np.append(starts,
-                                                                               len(group))))
+        n_queries = len(self.query_ids)
+        group = run * n_queries + query  # rows come run by run, query by query
+        bounds = _bounds(group, self.n_runs * n_queries)
+        order = _jit.launch(_rank_segments, bounds, score, doc)
+        score, doc = score[order], doc[order]
+        position = np.arange(len(group)) - bounds[group]
         if depth is not None:
             keep = position < depth
-            query, run, score, doc, group, position = (a[keep] for a in (
-                query, run, score, doc, group, position))
+            run, score, doc, group, position = (a[keep] for a in (run, score, doc, group,
+                                                                  position))
+            bounds = _bounds(group, self.n_runs * n_queries)
         self.rank = position + 1
-        self.segment = np.unique(group, return_inverse=True)[1].reshape(-1)
+        new = np.concatenate(([True], group[1:] != group[:-1])) if len(group) else group > 0
+        self.segment = np.cumsum(new) - 1  # rows' (run, query) numbered densely
         self.run_of, self.score = run, score
-        key = query * len(self.docs) + doc
-        pair_key, self.pair = np.unique(key, return_inverse=True)
-        self.pair = self.pair.reshape(-1)
-        self.pair_query = pair_key // len(self.docs)
-        self.pair_doc = pair_key % len(self.docs)
-        self.n_pairs = len(pair_key)
-        self.candidates = np.bincount(self.pair_query, minlength=len(self.query_ids))
-        self.length = np.bincount(self.segment)[self.segment]  # docs of the row's run+query
+        self.pair, self.pair_query, self.pair_doc = _jit.select(_pair_ids, len(doc))(
+            bounds, self.n_runs, n_queries, doc, len(self.docs))
+        self.n_pairs = len(self.pair_query)
+        self.candidates = np.bincount(self.pair_query, minlength=n_queries)
+        self.length = np.diff(bounds)[group]  # docs of the row's run and query
 
     def normalised(self, norm):
         """(values, present): (n_runs, n_pairs) arrays, each run's normalised scores."""
@@ -368,7 +369,7 @@ class _Pairs:
             norm = _choice(norm, NORMS, "norm")
         n = self.length.astype(np.float64)
         if norm in ("min-max", "sum", "zmuv", "max"):
-            starts = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+            starts = np.flatnonzero(np.diff(seg, prepend=-1))
             lo = np.minimum.reduceat(x, starts)[seg] if len(x) else x
             hi = np.maximum.reduceat(x, starts)[seg] if len(x) else x
             total = np.bincount(seg, weights=x)[seg]
@@ -425,13 +426,59 @@ class _Pairs:
 
     def run(self, scores, name):
         """The fused run: rows ranked within each query."""
-        order = np.lexsort((-self.pair_doc, -scores, self.pair_query))
         counts = self.candidates
+        order = _jit.launch(_rank_segments, np.concatenate(([0], np.cumsum(counts))), scores,
+                            self.pair_doc)
         starts = np.cumsum(counts) - counts
         keep = counts > 0
         return Run(self.query_ids.take(np.flatnonzero(keep)), starts[keep],
                    (starts + counts)[keep], self.docs.take(self.pair_doc[order]),
                    scores[order], name=name, source="fuse")
+
+
+def _bounds(group, n_groups):
+    """Row bounds of each group of rows sorted by group."""
+    return np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
+
+
+@pjit
+def _rank_segments(bounds, score, doc):
+    """The rows of each segment ``bounds[s]:bounds[s + 1]`` ranked: score descending, ties
+    by ``doc`` (an id's rank in id order) descending."""
+    order = np.empty(len(score), dtype=np.int64)
+    for s in prange(len(bounds) - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        by_doc = np.argsort(-doc[lo:hi], kind="mergesort")
+        by_score = np.argsort(-score[lo:hi][by_doc], kind="mergesort")
+        order[lo:hi] = lo + by_doc[by_score]
+    return order
+
+
+@jit
+def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
+    """Number the distinct (query, doc) pairs of rows grouped by run then query (group
+    ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``), query by query in order of first
+    sight. Returns each row's pair, and each pair's query and doc."""
+    pair = np.empty(len(doc), dtype=np.int64)
+    pair_query = np.empty(len(doc), dtype=np.int64)
+    pair_doc = np.empty(len(doc), dtype=np.int64)
+    slot = np.full(n_docs, -1, dtype=np.int64)
+    n = 0
+    for q in range(n_queries):
+        first = n
+        for r in range(n_runs):
+            g = r * n_queries + q
+            for i in range(bounds[g], bounds[g + 1]):
+                d = doc[i]
+                if slot[d] < 0:
+                    slot[d] = n
+                    pair_query[n] = q
+                    pair_doc[n] = d
+                    n += 1
+                pair[i] = slot[d]
+        for p in range(first, n):
+            slot[pair_doc[p]] = -1
+    return pair, pair_query[:n].copy(), pair_doc[:n].copy()
 
 
 def _contributions(method, values, present, pairs, k):
