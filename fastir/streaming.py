@@ -7,6 +7,7 @@ are placed in the qrels' query order (trec_eval order, as the in-memory join giv
 ``Results.mean`` sums them in that order: means are bit-identical to :func:`fastir.evaluate`.
 """
 
+import collections
 import os
 import re
 import sys
@@ -49,7 +50,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     plan = Plan.of(measures, relevance_level, num_docs, compat)
     source = trec.source_name(run_path)
     qrels = as_qrels(qrels)
-    state = _State(qrels, plan, missing)
+    state = Combined(qrels, plan, missing)
     reader = _ChunkReader(source, third_column)
     with _jit.tier(len(qrels) + min(chunk_bytes, _size(run_path)) // 32):
         for chunk, lines_before in _query_chunks(run_path, source, int(chunk_bytes)):
@@ -58,9 +59,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
                 continue
             if compat == "9.0.8":
                 run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
-            joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only,
-                          missing="skip")
-            state.add(joined, plan.values(joined, qrels), run)
+            state.add(evaluate_part(qrels, plan, run, max_docs, judged_only))
         if reader.layout is None:
             raise InputError(f"{source}: empty run file (no result lines)")
         return state.results(source)
@@ -73,8 +72,27 @@ def _size(path):
         return 0
 
 
-class _State:
-    """Per-query values of the queries evaluated so far, by qrels query."""
+Part = collections.namedtuple("Part", "rows values strings ignored text_ids n_run_queries")
+Part.__doc__ = """What one part of a run (complete queries) gives: the qrels rows of its judged
+queries, their values, ``{key: texts}`` of text measures, its run queries without
+judgments, whether integer qrels ids matched its ids as text, and its number of queries."""
+
+
+def evaluate_part(qrels, plan, run, max_docs, judged_only):
+    """The :class:`Part` of ``run``, whose queries are complete (in no other part)."""
+    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="skip")
+    values = plan.values(joined, qrels)
+    strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
+               for key, m in zip(plan.keys, plan.parsed) if m.spec.kind == STRING}
+    text_ids = qrels.query_ids.is_int and not common_kind(qrels.query_ids,
+                                                          run.query_ids)[0].is_int
+    return Part(joined.qrels_query, values, strings, joined.ignored_run_queries, text_ids,
+                run.n_queries)
+
+
+class Combined:
+    """Per-query values of the parts evaluated so far, by qrels query; :meth:`results`
+    gives what :func:`fastir.evaluate` gives on the whole run."""
 
     def __init__(self, qrels, plan, missing):
         if missing not in ("zero", "skip"):
@@ -85,22 +103,18 @@ class _State:
         self.strings = {key: [""] * qrels.n_queries
                         for key, m in zip(plan.keys, plan.parsed) if m.spec.kind == STRING}
         self.ignored = []
-        self.text_ids = False  # integer qrels ids matched some chunk's ids as text
+        self.text_ids = False  # integer qrels ids matched some part's ids as text
         self.n_run_queries = 0
 
-    def add(self, joined, values, run):
-        rows = joined.qrels_query
-        self.values[rows] = values
-        self.in_run[rows] = True
-        for key, m in zip(self.plan.keys, self.plan.parsed):
-            if m.spec.kind == STRING:
-                texts = relstrings(joined, 10 if m.cutoff is None else m.cutoff)
-                for row, text in zip(rows.tolist(), texts):
-                    self.strings[key][row] = text
-        self.ignored += joined.ignored_run_queries
-        if self.qrels.query_ids.is_int and not self.text_ids:
-            self.text_ids = not common_kind(self.qrels.query_ids, run.query_ids)[0].is_int
-        self.n_run_queries += run.n_queries
+    def add(self, part):
+        self.values[part.rows] = part.values
+        self.in_run[part.rows] = True
+        for key, texts in part.strings.items():
+            for row, text in zip(part.rows.tolist(), texts):
+                self.strings[key][row] = text
+        self.ignored += part.ignored
+        self.text_ids |= part.text_ids
+        self.n_run_queries += part.n_run_queries
 
     def results(self, source):
         qrels, plan = self.qrels, self.plan

@@ -1,0 +1,88 @@
+"""fastir.dask.evaluate: a dask DataFrame run gives fastir.evaluate's results, bit for bit."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastir
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+fdask = pytest.importorskip("fastir.dask")
+
+MEASURES = ["map", "P@5", "nDCG@10", "num_ret", "num_rel", "gm_map", "num_q", "relstring"]
+
+
+def frames(seed=0, n_queries=40, text=True):
+    rng = np.random.default_rng(seed)
+    qid = (lambda q: f"q{q}") if text else (lambda q: q)
+    qrels, run = [], []
+    for q in range(n_queries):
+        if q % 5:
+            for d in rng.choice(30, size=rng.integers(1, 10), replace=False):
+                qrels.append((qid(q), f"d{d}", int(rng.integers(-1, 3))))
+        if q % 3:
+            for d in rng.choice(30, size=rng.integers(1, 20), replace=False):
+                run.append((qid(q), f"d{d}", rng.integers(0, 5) / 4))
+    return (pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
+            pd.DataFrame(run, columns=["query_id", "doc_id", "score"]))
+
+
+def assert_same(got, want):
+    assert got.query_ids == want.query_ids
+    np.testing.assert_array_equal(got.values, want.values)
+    assert got.mean == want.mean
+    assert got.ignored_queries == want.ignored_queries
+    assert got.missing_queries == want.missing_queries
+    assert got.strings == want.strings
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("text", [False, True])
+def test_equals_evaluate(missing, shuffled, text):
+    qrels, run = frames(text=text)
+    if shuffled:  # queries split across partitions: shuffled on the query id first
+        run = run.sample(frac=1, random_state=1)
+    want = fastir.evaluate(qrels, run, MEASURES, missing=missing)
+    ddf = dd.from_pandas(run, npartitions=5, sort=False)
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels, MEASURES, missing=missing, per_query=True)
+        means = fdask.evaluate(ddf, qrels, MEASURES, missing=missing)
+    assert_same(got, want)
+    assert means == want.mean
+
+
+def test_options_and_column_names():
+    qrels, run = frames(seed=4)
+    options = {"max_docs": 4, "judged_only": True, "compat": "9.0.8", "relevance_level": 2}
+    measures = MEASURES[:-1]
+    want = fastir.evaluate(qrels, run, measures, **options)
+    ddf = dd.from_pandas(run.rename(columns={"score": "sim"}), npartitions=3, sort=False)
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels, measures, score_col="sim", per_query=True,
+                                   **options)
+        with pytest.raises(fastir.InputError, match="no column 'score'"):
+            fdask.evaluate(ddf, qrels, measures)
+    assert_same(got, want)
+
+
+def test_import_does_not_load_dask():
+    code = "import sys, fastir; fastir.evaluate; assert 'dask' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow
+def test_local_cluster_of_two_processes():
+    distributed = pytest.importorskip("distributed")
+    qrels, run = frames(seed=2, n_queries=200)
+    want = fastir.evaluate(qrels, run, MEASURES)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        got = fdask.evaluate(dd.from_pandas(run, npartitions=4, sort=False), qrels,
+                                   MEASURES, per_query=True)
+    assert_same(got, want)
