@@ -457,8 +457,9 @@ def _rank_segments(bounds, score, doc):
 @jit
 def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
     """Number the distinct (query, doc) pairs of rows grouped by run then query (group
-    ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``), query by query in order of first
-    sight. Returns each row's pair, and each pair's query and doc."""
+    ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``): query by query, each query's
+    docs by id rank descending (the order the join keeps candidates in, so that scoring
+    reads them in sequence). Returns each row's pair, and each pair's query and doc."""
     pair = np.empty(len(doc), dtype=np.int64)
     pair_query = np.empty(len(doc), dtype=np.int64)
     pair_doc = np.empty(len(doc), dtype=np.int64)
@@ -469,13 +470,18 @@ def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
         for r in range(n_runs):
             g = r * n_queries + q
             for i in range(bounds[g], bounds[g + 1]):
-                d = doc[i]
-                if slot[d] < 0:
-                    slot[d] = n
-                    pair_query[n] = q
-                    pair_doc[n] = d
+                if slot[doc[i]] < 0:
+                    slot[doc[i]] = 0
+                    pair_doc[n] = doc[i]
                     n += 1
-                pair[i] = slot[d]
+        pair_doc[first:n] = np.sort(pair_doc[first:n])[::-1]
+        for p in range(first, n):
+            slot[pair_doc[p]] = p
+            pair_query[p] = q
+        for r in range(n_runs):
+            g = r * n_queries + q
+            for i in range(bounds[g], bounds[g + 1]):
+                pair[i] = slot[doc[i]]
         for p in range(first, n):
             slot[pair_doc[p]] = -1
     return pair, pair_query[:n].copy(), pair_doc[:n].copy()
