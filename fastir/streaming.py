@@ -52,7 +52,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     qrels = as_qrels(qrels)
     state = Combined(qrels, plan, missing)
     reader = _ChunkReader(source, third_column)
-    with _jit.tier(len(qrels) + min(chunk_bytes, _size(run_path)) // 32):
+    with _jit.tier(len(qrels) + min(chunk_bytes, _size(run_path) or chunk_bytes) // 32):
         for chunk, lines_before in _query_chunks(run_path, source, int(chunk_bytes)):
             run = reader.parse(chunk, lines_before)
             if run is None:
