@@ -160,3 +160,30 @@ def test_run_five_times_the_memory_cap(tmp_path):
     assert int(size) >= 5 * int(room)
     assert int(n_queries) == 6667 and float(num_ret) == 6667 * 1000
     assert "in memory: fails" in out.stdout
+
+
+def test_file_objects(tmp_path):
+    import io
+    import lzma
+
+    qrels_text, run_text = random_files(11)
+    qrels = fastir.read_qrels(_bytes_file(qrels_text))
+    want = fastir.evaluate(qrels, _bytes_file(run_text), MEASURES)
+    for data in (run_text.encode(), lzma.compress(run_text.encode())):
+        assert_same(fastir.evaluate_file(qrels, io.BytesIO(data), MEASURES, chunk_bytes=64),
+                    want)
+    with pytest.raises(InputError, match="binary mode"):
+        fastir.evaluate_file(qrels, io.StringIO(run_text), MEASURES)
+
+
+def test_third_column_read_differently_by_a_later_chunk(tmp_path):
+    path = tmp_path / "run"
+    # increasing in q1 (not 1..n), q2 is 1..n not increasing: not ranks in the whole file
+    path.write_text("q1 d1 1\nq1 d2 5\nq1 d3 9\nq2 d1 2\nq2 d2 1\n")
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    with pytest.warns(fastir.FastirWarning):
+        want = fastir.evaluate(qrels, path, ["map"])
+    with pytest.raises(InputError, match="third_column='rank' or 'score'"):
+        fastir.evaluate_file(qrels, path, ["map"], chunk_bytes=4)
+    assert_same(fastir.evaluate_file(qrels, path, ["map"], chunk_bytes=10,
+                                     third_column="score"), want)
