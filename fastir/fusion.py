@@ -26,7 +26,6 @@ divides by 1e-9): ``min-max`` ``(s - min) / (max - min)``; ``zmuv`` ``(s - mean)
 not retrieve, ``0.5 - (m - 1) / (2 n)`` (so after it every run has every candidate).
 """
 
-import io
 import os
 
 import numpy as np
@@ -34,7 +33,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import jit, pjit, prange
 from fastir.api import as_qrels, as_run, size_hint
-from fastir.data import InputError, Qrels, Run
+from fastir.data import Qrels, Run
 from fastir.ids import Ids, intern_blocks, sort_ids
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
@@ -186,7 +185,7 @@ class FusionSearch:
                 f"{dict(zip(self.names, self.weights))}, {len(self.grid)} points)")
 
     def to_markdown(self, digits=4):
-        """The table, one row per point, best first marked with ``*``."""
+        """The table as markdown: one row per point in grid order, the best marked ``*``."""
         test = self.test_values is not None
         head = self.names + [self.measure + (" (train)" if test else "")] + \
             ([f"{self.measure} (test)"] if test else [])
@@ -221,7 +220,7 @@ def write_run(run, file, tag=None):
     if isinstance(file, (str, os.PathLike)):
         with open(file, "w", encoding="utf-8") as f:
             f.writelines(lines)
-    elif isinstance(file, io.TextIOBase) or hasattr(file, "write"):
+    elif hasattr(file, "write"):
         file.writelines(lines)
     else:
         raise TypeError(f"file: a path or an open text file, got {type(file).__name__}")
@@ -390,14 +389,14 @@ class _Pairs:
         if norm == "borda":
             cand = self.candidates.astype(np.float64)
             x = 1 - (self.rank - 1) / cand[self.pair_query[self.pair]]
-            m = self._run_lengths()
+            m = self.run_lengths()
             values[:] = 0.5 - (m - 1) / (2 * cand[self.pair_query])
             present[:] = True
         values[self.run_of, self.pair] = x
         present[self.run_of, self.pair] = True
         return values, present
 
-    def _run_lengths(self):
+    def run_lengths(self):
         """(n_runs, n_pairs): docs each run retrieved for each pair's query."""
         counts = np.zeros((self.n_runs, len(self.query_ids)))
         query = self.pair_query[self.pair]
@@ -521,7 +520,7 @@ def _combine(method, values, present, pairs, w, k):
     elif method == "borda":
         cand = pairs.candidates[pairs.pair_query].astype(np.float64)
         parts = np.where(present, cand - (pairs.ranks() - 1),
-                         (cand - pairs._run_lengths() + 1) / 2)
+                         (cand - pairs.run_lengths() + 1) / 2)
         present = np.ones_like(present)
     else:
         parts = values
@@ -596,4 +595,4 @@ def _search(bound, parts, points):
     return out
 
 
-__all__ = ["fuse", "optimize_fusion", "write_run", "FusionSearch", "InputError"]
+__all__ = ["fuse", "optimize_fusion", "write_run", "FusionSearch"]
