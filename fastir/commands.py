@@ -117,10 +117,33 @@ def _evaluate_runs(args, paths, names, measures):
         evaluator = fastir.Evaluator(qrels, measures, **_evaluation_options(args))
         results = {}
         for path, name, size in zip(paths, names, sizes[1:]):
+            if size > _stream_above():
+                with bar.stage(f"evaluating {name} in chunks", 2 * size):
+                    results[name] = _streamed(qrels, path, measures, args)
+                if results[name] is not None:
+                    continue
             run = fastir.read_run(path, progress=bar)
             with bar.stage(f"evaluating {name}", size):
                 results[name] = evaluator.evaluate(run)
     return qrels, results
+
+
+def _stream_above():
+    """Run files larger than this many bytes are evaluated in query-complete chunks
+    (:func:`fastir.evaluate_file`, the same values): 2 GiB, or ``FASTIR_STREAM_BYTES``."""
+    return int(os.environ.get("FASTIR_STREAM_BYTES", 2 << 30))
+
+
+def _streamed(qrels, path, measures, args):
+    """The run evaluated in chunks, or None when its queries are not together (then it is
+    read whole, as trec_eval reads it)."""
+    from fastir.streaming import QueriesNotTogether, evaluate_file
+
+    try:
+        return evaluate_file(qrels, path, measures, **_evaluation_options(args))
+    except QueriesNotTogether as exc:
+        print(f"fastir eval: note: {exc}; reading it whole instead", file=sys.stderr)
+        return None
 
 
 def eval_main(argv):

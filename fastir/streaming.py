@@ -30,6 +30,10 @@ CHUNK_BYTES = 64 << 20
 _READ = 1 << 20  # compressed bytes read per step
 
 
+class QueriesNotTogether(InputError):
+    """A run whose query's lines are not together: it cannot be streamed."""
+
+
 def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevance_level=1,
                   missing="zero", max_docs=None, judged_only=False, num_docs=0, compat=None,
                   third_column="auto"):
@@ -190,9 +194,10 @@ class _ChunkReader:
                 continue
             qid = fields[0].decode("utf-8", "surrogateescape")
             if qid != previous and qid in seen:
-                raise InputError(f"{self.source}:{number}: query {qid!r} comes back after other "
-                                 "queries: streaming needs each query's lines together (sort "
-                                 "the run by query, e.g. sort -s -k1,1, or use fastir.evaluate)")
+                raise QueriesNotTogether(
+                    f"{self.source}:{number}: query {qid!r} comes back after other queries: "
+                    "streaming needs each query's lines together (sort the run by query, e.g. "
+                    "sort -s -k1,1, or use fastir.evaluate)")
             seen.add(qid)
             previous = qid
         raise AssertionError("a repeated query was not found")  # the scan found one

@@ -146,6 +146,24 @@ def test_stats_and_agree(tmp_path):
     assert f"| {agree.pairs[0]['kappa']:.3f} |" in text
 
 
+def test_large_runs_stream_with_the_same_output(tmp_path, second_run):
+    args = ["eval", QRELS, RUN, second_run, "-m", "AP", "-m", "nDCG@10", "-m", "NumRet", "-q"]
+    whole = fastir_cli(*args).stdout
+    env = dict(os.environ, FASTIR_STREAM_BYTES="1")  # every run file streams
+    streamed = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+                              text=True, env=env)
+    assert streamed.returncode == 0 and streamed.stdout == whole
+    mixed = tmp_path / "mixed.run"  # one query's lines apart: read whole instead, with a note
+    with open(RUN) as f:
+        lines = f.readlines()
+    mixed.write_text("".join(lines[:10] + lines[-10:] + lines[10:-10]))
+    args[2:4] = [str(mixed)]
+    done = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0 and done.stdout == fastir_cli(*args).stdout
+    assert "comes back after other queries" in done.stderr and "reading it whole" in done.stderr
+
+
 def test_the_examples_files_hold_the_example(tmp_path):
     from fastir.example import MEASURES, collection
 
