@@ -18,7 +18,7 @@ from fastir.data import Run
 from fastir.engine import Plan
 from fastir.streaming import Combined, evaluate_part
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "read_trec_run"]
 
 _LOCK = threading.Lock()  # one evaluation at a time per worker process
 
@@ -69,6 +69,25 @@ def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc
         combined.add(part)
     results = combined.results("dask DataFrame")
     return results if per_query else results.mean
+
+
+def read_trec_run(paths, blocksize="64MB"):
+    """A dask DataFrame (``query_id``, ``doc_id``, ``score``) of TREC run files: a glob or a
+    list of shards, ``qid iter docno rank score tag`` per line, read in ``blocksize`` blocks.
+
+    Ids stay text and scores are parsed round-trip exact, so :func:`evaluate` on it gives
+    :func:`fastir.evaluate`'s values on the same files. (Parquet datasets: dask's own
+    ``dask.dataframe.read_parquet``.)
+    """
+    import dask.dataframe as dd
+    import pandas as pd
+
+    # (pandas 3 parses floats round-trip exact by default and deprecates the option)
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return dd.read_csv(paths, sep=r"\s+", header=None, usecols=[0, 2, 4],
+                       names=["query_id", "iter", "doc_id", "rank", "score", "tag"],
+                       dtype={"query_id": str, "doc_id": str, "score": "float64"},
+                       comment="#", blocksize=blocksize, **exact)
 
 
 def _queries_complete(parts):

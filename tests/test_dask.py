@@ -86,3 +86,17 @@ def test_local_cluster_of_two_processes():
         got = fdask.evaluate(dd.from_pandas(run, npartitions=4, sort=False), qrels,
                                    MEASURES, per_query=True)
     assert_same(got, want)
+
+
+def test_sharded_trec_runs(tmp_path):
+    qrels_frame, run_frame = frames(seed=3)
+    run_frame = run_frame.assign(score=run_frame.score + 1 / 3)  # (digits to parse exactly)
+    lines = [f"{q} Q0 {d} 1 {s!r} tag\n" for q, d, s in run_frame.itertuples(index=False)]
+    for i, part in enumerate(np.array_split(np.array(lines, dtype=object), 3)):
+        (tmp_path / f"shard{i}.run").write_text("".join(part))  # a query may straddle shards
+    whole = tmp_path / "whole.run"
+    whole.write_text("".join(lines))
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(fdask.read_trec_run(str(tmp_path / "shard*.run"), blocksize=300),
+                             qrels_frame, MEASURES, per_query=True)
+    assert_same(got, fastir.evaluate(qrels_frame, str(whole), MEASURES))
