@@ -299,7 +299,7 @@ def _friendly(name):
 
 
 COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
-            "agree": _friendly("agree"), "plot": _friendly("plot"),
+            "agree": _friendly("agree"), "plot": _friendly("plot"), "fuse": _friendly("fuse"),
             "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
             "warmup": warmup_main}
 

@@ -93,7 +93,14 @@ def _steps(folder):
         for test in ("randomization", "tukey"):
             fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
 
-    return [("files (text and integer ids, MS MARCO runs)", files),
+    def fusion():
+        runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
+                {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
+        fastir.fuse(runs, "rrf")
+        fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
+        fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
+
+    return [("files (text and integer ids, MS MARCO runs)", files), ("rank fusion", fusion),
             ("significance tests", significance),
             ("diversity measures (subtopic judgments)", diversity),
             ("dicts and arrays", containers), ("loops and dense batches", loops)]

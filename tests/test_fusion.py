@@ -3,6 +3,8 @@ doc) and against ranx.fuse; optimize_fusion against evaluating each fused run.""
 
 import io
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -316,6 +318,10 @@ def test_fuse_command(tmp_path, capsys):
         paths.append(str(tmp_path / f"r{i}.run"))
         fastir.write_run(run, paths[-1], tag=f"r{i}")
     out = str(tmp_path / "fused.run")
+    done = subprocess.run([sys.executable, "-m", "fastir", "fuse", *paths, "-o", out],
+                          capture_output=True, text=True)  # as a user types it
+    assert done.returncode == 0, done.stderr
+    assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "rrf").to_dict()
     assert main(paths + ["--method", "wsum", "--weights", "0.3", "0.7", "--norm", "zmuv",
                          "-o", out]) == 0
     want = fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="zmuv")
