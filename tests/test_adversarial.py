@@ -202,6 +202,10 @@ def test_dicts_give_a_clear_error_or_the_naive_value(qrels, run):
     except fastir.InputError as exc:
         useful(exc, "qrels dict", "run dict")
         return
+    if isinstance(res, fastir.ResultsByRun):  # {name: {query: {doc: score}}}: several runs
+        for name, results in res.items():
+            same_as_naive(qrels, run[name], results)
+        return
     same_as_naive(qrels, run, res)
 
 
