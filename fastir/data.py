@@ -76,9 +76,11 @@ class Qrels:
                 docs.append(doc)
                 labels.append(_integer_label(label, source, qid, doc))
         empty = [qid for qid, judged in qrels.items() if not judged]
-        return _build(cls, _id_column(qids + empty, "query ids", source),
-                      _id_column(docs, "doc ids", source), np.array(labels, dtype=np.int32),
-                      source, n_rows=len(labels))
+        built = _build(cls, _id_column(qids + empty, "query ids", source),
+                       _id_column(docs, "doc ids", source), np.array(labels, dtype=np.int32),
+                       source, n_rows=len(labels))
+        _keys_distinct(built.n_queries, qrels, source)
+        return built
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays"):
@@ -255,9 +257,11 @@ class Run:
             i = int(np.argmax(bad))
             raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
                              f"{scores[i]!r} is not finite")
-        return _build(cls, _id_column(qids + empty, "query ids", source),
-                      _id_column(docs, "doc ids", source), scores, source, n_rows=len(scores),
-                      name=name)
+        built = _build(cls, _id_column(qids + empty, "query ids", source),
+                       _id_column(docs, "doc ids", source), scores, source,
+                       n_rows=len(scores), name=name)
+        _keys_distinct(built.n_queries, run, source)
+        return built
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores, name="run", source="run arrays"):
@@ -378,6 +382,20 @@ def _id_column(items, what, source):
         return Ids.from_array(array)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: {what}: {exc}") from None
+
+
+def _keys_distinct(n_queries, mapping, source):
+    """A dict whose keys name fewer queries than it has (``b"q1"`` and ``"q1"`` are one id):
+    an error naming two such keys, rather than one query made of both."""
+    if n_queries == len(mapping):
+        return
+    seen = {}
+    for key in mapping:
+        text = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else str(key)
+        if text in seen:
+            raise InputError(f"{source}: keys {seen[text]!r} and {key!r} are the same query "
+                             "id: give each query once")
+        seen[text] = key
 
 
 def _columns(source, query_ids, doc_ids, values, values_name):

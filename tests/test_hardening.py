@@ -211,3 +211,9 @@ def test_stdin(tmp_path):
     done = cli("trec_eval", os.path.join(INPUTS, "qrels.test"), "-", stdin=data)
     assert done.returncode == 0 and done.stdout == expected
 
+
+
+def test_dict_keys_naming_one_query_twice_are_refused():
+    for make, inner in ((fastir.Run.from_dict, {"d": 1.0}), (fastir.Qrels.from_dict, {"d": 1})):
+        with pytest.raises(fastir.InputError, match="b'q1' and 'q1' are the same query id"):
+            make({b"q1": inner, "q1": {}})
