@@ -6,9 +6,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+# The default profile draws the same examples on every run, so whether a change lands does
+# not depend on luck; HYPOTHESIS_PROFILE=explore draws new ones (run it to hunt for bugs).
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 import naive  # noqa: E402
 
