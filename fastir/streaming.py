@@ -314,9 +314,6 @@ def _blocks(path, source, size):
 def _decompressed(f, source, size):
     """Blocks of about ``size`` bytes of a binary file's content, decompressed if gzip, bz2
     or xz (known by the first bytes)."""
-    import lzma
-    import zlib
-
     head = _read(f, source, 10)
     kind = trec._compression(head)
     if kind is None:
@@ -325,26 +322,20 @@ def _decompressed(f, source, size):
             yield block
             block = _read(f, source, size)
         return
-    stream, parts, held, chunk = trec._decompressor(kind), [], 0, head
-    try:
+
+    def chunks():
+        chunk = head
         while chunk:
-            while chunk:
-                part = stream.decompress(chunk)
-                chunk = b""
-                if stream.eof and stream.unused_data:
-                    chunk, stream = stream.unused_data, trec._decompressor(kind)
-                parts.append(part)
-                held += len(part)
-            if held >= size:
-                yield b"".join(parts)
-                parts, held = [], 0
+            yield chunk
             chunk = _read(f, source, _READ)
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise InputError(f"{source}: corrupt {kind} data ({exc}): the file is damaged or "
-                         "truncated") from None
-    if not stream.eof:
-        raise InputError(f"{source}: corrupt {kind} data (it ends early): the file is damaged "
-                         "or truncated")
+
+    parts, held = [], 0
+    for part in trec.decompressed(chunks(), kind, source):
+        parts.append(part)
+        held += len(part)
+        if held >= size:
+            yield b"".join(parts)
+            parts, held = [], 0
     if held:
         yield b"".join(parts)
 

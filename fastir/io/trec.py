@@ -77,17 +77,26 @@ def _decompressor(kind):
 def _decompress(read, kind, source, progress):
     """Decompress the chunks ``read()`` returns (any number of concatenated streams) in
     1 MB steps, advancing ``progress`` (if any) by the compressed bytes."""
-    import lzma
-    import zlib
-
-    parts = []
-    stream = _decompressor(kind)
-    try:
+    def steps():
         while chunk := read(1 << 20):
             if progress is not None:
                 progress.advance(len(chunk))
+            yield chunk
+
+    return np.frombuffer(b"".join(decompressed(steps(), kind, source)), dtype=np.uint8)
+
+
+def decompressed(chunks, kind, source):
+    """The decompressed parts of the compressed ``chunks`` (any number of concatenated
+    streams), one per chunk or stream; a damaged or truncated input is an InputError."""
+    import lzma
+    import zlib
+
+    stream = _decompressor(kind)
+    try:
+        for chunk in chunks:
             while chunk:
-                parts.append(stream.decompress(chunk))
+                yield stream.decompress(chunk)
                 chunk = b""
                 if stream.eof and stream.unused_data:
                     chunk, stream = stream.unused_data, _decompressor(kind)
@@ -97,7 +106,6 @@ def _decompress(read, kind, source, progress):
     if not stream.eof:
         raise InputError(f"{source}: corrupt {kind} data (it ends early): the file is damaged "
                          "or truncated")
-    return np.frombuffer(b"".join(parts), dtype=np.uint8)
 
 
 def _in_memory(data, source):
