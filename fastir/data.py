@@ -14,7 +14,16 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import jit
-from fastir.ids import HASH_KEY, Ids, frozen, id_equal, id_hash, intern_blocks, sort_ids
+from fastir.ids import (
+    HASH_KEY,
+    Ids,
+    frozen,
+    id_equal,
+    id_hash,
+    intern_blocks,
+    listed,
+    sort_ids,
+)
 
 
 class InputError(ValueError):
@@ -391,11 +400,10 @@ def _keys_distinct(n_queries, mapping, source):
         return
     seen = {}
     for key in mapping:
-        text = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else str(key)
-        if text in seen:
-            raise InputError(f"{source}: keys {seen[text]!r} and {key!r} are the same query "
-                             "id: give each query once")
-        seen[text] = key
+        if listed(key) in seen:
+            raise InputError(f"{source}: keys {seen[listed(key)]!r} and {key!r} are the same "
+                             "query id: give each query once")
+        seen[listed(key)] = key
 
 
 def _columns(source, query_ids, doc_ids, values, values_name):

@@ -33,6 +33,11 @@ _EMPTY_I64 = frozen(np.zeros(0), np.int64)
 _ZERO_OFFSETS = frozen(np.zeros(1), np.int64)
 
 
+def listed(key):
+    """An id given by the caller (a dict key) as an id column lists it: bytes as text."""
+    return key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+
+
 class Ids:
     """A column of exact identifiers: byte strings (``data``/``offsets``) or int64 ``values``.
 

@@ -10,6 +10,7 @@ order with their (subtopic, label) pairs: the diversity kernel's input.
 import numpy as np
 
 from fastir.data import InputError, Qrels, _integer_label
+from fastir.ids import listed
 
 
 class Subtopics:
@@ -76,11 +77,6 @@ def from_rows(rows, source):
     return from_dict(judged, source)
 
 
-def _as_listed(key):
-    """A dict key as an id column lists it (bytes as text)."""
-    return key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
-
-
 def from_dict(judged, source):
     """From ``{qid: {doc: {subtopic: label}}}`` (labels checked in place)."""
     doc_level = {}
@@ -93,7 +89,7 @@ def from_dict(judged, source):
                 pairs[subtopic] = _integer_label(label, source, qid, doc)
         doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
     qrels = Qrels.from_dict(doc_level, source)
-    judged = {_as_listed(q): {_as_listed(d): p for d, p in docs.items()}
+    judged = {listed(q): {listed(d): p for d, p in docs.items()}
               for q, docs in judged.items()}  # (keyed as the id columns list them)
     docs_of = qrels.doc_ids.tolist()
     qids = qrels.query_ids.tolist()
