@@ -212,7 +212,7 @@ def _matrix_plan(measures, relevance_level):
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
     if len(plan.diverse):
         plan.refuse_diversity("a dense batch has none")
-    return plan, engine.rank_depth(plan.parsed), engine.ideal_depth(plan.parsed)
+    return plan, engine.rank_depth(plan.spec), engine.ideal_depth(plan.parsed)
 
 
 def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,

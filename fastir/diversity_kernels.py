@@ -16,7 +16,6 @@ from collections import namedtuple
 from fastir._jit import helper, pjit, prange
 from fastir.kernels import (
     ALPHA_DCG,
-    ALPHA_NDCG,
     CUTOFF,
     ERR_IA,
     KIND,
@@ -25,6 +24,7 @@ from fastir.kernels import (
     NNRBP,
     NRBP,
     P_IA,
+    ST_RECALL,
 )
 
 #: A query's subtopic judgments (see :class:`fastir.subtopics.Subtopics`): documents at
@@ -115,63 +115,89 @@ def diversity_value(spec, m, ranked, lo, hi, judgments, sc, n_subtopics):
     kind = spec.table[m, KIND]
     k = spec.table[m, CUTOFF]
     level = spec.table[m, LEVEL]
-    alpha = spec.params[m, 0]
     n_intents = _intents(lo, hi, level, judgments, sc[COVERED], n_subtopics)
     if n_intents == 0:
         return 0.0
-    n = len(ranked)
-    top = n if k == 0 else min(k, n)
+    top = len(ranked) if k == 0 else min(k, len(ranked))
     gain = sc[GAIN]
     for s in range(n_subtopics):
         gain[s] = 1.0
-    if kind == P_IA:  # relevant (document, subtopic) pairs in the top k / (k S)
-        count = 0
-        for i in range(top):
-            if ranked[i] >= 0:
-                p = lo + ranked[i]
-                for t in range(judgments.pairs[p], judgments.pairs[p + 1]):
-                    if judgments.label[t] >= level:
-                        count += 1
-        return count / (k * n_intents)
-    if kind == NRBP or kind == NNRBP:  # over the whole ranking
-        beta = spec.params[m, 1]
-        total = 0.0
-        decay = 1.0
-        for i in range(n):
-            if ranked[i] >= 0:
-                total += _doc_gain(lo + ranked[i], level, judgments, gain) * decay
-                _take(lo + ranked[i], level, alpha, judgments, gain)
-            decay *= beta
-        value = total * ((1 - (1 - alpha) * beta) / n_intents)
-        if kind == NRBP:
-            return value
-        best = 0.0
-        decay = 1.0
-        for i in range(_ideal(lo, hi, level, alpha, 0, judgments, sc, n_subtopics)):
-            best += sc[IDEAL, i] * decay
-            decay *= beta
-        best = best * ((1 - (1 - alpha) * beta) / n_intents)
-        return value / best if best > 0.0 else 0.0
-    if kind != ALPHA_DCG and kind != ALPHA_NDCG and kind != ERR_IA and kind != NERR_IA:
-        covered = sc[COVERED]  # subtopic recall: subtopics covered in the top k / S
-        for s in range(n_subtopics):
-            covered[s] = 0.0
-        count = 0
-        for i in range(top):
-            if ranked[i] >= 0:
-                p = lo + ranked[i]
-                for t in range(judgments.pairs[p], judgments.pairs[p + 1]):
-                    s = judgments.subtopic[t]
-                    if judgments.label[t] >= level and covered[s] == 0.0:
-                        covered[s] = 1.0
-                        count += 1
-        return count / n_intents
+    if kind == P_IA:
+        return _intent_pairs(ranked, top, lo, level, judgments) / (k * n_intents)
+    if kind == ST_RECALL:
+        return _covered(ranked, top, lo, level, judgments, sc[COVERED], n_subtopics) / n_intents
+    if kind == NRBP or kind == NNRBP:
+        return _nrbp(kind, ranked, lo, hi, level, spec.params[m, 0], spec.params[m, 1],
+                     judgments, sc, n_subtopics, n_intents)
+    return _alpha_dcg(kind, ranked, top, k, lo, hi, level, spec.params[m, 0], judgments, sc,
+                      n_subtopics, n_intents)
+
+
+@helper
+def _intent_pairs(ranked, top, lo, level, judgments):
+    """P-IA's count: relevant (document, subtopic) pairs in the top ranks."""
+    count = 0
+    for i in range(top):
+        if ranked[i] >= 0:
+            p = lo + ranked[i]
+            for t in range(judgments.pairs[p], judgments.pairs[p + 1]):
+                if judgments.label[t] >= level:
+                    count += 1
+    return count
+
+
+@helper
+def _covered(ranked, top, lo, level, judgments, covered, n_subtopics):
+    """Subtopic recall's count: subtopics some document of the top ranks is relevant to."""
+    for s in range(n_subtopics):
+        covered[s] = 0.0
+    count = 0
+    for i in range(top):
+        if ranked[i] >= 0:
+            p = lo + ranked[i]
+            for t in range(judgments.pairs[p], judgments.pairs[p + 1]):
+                s = judgments.subtopic[t]
+                if judgments.label[t] >= level and covered[s] == 0.0:
+                    covered[s] = 1.0
+                    count += 1
+    return count
+
+
+@helper
+def _nrbp(kind, ranked, lo, hi, level, alpha, beta, judgments, sc, n_subtopics, n_intents):
+    """NRBP over the whole ranking, and nNRBP over the greedy ideal's."""
+    gain = sc[GAIN]
+    total = 0.0
+    decay = 1.0
+    for i in range(len(ranked)):
+        if ranked[i] >= 0:
+            total += _doc_gain(lo + ranked[i], level, judgments, gain) * decay
+            _take(lo + ranked[i], level, alpha, judgments, gain)
+        decay *= beta
+    value = total * ((1 - (1 - alpha) * beta) / n_intents)
+    if kind == NRBP:
+        return value
+    best = 0.0
+    decay = 1.0
+    for i in range(_ideal(lo, hi, level, alpha, 0, judgments, sc, n_subtopics)):
+        best += sc[IDEAL, i] * decay
+        decay *= beta
+    best = best * ((1 - (1 - alpha) * beta) / n_intents)
+    return value / best if best > 0.0 else 0.0
+
+
+@helper
+def _alpha_dcg(kind, ranked, top, k, lo, hi, level, alpha, judgments, sc, n_subtopics,
+               n_intents):
+    """alpha-DCG and ERR-IA over the "ideal ideal" (every rank relevant to all S
+    subtopics), and alpha-nDCG and nERR-IA over the greedy ideal's."""
+    gain = sc[GAIN]
     score = 0.0
     for i in range(top):
         if ranked[i] >= 0:
             score += _discounted(kind, _doc_gain(lo + ranked[i], level, judgments, gain), i)
             _take(lo + ranked[i], level, alpha, judgments, gain)
-    most = 0.0  # the "ideal ideal": every rank relevant to all S subtopics
+    most = 0.0
     intents = 1.0 * n_intents
     for i in range(k):
         most += _discounted(kind, intents, i)

@@ -157,6 +157,7 @@ def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
     for j, m in enumerate(parsed):
         spec = m.spec
         table[j, kernels.KIND] = spec.kind if spec.kind != STRING else kernels.NUM_Q
+        table[j, kernels.PATH] = kernels.PATHS[spec.path]
         table[j, kernels.CUTOFF] = _cutoff_column(m)
         rel = m.rel if "rel" in spec.params else None
         level = (1 if spec.level_free else relevance_level) if rel is None else rel
@@ -165,30 +166,19 @@ def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
         table[j, kernels.COMPAT] = compat == "9.0.8"
         table[j, kernels.EMPTY] = spec.empty == "value"
         params[j, :len(rows[j])] = rows[j]
-    return kernels.Spec(table, params, kernels.log2_table(2), np.int64(prefix_depth(parsed)))
+    depth = kernels.prefix_depth(table)
+    return kernels.Spec(table, params, kernels.log2_table(2), np.int64(depth))
 
 
-def _reads_prefixes(m):
-    """Whether a measure reads the cumulative rows (a gain table has its own loops)."""
-    return m.spec.path in ("ranks", "gains") and _gain_kind(m) != kernels.GAIN_TABLE
-
-
-def prefix_depth(parsed):
-    """The rank down to which the cumulative rows are needed: the largest cutoff when every
-    measure reading them has a rank cutoff (P@10 on a 1000-doc ranking reads 10 ranks), else
-    0, the whole ranking."""
-    reading = [m for m in parsed if _reads_prefixes(m)]
-    if all(m.spec.cutoff is RANK and m.cutoff is not None for m in reading):
-        return max((m.cutoff for m in reading), default=0)
-    return 0
-
-
-def rank_depth(parsed):
-    """The ranks a dense batch must order: its prefix depth when every measure reads only
-    the cumulative rows down to a cutoff (then a selection, not a sort), else 0 (all)."""
-    if all(_reads_prefixes(m) and m.spec.cutoff is RANK and m.cutoff is not None
-           for m in parsed):
-        return prefix_depth(parsed)
+def rank_depth(spec):
+    """The ranks a dense batch must order: the prefix depth when every measure reads only
+    the cumulative rows down to its cutoff (then a selection, not a sort), else 0 (all)."""
+    table = spec.table
+    reads_cutoff = ((table[:, kernels.PATH] == kernels.PATH_RANKS)
+                    | ((table[:, kernels.PATH] == kernels.PATH_GAINS)
+                       & (table[:, kernels.GAIN] != kernels.GAIN_TABLE)))
+    if reads_cutoff.all() and (table[:, kernels.CUTOFF] > 0).all():
+        return int(spec.depth)
     return 0
 
 
@@ -208,11 +198,7 @@ def ideal_depth(parsed):
 
 
 def _cutoff_column(m):
-    if m.spec.cutoff is RANK and m.cutoff is not None:
-        return m.cutoff
-    if "recalls" in m.spec.params:  # the number of levels in the parameter row
-        return len(m.recalls)
-    return 0
+    return m.cutoff if m.spec.cutoff is RANK and m.cutoff is not None else 0
 
 
 def _gain_kind(m):
@@ -227,7 +213,8 @@ def _gain_kind(m):
 def _params(m, gain_kind, num_docs):
     """A measure's row of float parameters: its float cutoff, its gain table by label (NaN
     where a label has no entry), its numeric parameters but ``rel`` (the table's level) in
-    declared order (recall levels expanded), then the collection size when it reads it."""
+    declared order (recall levels: their number, then each), then the collection size when
+    it reads it."""
     row = []
     if m.spec.cutoff in (RECALL, MULT):
         row.append(m.cutoff)
@@ -238,8 +225,8 @@ def _params(m, gain_kind, num_docs):
         if param.kind in ("float", "bool", "int", "rank", "depth") or (param.kind == "level"
                                                           and name != "rel"):
             row.append(getattr(m, name))
-        elif param.kind == "levels":
-            row += list(getattr(m, name))
+        elif param.kind == "levels":  # their number, then the levels
+            row += [len(getattr(m, name)), *getattr(m, name)]
     if m.spec.num_docs:
         row.append(num_docs)
     return row
@@ -255,7 +242,7 @@ def work(n_chunks, longest, codes=0):
     ``longest`` long (``codes``: how many label and index rows a chunk needs)."""
     size = longest + 2
     return kernels.Work(np.empty((n_chunks, kernels.N_ROWS, size)),
-                        np.full((n_chunks, 8), -1, dtype=np.int64),
+                        np.full((n_chunks, kernels.N_STATE), -1, dtype=np.int64),
                         np.empty((n_chunks, codes, size), dtype=np.int32),
                         np.empty((n_chunks, codes, size), dtype=np.int64))
 

@@ -198,10 +198,14 @@ def _ideal_dcg(ig, m, cutoff, log2):
 
 
 @helper
-def _iprec_avg(ranked, n_rel, n_rel_ret, level, recalls, compat):
+def _iprec_avg(ranked, n_rel, level, recalls, compat):
     """m_11pt_avg.c: the C loop as is (it assumes ascending levels; given ones are not
     sorted), summing from the highest level down."""
     n = len(ranked)
+    n_rel_ret = 0
+    for i in range(n):
+        if ranked[i] >= level:
+            n_rel_ret += 1
     k = len(recalls)
     current = k - 1
     while current >= 0 and _recall_count(recalls[current], n_rel, compat) > n_rel_ret:
@@ -564,18 +568,66 @@ SCRATCH_A = 9  # rows a measure's own loop may use (they describe no query after
 SCRATCH_B = 10
 N_ROWS = 11
 
-# Slots of a chunk's state: which query and parameters the scratch rows describe.
-ST_QUERY, ST_LEVEL, ST_NONREL, ST_DCG_QUERY, ST_DCG_LEVEL, ST_DCG_GAIN, ST_IDEAL = range(7)
+# Slots of a chunk's state: which query and parameters the cumulative rows describe, and
+# how far they reach.
+ST_QUERY, ST_LEVEL, ST_BUILT, ST_DCG_QUERY, ST_DCG_LEVEL, ST_DCG_GAIN, ST_DCG_BUILT, \
+    ST_IDEAL = range(8)
+N_STATE = 8
+
+# The measure table: one row per measure, these columns (see fastir.engine.measure_spec).
+# PATH: how the kernel computes it (the registry's ``Family.path``, below); CUTOFF: the rank
+# cutoff k (0: the whole ranking), the only rank a measure on the prefix paths reads;
+# EMPTY: computed on an empty ranking (else 0 there).
+KIND, PATH, CUTOFF, LEVEL, GAIN, COMPAT, EMPTY = range(7)
+N_COLUMNS = 7
+
+#: The kernel's paths, one per value of ``Family.path``: the query's counts; the rank
+#: prefix rows (relevant counts, AP sums, unjudged counts, interpolated precision) read at
+#: the cutoff ("ranks") or at the end of the ranking ("set"); the gain prefix rows (DCG,
+#: ideal DCG); a loop of the measure's own; the diversity kernel's.
+PATHS = {"counts": 0, "ranks": 1, "set": 2, "gains": 3, "own": 4, "subtopics": 5}
+PATH_COUNTS, PATH_RANKS, PATH_SET, PATH_GAINS, PATH_OWN, PATH_SUBTOPICS = range(6)
+
+
+def prefix_depth(table):
+    """The rank down to which the cumulative rows are built for a measure table: a measure
+    on a prefix path reads them at rank min(CUTOFF, n), or n with no cutoff (gain tables
+    have loops of their own), so the depth is the largest cutoff, or 0 (the whole ranking)
+    when one of them has none. The kernel hands the measures views of exactly the rows it
+    built: a read beyond them is an IndexError (Python, NUMBA_BOUNDSCHECK)."""
+    path = table[:, PATH]
+    reading = (path == PATH_RANKS) | (path == PATH_SET) | ((path == PATH_GAINS)
+                                                          & (table[:, GAIN] != GAIN_TABLE))
+    cutoffs = table[reading, CUTOFF]
+    return 0 if (cutoffs == 0).any() else int(cutoffs.max(initial=0))
+
+
+#: What the kernels know of the measures: ``table`` (int64, one row per measure, the columns
+#: above), ``params`` (float64, one row per measure: its float parameters), ``log2`` (the
+#: discounts: ``log2[i] == log2(i + 2)``) and ``depth`` (:func:`prefix_depth`).
+Spec = namedtuple("Spec", "table params log2 depth")
+
+#: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows below, and sort keys
+#: in ``KEYS``), ``state`` (int64: which query and parameters the rows describe), ``codes``
+#: (int32: a ranking's labels in row 0, an ideal's in row 1) and ``index`` (int64: an order
+#: and its merge buffer).
+Work = namedtuple("Work", "rows state codes index")
+
+#: The joined rankings: ``labels[indptr[e]:indptr[e + 1]]`` is query ``e``'s ranking, whose
+#: judgments are row ``qrels_query[e]`` of the ideals.
+Rankings = namedtuple("Rankings", "indptr labels qrels_query")
+
+#: Each judged query's labels, descending: ``labels[indptr[q]:indptr[q + 1]]``.
+Ideals = namedtuple("Ideals", "indptr labels")
 
 
 @helper
 def _rank_prefixes(ranked, n, level, sc):
     """One pass over the top ``n`` ranks: the cumulative rows for relevance level ``level``.
     Sums run in rank order, so a prefix at k is bit-identical to trec_eval's sum over the
-    top k. Returns the number of judged non-relevant docs among them."""
+    top k."""
     rel = 0
     unjudged = 0
-    nonrel = 0
     ap = 0.0
     sc[CUM_REL, 0] = 0.0
     sc[CUM_AP, 0] = 0.0
@@ -586,9 +638,7 @@ def _rank_prefixes(ranked, n, level, sc):
             rel += 1
             ap += rel / (i + 1)
             sc[REL_RANK, rel] = i + 1
-        elif code >= 0:
-            nonrel += 1
-        else:
+        elif code < 0:
             unjudged += 1
         sc[CUM_REL, i + 1] = rel
         sc[CUM_AP, i + 1] = ap
@@ -599,7 +649,6 @@ def _rank_prefixes(ranked, n, level, sc):
         if best < precision:
             best = precision
         sc[BEST_PREC, i] = best
-    return nonrel
 
 
 @helper
@@ -624,30 +673,22 @@ def _gain_prefixes(ranked, n, ideal, depth, level, gain_kind, params, log2, sc):
     return m
 
 
-# The measure table: one row per measure, these columns (see fastir.engine.measure_spec);
-# EMPTY: computed on an empty ranking (else 0 there).
-KIND, CUTOFF, LEVEL, GAIN, COMPAT, EMPTY = range(6)
-N_COLUMNS = 6
+@helper
+def _built(n, depth):
+    """How many ranks the cumulative rows cover: the top ``depth``, or all ``n``."""
+    return n if depth == 0 else min(depth, n)
 
-#: What the kernels know of the measures: ``table`` (int64, one row per measure, the columns
-#: above), ``params`` (float64, one row per measure: its float parameters), ``log2`` (the
-#: discounts: ``log2[i] == log2(i + 2)``) and ``depth`` (the rank down to which the
-#: cumulative rows are built: the largest cutoff when every measure reading them has one,
-#: else 0, the whole ranking).
-Spec = namedtuple("Spec", "table params log2 depth")
 
-#: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows below, and sort keys
-#: in ``KEYS``), ``state`` (int64: which query and parameters the rows describe), ``codes``
-#: (int32: a ranking's labels in row 0, an ideal's in row 1) and ``index`` (int64: an order
-#: and its merge buffer).
-Work = namedtuple("Work", "rows state codes index")
-
-#: The joined rankings: ``labels[indptr[e]:indptr[e + 1]]`` is query ``e``'s ranking, whose
-#: judgments are row ``qrels_query[e]`` of the ideals.
-Rankings = namedtuple("Rankings", "indptr labels qrels_query")
-
-#: Each judged query's labels, descending: ``labels[indptr[q]:indptr[q + 1]]``.
-Ideals = namedtuple("Ideals", "indptr labels")
+@helper
+def _rank_rows(e, ranked, level, depth, sc, state):
+    """Builds the rank prefix rows of query ``e`` at ``level`` unless they are (once for all
+    its measures that share the level); returns how many ranks they cover."""
+    if state[ST_QUERY] != e or state[ST_LEVEL] != level:
+        state[ST_BUILT] = _built(len(ranked), depth)
+        _rank_prefixes(ranked, state[ST_BUILT], level, sc)
+        state[ST_QUERY] = e
+        state[ST_LEVEL] = level
+    return state[ST_BUILT]
 
 
 @helper
@@ -657,154 +698,128 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
     leaves out, counted but not laid out: a dense batch's relevant documents beyond the
     measures' depth).
 
-    ``sc``/``state`` are the chunk's scratch rows and their description: the cumulative
-    rows of a query are computed once for all its measures that share a relevance level
-    (or gains), down to rank ``spec.depth``, and most measures are then a lookup.
-    An empty ranking scores 0 but for the measures whose ``EMPTY`` column is set (trec_eval
-    10.0 -c evaluates a missing query on one unjudged placeholder document: NUM_REL,
-    IDEAL_DCG and YAAP are the values that differ from 0 on it). A NaN says the measure is
-    not defined on the query's input (the registry's ``invalid``).
+    The measure's PATH column (its registry ``path``) says how it is computed: most
+    measures are a lookup in cumulative rows that ``sc``/``state`` (the chunk's scratch
+    rows and their description) hold once for all the query's measures that share a
+    relevance level (or gains), down to rank ``spec.depth``. An empty ranking scores 0 but
+    for the measures whose ``EMPTY`` column is set (trec_eval 10.0 -c evaluates a missing
+    query on one unjudged placeholder document: NUM_REL, IDEAL_DCG and YAAP are the values
+    that differ from 0 on it). A NaN says the measure is not defined on the query's input
+    (the registry's ``invalid``), or that its kind is not on its path (a registry error the
+    reference tests find).
     """
-    kind = spec.table[m, KIND]
-    cutoff = spec.table[m, CUTOFF]
-    level = spec.table[m, LEVEL]
-    gain_kind = spec.table[m, GAIN]
-    compat = spec.table[m, COMPAT]
-    params = spec.params[m]
-    log2 = spec.log2
-    depth = spec.depth
+    row = spec.table[m]
+    level = row[LEVEL]
     n_rel = count_at_least(ideal, level)  # labels are sorted descending
     n_nonrel = count_at_least(ideal, 0) - n_rel
     if outside > 0 and outside_label >= level:
         n_rel += outside
     elif outside > 0 and outside_label >= 0:
         n_nonrel += outside
+    n = len(ranked)
+    path = row[PATH]
+    if path == PATH_COUNTS:
+        return _count_value(row[KIND], n, n_rel)
+    if n == 0 and row[EMPTY] == 0:
+        return 0.0
+    if path == PATH_RANKS or path == PATH_SET:
+        built = _rank_rows(e, ranked, level, spec.depth, sc, state)
+        rows = sc[:, :built + 1]  # exactly the ranks built: a read beyond them is an error
+        if path == PATH_RANKS:
+            return _cutoff_value(row, spec.params[m], n, n_rel, rows)
+        return _set_value(row, spec.params[m], n, n_rel, rows)
+    if path == PATH_GAINS:
+        return _gain_value(e, spec, m, ranked, ideal, sc, state)
+    if path == PATH_OWN:
+        return _own_value(row, spec.params[m], ranked, ideal, n_rel, n_nonrel, spec.log2, sc)
+    return np.nan  # PATH_SUBTOPICS: the diversity kernel's
+
+
+@helper
+def _count_value(kind, n, n_rel):
+    """The counts path: what needs no ranking but its length."""
     if kind == NUM_Q:
         return 1.0
     if kind == NUM_REL:
         return np.float64(n_rel)
-    n = len(ranked)
-    if n == 0 and spec.table[m, EMPTY] == 0:
-        return 0.0
     if kind == NUM_RET:
         return np.float64(n)
+    return np.nan
+
+
+@helper
+def _cutoff_value(row, params, n, n_rel, rows):
+    """The "ranks" path: measures of the top k (the whole ranking without a cutoff), which
+    read the rows at rank min(k, n) only."""
+    kind = row[KIND]
+    cutoff = row[CUTOFF]
     top = n if cutoff == 0 else min(cutoff, n)
-    if kind == NDCG or kind == DCG or kind == IDEAL_DCG or kind == NDCG_REL or kind == RNDCG \
-            or kind == G:
-        if gain_kind == GAIN_TABLE or kind == NDCG_REL or kind == RNDCG or kind == G:
-            m = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
-            ig = sc[IDEAL_GAINS]
-            if kind == NDCG_REL:
-                return _ndcg_rel(ranked, ig, m, level, gain_kind, params, log2)
-            if kind == RNDCG:
-                return _rndcg(ranked, ig, m, n_rel, level, gain_kind, params, log2)
-            if kind == G:
-                return _g(ranked, ig, m, level, gain_kind, params)
-            idcg = _ideal_dcg(ig, m, cutoff, log2)
-            dcg = _dcg(ranked, cutoff, level, gain_kind, params, log2)
-        else:
-            if (state[ST_DCG_QUERY] != e or state[ST_DCG_LEVEL] != level
-                    or state[ST_DCG_GAIN] != gain_kind):
-                state[ST_IDEAL] = _gain_prefixes(ranked, n if depth == 0 else min(depth, n),
-                                                 ideal, depth, level, gain_kind, params, log2,
-                                                 sc)
-                state[ST_DCG_QUERY] = e
-                state[ST_DCG_LEVEL] = level
-                state[ST_DCG_GAIN] = gain_kind
-            m = state[ST_IDEAL]
-            dcg = sc[CUM_DCG, top]
-            idcg = sc[CUM_IDCG, m if cutoff == 0 else min(cutoff, m)]
-        if kind == DCG:
-            return dcg
-        if kind == IDEAL_DCG:
-            return idcg
-        return dcg / idcg if idcg > 0.0 else 0.0
-    if kind == ERR or kind == NERR:  # params[0]: max_grade; a larger label is refused
-        if len(ideal) > 0 and ideal[0] > params[0]:
-            return np.nan
-        err = _err(ranked, top, params[0])
-        if kind == ERR:
-            return err
-        positive = count_at_least(ideal, 1)
-        best = _err(ideal, positive if cutoff == 0 else min(cutoff, positive), params[0])
-        return err / best if best > 0.0 else 0.0
-    if kind >= BPM and kind <= INSQ:
-        return _cwl(ranked, kind, cutoff, params)
-    if kind == JUDGED:
-        return _judged(ranked, top)
-    if kind == COMPATIBILITY:  # params: p, normalize
-        return _compat(ranked, ideal, params[0], params[1] != 0.0, sc)
-    if kind == BPREF:
-        return _bpref(ranked, n_rel, n_nonrel, level)
-    if kind == INFAP:
-        return _infap(ranked, n_rel, level)
-    if kind == RBP:  # params: p, scaled
-        return _rbp(ranked, ideal, params[0], level, params[1])
-    if kind == RBP_RESID:
-        return _rbp_resid(ranked)
-    if kind == BING:
-        return _bing(ranked, n_rel, level, log2)
-    if state[ST_QUERY] != e or state[ST_LEVEL] != level:
-        state[ST_NONREL] = _rank_prefixes(ranked, n if depth == 0 else min(depth, n), level,
-                                          sc)
-        state[ST_QUERY] = e
-        state[ST_LEVEL] = level
-    # Measures with a cutoff read the prefixes at min(cutoff, n) <= depth; the others need
-    # the whole ranking (then depth is 0).
+    hits = rows[CUM_REL, top]
     if kind == AP:
-        return sc[CUM_AP, top] / n_rel if sc[CUM_REL, top] > 0 else 0.0
+        return rows[CUM_AP, top] / n_rel if hits > 0 else 0.0
     if kind == RR:
-        return 1.0 / sc[REL_RANK, 1] if sc[CUM_REL, top] > 0 else 0.0
+        return 1.0 / rows[REL_RANK, 1] if hits > 0 else 0.0
     if kind == P:
-        return sc[CUM_REL, top] / cutoff
+        return hits / cutoff
     if kind == RECALL:
-        return sc[CUM_REL, top] / n_rel if n_rel > 0 else 0.0
+        return hits / n_rel if n_rel > 0 else 0.0
     if kind == REL_P:
         denominator = min(cutoff, n_rel)
-        return sc[CUM_REL, top] / denominator if denominator > 0 else 0.0
+        return hits / denominator if denominator > 0 else 0.0
     if kind == UNJ:
-        return sc[CUM_UNJ, top] / cutoff
+        return rows[CUM_UNJ, top] / cutoff
     if kind == SUCCESS:
-        return 1.0 if sc[CUM_REL, top] > 0 else 0.0
+        return 1.0 if hits > 0 else 0.0
     if kind == HITS:
-        return sc[CUM_REL, top]
+        return hits
     if kind == F1:  # ranx: P = hits / k (k as given), R = hits / R
         if n_rel == 0:
             return 0.0
-        precision = sc[CUM_REL, top] / (cutoff if cutoff > 0 else n)
-        recall = sc[CUM_REL, top] / n_rel
+        precision = hits / (cutoff if cutoff > 0 else n)
+        recall = hits / n_rel
         if precision + recall == 0.0:
             return 0.0
         return 2.0 * ((precision * recall) / (precision + recall))
     if kind == ACCURACY:  # (TP + TN) / N over the top k; params[0]: N
-        tp = sc[CUM_REL, top]
-        fp = top - tp
-        fn = n_rel - tp
-        tn = params[0] - tp - fp - fn
-        return (tp + tn) / params[0] if tn >= 0 else np.nan
-    rel_ret = np.int64(sc[CUM_REL, n])
+        fp = top - hits
+        fn = n_rel - hits
+        tn = params[0] - hits - fp - fn
+        return (hits + tn) / params[0] if tn >= 0 else np.nan
+    return np.nan
+
+
+@helper
+def _set_value(row, params, n, n_rel, rows):
+    """The "set" path: measures of the whole ranking, which read the rows at any rank up to
+    n (the plan then builds them down to n)."""
+    kind = row[KIND]
+    rel_ret = np.int64(rows[CUM_REL, n])
     if kind == NUM_REL_RET:
         return np.float64(rel_ret)
     if kind == NUM_NONREL_JUDGED_RET:
-        return np.float64(state[ST_NONREL])
+        return np.float64(n - rel_ret - rows[CUM_UNJ, n])
     if kind == YAAP:
-        ap_sum = sc[CUM_AP, n]
+        ap_sum = rows[CUM_AP, n]
         return math.log((1.0 + ap_sum) / (1.0 + np.float64(n_rel) - ap_sum))
     if kind == RPREC:
         k = min(n, n_rel)
-        return sc[CUM_REL, k] / n_rel if k > 0 else 0.0
+        return rows[CUM_REL, k] / n_rel if k > 0 else 0.0
     if kind == RPREC_MULT:  # precision at rank (long)(mult * R + 0.9)
         k = np.int64(params[0] * n_rel + 0.9)
-        return sc[CUM_REL, min(k, n)] / k if k > 0 else 0.0
+        return rows[CUM_REL, min(k, n)] / k if k > 0 else 0.0
     if kind == IPREC:
-        c = _recall_count(params[0], n_rel, compat)
+        c = _recall_count(params[0], n_rel, row[COMPAT])
         if c > rel_ret:
             return 0.0
         if rel_ret == 0:
-            return sc[BEST_PREC, n]  # 0: no relevant doc retrieved
-        return sc[BEST_PREC, np.int64(sc[REL_RANK, max(c, 1)])]
-    if kind == IPREC_AVG:  # 11pt_avg (cutoff: the number of levels)
-        return _iprec_avg(ranked, n_rel, rel_ret, level, params[:cutoff], compat)
+            return rows[BEST_PREC, n]  # 0: no relevant doc retrieved
+        return rows[BEST_PREC, np.int64(rows[REL_RANK, max(c, 1)])]
+    return _set_ratio(kind, params, n, n_rel, rel_ret)
+
+
+@helper
+def _set_ratio(kind, params, n, n_rel, rel_ret):
+    """The measures of the retrieved set as a whole: counts only."""
     if kind == UTILITY:
         return (params[0] * rel_ret + params[1] * (n - rel_ret) + params[2] * (n_rel - rel_ret)
                 + params[3] * (np.int64(params[4]) + rel_ret - n - n_rel))
@@ -826,6 +841,94 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         beta = params[0]
         return (beta + 1.0) * precision * recall / (beta * precision + recall)
     return np.nan
+
+
+@helper
+def _gain_value(e, spec, m, ranked, ideal, sc, state):
+    """The gain prefix path: DCG, ideal DCG and nDCG of the top k (gain tables: loops of
+    their own, over every judged document)."""
+    row = spec.table[m]
+    kind, cutoff, level, gain_kind = row[KIND], row[CUTOFF], row[LEVEL], row[GAIN]
+    params = spec.params[m]
+    if gain_kind == GAIN_TABLE:
+        count = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+        idcg = _ideal_dcg(sc[IDEAL_GAINS], count, cutoff, spec.log2)
+        dcg = _dcg(ranked, cutoff, level, gain_kind, params, spec.log2)
+    else:
+        if state[ST_DCG_QUERY] != e or state[ST_DCG_LEVEL] != level \
+                or state[ST_DCG_GAIN] != gain_kind:
+            state[ST_DCG_BUILT] = _built(len(ranked), spec.depth)
+            state[ST_IDEAL] = _gain_prefixes(ranked, state[ST_DCG_BUILT], ideal, spec.depth,
+                                             level, gain_kind, params, spec.log2, sc)
+            state[ST_DCG_QUERY] = e
+            state[ST_DCG_LEVEL] = level
+            state[ST_DCG_GAIN] = gain_kind
+        built, count = state[ST_DCG_BUILT], state[ST_IDEAL]
+        n = len(ranked)
+        dcg = sc[CUM_DCG, :built + 1][n if cutoff == 0 else min(cutoff, n)]
+        idcg = sc[CUM_IDCG, :count + 1][count if cutoff == 0 else min(cutoff, count)]
+    if kind == DCG:
+        return dcg
+    if kind == IDEAL_DCG:
+        return idcg
+    if kind == NDCG:
+        return dcg / idcg if idcg > 0.0 else 0.0
+    return np.nan
+
+
+@helper
+def _own_value(row, params, ranked, ideal, n_rel, n_nonrel, log2, sc):
+    """The measures with a loop of their own over the ranking (``sc``: scratch rows)."""
+    kind, cutoff, level, gain_kind = row[KIND], row[CUTOFF], row[LEVEL], row[GAIN]
+    if kind == NDCG_REL or kind == RNDCG or kind == G:
+        return _ideal_relative(kind, ranked, ideal, n_rel, level, gain_kind, params, log2, sc)
+    if kind == ERR or kind == NERR:
+        return _err_value(kind, ranked, ideal, cutoff, params[0])
+    if kind >= BPM and kind <= INSQ:
+        return _cwl(ranked, kind, cutoff, params)
+    if kind == JUDGED:
+        return _judged(ranked, len(ranked) if cutoff == 0 else min(cutoff, len(ranked)))
+    if kind == COMPATIBILITY:  # params: p, normalize
+        return _compat(ranked, ideal, params[0], params[1] != 0.0, sc)
+    if kind == BPREF:
+        return _bpref(ranked, n_rel, n_nonrel, level)
+    if kind == INFAP:
+        return _infap(ranked, n_rel, level)
+    if kind == RBP:  # params: p, scaled
+        return _rbp(ranked, ideal, params[0], level, params[1])
+    if kind == RBP_RESID:
+        return _rbp_resid(ranked)
+    if kind == BING:
+        return _bing(ranked, n_rel, level, log2)
+    if kind == IPREC_AVG:  # params: the number of recall levels, then the levels
+        return _iprec_avg(ranked, n_rel, level, params[1:1 + np.int64(params[0])], row[COMPAT])
+    return np.nan
+
+
+@helper
+def _ideal_relative(kind, ranked, ideal, n_rel, level, gain_kind, params, log2, sc):
+    """nDCGRel, RnDCG and G: loops over the ranking beside every positive ideal gain."""
+    count = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+    ig = sc[IDEAL_GAINS]
+    if kind == NDCG_REL:
+        return _ndcg_rel(ranked, ig, count, level, gain_kind, params, log2)
+    if kind == RNDCG:
+        return _rndcg(ranked, ig, count, n_rel, level, gain_kind, params, log2)
+    return _g(ranked, ig, count, level, gain_kind, params)
+
+
+@helper
+def _err_value(kind, ranked, ideal, cutoff, max_grade):
+    """ERR, and nERR over the ideal ranking's; NaN when a label is above ``max_grade``."""
+    if len(ideal) > 0 and ideal[0] > max_grade:
+        return np.nan
+    n = len(ranked)
+    err = _err(ranked, n if cutoff == 0 else min(cutoff, n), max_grade)
+    if kind == ERR:
+        return err
+    positive = count_at_least(ideal, 1)
+    best = _err(ideal, positive if cutoff == 0 else min(cutoff, positive), max_grade)
+    return err / best if best > 0.0 else 0.0
 
 
 @pjit(nrt=False)

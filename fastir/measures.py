@@ -211,10 +211,14 @@ class TrecName:
 class Family:
     """A kind of measure, described once (see the module doc).
 
-    ``path``: the kernel rows it reads: "counts" (the query's counts only), "ranks" (the
-    rank prefix rows: relevant and AP sums, unjudged counts, interpolated precision),
-    "gains" (the gain prefix rows: DCG and ideal DCG), "own" (its own loop over the
-    ranking) or "subtopics" (the diversity kernel, over subtopic judgments). ``cutoff``: a
+    ``path``: how the kernel computes it (:data:`fastir.kernels.PATHS`): "counts" (the
+    query's counts only), "ranks" (the rank prefix rows: relevant and AP sums, unjudged
+    counts; read at its cutoff k only, or at the end without one), "set" (the same rows,
+    read anywhere down to the end of the ranking: interpolated precision, R-precision, the
+    set measures), "gains" (the gain prefix rows: DCG and ideal DCG, read at its cutoff),
+    "own" (its own loop over the ranking) or "subtopics" (the diversity kernel, over
+    subtopic judgments). The kernel dispatches on it, and the depth of the prefix rows is
+    derived from it (:func:`fastir.kernels.prefix_depth`). ``cutoff``: a
     :class:`Param` for ``@`` (or None), ``cutoff_required`` when it must be given.
     ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
     "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
@@ -258,10 +262,10 @@ FAMILIES = {f.name: f for f in (
     Family("NumRel", K.NUM_REL, "Number of judged documents with label >= rel.",
            path="counts", aggregate="sum", integer=True, empty="value",
            trec=(TrecName("num_rel", 3),)),
-    Family("NumRelRet", K.NUM_REL_RET, "Number of relevant documents retrieved.",
+    Family("NumRelRet", K.NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
            aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),)),
     Family("NumNonRelJudgedRet", K.NUM_NONREL_JUDGED_RET,
-           "Number of judged non-relevant documents retrieved.", aggregate="sum",
+           "Number of judged non-relevant documents retrieved.", path="set", aggregate="sum",
            integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),)),
     Family("AP", K.AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
@@ -270,7 +274,7 @@ FAMILIES = {f.name: f for f in (
            examples=("AP", "AP@3")),
     Family("GMAP", K.AP, "Average precision, summarised by the geometric mean (values floored "
            "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),)),
-    Family("Rprec", K.RPREC, "Precision at rank R.", trec=(TrecName("Rprec", 7),),
+    Family("Rprec", K.RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
            aliases=("RPrec",), ranx=("r-precision",)),
     Family("Bpref", K.BPREF, "Binary preference (Buckley & Voorhees).", path="own",
            unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",)),
@@ -278,7 +282,7 @@ FAMILIES = {f.name: f for f in (
            cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
            examples=("RR", "RR@2")),
     Family("IPrec", K.IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
-           "rounding).", cutoff=RECALL, cutoff_required=True,
+           "rounding).", path="set", cutoff=RECALL, cutoff_required=True,
            trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
            examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0")),
     Family("P", K.P, "Precision at k.", cutoff=RANK, cutoff_required=True,
@@ -298,12 +302,12 @@ FAMILIES = {f.name: f for f in (
     Family("GMBpref", K.BPREF, "Bpref, summarised by the geometric mean (values floored at "
            "1e-5).", path="own", aggregate="gmean", unjudged=True,
            trec=(TrecName("gm_bpref", 15, per_query=False),)),
-    Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).",
+    Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).", path="set",
            cutoff=MULT, cutoff_required=True,
            trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
            examples=("RprecMult@0.2", "RprecMult@1.5")),
     Family("Utility", K.UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
-           "(needs num_docs for d).",
+           "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
            num_docs="read", trec=(TrecName("utility", 17, "single"),),
@@ -353,18 +357,21 @@ FAMILIES = {f.name: f for f in (
     Family("F1", K.F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
            examples=("F1", "F1@5")),
-    Family("SetP", K.SET_P, "Precision of the whole ranking.", trec=(TrecName("set_P", 30),)),
+    Family("SetP", K.SET_P, "Precision of the whole ranking.", path="set",
+           trec=(TrecName("set_P", 30),)),
     Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
+           path="set",
            trec=(TrecName("set_relative_P", 31),)),
-    Family("SetR", K.SET_R, "Recall of the whole ranking.",
+    Family("SetR", K.SET_R, "Recall of the whole ranking.", path="set",
            trec=(TrecName("set_recall", 32),)),
-    Family("SetAP", K.SET_AP, "Set precision times set recall.",
+    Family("SetAP", K.SET_AP, "Set precision times set recall.", path="set",
            trec=(TrecName("set_map", 33),)),
     Family("SetF", K.SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
-           "as trec_eval.", params=(REL, Param("beta", "float", 1.0, low=0.0)),
+           "as trec_eval.", path="set", params=(REL, Param("beta", "float", 1.0, low=0.0)),
            trec=(TrecName("set_F", 34, "single"),),
            examples=("SetF", "SetF(beta=0.5)")),
     Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
+           path="set",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),)),
     Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
            path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True), REL,

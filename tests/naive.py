@@ -29,8 +29,11 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["rank", "judge", "measure", "aggregate", "evaluate", "parse", "relstring"]
+__all__ = ["REFERENCES", "rank", "judge", "measure", "aggregate", "evaluate", "parse",
+           "relstring"]
 
 #: trec_eval's RELVALUE_NONPOOL: retrieved doc absent from the qrels.
 NONPOOL = -1
@@ -48,9 +51,6 @@ COMPATS = ("10.0", "9.0.8")
 #: Default recall levels of iprec_at_recall / 11pt_avg (the C array literals).
 DEFAULT_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-#: Families whose summary is a sum over queries instead of a mean.
-SUM_FAMILIES = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"})
-
 #: The C/W/L measures of cwl_eval (ir_measures' cwl_eval provider).
 CWL_FAMILIES = ("BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ")
 CWL_DEPTH = 1000  # cwl_eval's ranking length (cut or padded with gain-0 documents)
@@ -59,94 +59,6 @@ CWL_DEPTH = 1000  # cwl_eval's ranking length (cut or padded with gain-0 documen
 #: ndeval's intent-aware measures (TREC Web track; pyndeval, ir_measures' diversity).
 DIVERSITY_FAMILIES = ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP",
                       "P_IA", "StRecall")
-
-
-FAMILIES = frozenset(
-    {
-        "NumRet",
-        "NumRel",
-        "NumRelRet",
-        "NumNonRelJudgedRet",
-        "AP",
-        "GMAP",
-        "Rprec",
-        "Bpref",
-        "RR",
-        "IPrec",
-        "P",
-        "R",
-        "nDCG",
-        "DCG",
-        "Success",
-        "SetP",
-        "SetR",
-        "SetF",
-        "infAP",
-        "GMBpref",
-        "RprecMult",
-        "Utility",
-        "IPrecAvg",
-        "BinG",
-        "G",
-        "nDCGRel",
-        "RnDCG",
-        "IDCG",
-        "RelP",
-        "SetRelP",
-        "SetAP",
-        "RBP",
-        "RBPResid",
-        "Unj",
-        "YAAP",
-        "NumQ",
-        "RelString",
-        "ERR",
-        "nERR",
-        "Judged",
-        "Accuracy",
-        "Compat",
-        "Hits",
-        "F1",
-        *CWL_FAMILIES,
-        *DIVERSITY_FAMILIES,
-    }
-)
-
-#: Families summarised with a geometric mean (floor MIN_GEO_MEAN) instead of a mean.
-GEOMETRIC_FAMILIES = frozenset({"GMAP", "GMBpref"})
-
-#: Families for which a cutoff is mandatory.
-_NEEDS_CUTOFF = frozenset({"P", "R", "Success", "RelP", "Unj"})
-
-#: Families whose gains come from trec_eval's setup_gains (gain_init.c), so they accept a
-#: ``gains`` override (nDCG, DCG and IDCG only without a cutoff; without ``gains`` these
-#: three compute their gains from the labels directly).
-_GAIN_TABLE_FAMILIES = frozenset({"nDCG", "DCG", "IDCG", "nDCGRel", "RnDCG", "G", "RBP"})
-
-#: Families added on top of the original set; with compat="9.0.8" a topic missing from the
-#: run (empty ``run_q``) scores 0 for them (9.0.8 does not evaluate missing topics at all).
-_NEW_FAMILIES = frozenset(
-    {
-        "infAP",
-        "GMBpref",
-        "RprecMult",
-        "Utility",
-        "IPrecAvg",
-        "BinG",
-        "G",
-        "nDCGRel",
-        "RnDCG",
-        "DCG",
-        "IDCG",
-        "RelP",
-        "SetRelP",
-        "SetAP",
-        "RBP",
-        "RBPResid",
-        "Unj",
-        "YAAP",
-    }
-)
 
 
 # --------------------------------------------------------------------------------------
@@ -541,9 +453,20 @@ class _IdealWalk:
             self.gain = self.table[self.cur_level][1] if self.cur_level >= 0 else 0.0
 
 
-def _trec_ndcg(codes: list[int], table: list[list], which: str) -> float:
+def _trec_ndcg(codes: list[int], table: list[list], which: str, k: int | None = None) -> float:
     """m_ndcg.c (te_calc_ndcg, shared by ndcg / dcg / ideal_dcg): the run's DCG over the
-    whole ranking; the ideal DCG over the walk while its gain is > 0."""
+    whole ranking; the ideal DCG over the walk while its gain is > 0. With a cutoff ``k``
+    (fastir's nDCG(gains=...)@k; trec_eval has none): both over the top k only."""
+    if k is not None:
+        results_dcg = _dcg([_get_gain(c, table) for c in codes], k)
+        walk = _IdealWalk(table)
+        ideal = []
+        while len(ideal) < k:
+            walk.step()
+            if walk.gain <= 0.0:
+                break
+            ideal.append(walk.gain)
+        return _dcg_ratio(which, results_dcg, _dcg(ideal, k))
     results_dcg = 0.0
     ideal_dcg = 0.0
     walk = _IdealWalk(table)
@@ -567,6 +490,10 @@ def _trec_ndcg(codes: list[int], table: list[list], which: str) -> float:
         if walk.gain > 0.0:
             ideal_dcg += walk.gain / math.log2(i + 2)
         i += 1
+    return _dcg_ratio(which, results_dcg, ideal_dcg)
+
+
+def _dcg_ratio(which: str, results_dcg: float, ideal_dcg: float) -> float:
     if which == "dcg":
         return results_dcg
     if which == "ideal_dcg":
@@ -1007,232 +934,260 @@ def _utility(num_ret: int, num_rel: int, num_rel_ret: int, coeffs, num_docs: int
 
 
 # --------------------------------------------------------------------------------------
+# The reference table: one function per family
+# --------------------------------------------------------------------------------------
+
+
+class Ranking(NamedTuple):
+    """One query's ranking after -M and -J: the relevance ``codes`` in rank order and the
+    ranked doc ids ``docs``."""
+
+    codes: list
+    docs: list
+
+
+class Reference(NamedTuple):
+    """How the reference computes a family: ``compute(ranking, judged, p)`` is its value on
+    one query (``judged``: {doc: label}, or {doc: {subtopic: label}} for ``subtopics``
+    families; ``p``: the parameters by their registry names, ``rel`` always set, and the
+    options ``num_docs`` and ``compat``). ``summary``: "mean", "sum", "gmean" (trec_eval's
+    gm_*: exp of the mean log of values floored at 1e-5) or "none" (text). ``level_free``:
+    the evaluation's relevance level does not apply (the gains are the labels): ``rel`` is
+    1 unless given. ``empty``: how trec_eval evaluates an empty ranking (a query missing
+    from the run with -c, or one emptied by -M / -J): "own" (the function's value on no
+    documents), "placeholder" (trec_eval 10.0 evaluates a one-document ranking of a doc
+    outside the pool; 9.0.8 gives 0) or "zero" (10.0 resets the value: 0)."""
+
+    compute: Callable
+    summary: str = "mean"
+    level_free: bool = False
+    empty: str = "own"
+    subtopics: bool = False
+
+
+def _R(judged, p):
+    return _num_rel(judged, p["rel"])
+
+
+def _rel_ret(codes, p):
+    return sum(1 for c in codes if _is_rel(c, p["rel"]))
+
+
+def _table_for(judged, p):
+    return _gain_table(judged, p.get("gains"), p.get("sort_bug", False))
+
+
+def _hits(r, j, p):
+    """ranx's hits: relevant docs in the top k (all without k)."""
+    return float(sum(1 for c in r.codes[:p.get("cutoff")] if _is_rel(c, p["rel"])))
+
+
+def _f1(r, j, p):
+    """ranx's f1: P = hits / k (k as given, else n), R = hits / R."""
+    depth, R = p.get("cutoff") or len(r.codes), _R(j, p)
+    if R == 0 or depth == 0:
+        return 0.0
+    hits = sum(1 for c in r.codes[:depth] if _is_rel(c, p["rel"]))
+    precision, recall = hits / depth, hits / R
+    return 0.0 if precision + recall == 0 else 2 * (precision * recall / (precision + recall))
+
+
+def _rbp_value(r, j, p):
+    """trec_eval's rbp (gain table, labels over the largest); with ``rel`` or unscaled
+    (ranx's rbp: the labels themselves) the direct sum."""
+    persistence = p.get("p", 0.9)
+    if p.get("scaled", True) and p["rel"] == 1:
+        return _rbp(r.codes, _table_for(j, p), persistence)
+    top = max(j.values(), default=0)
+    total, cur_p = 0.0, 1.0
+    for c in r.codes:
+        if c > 0 and c >= p["rel"]:
+            total += (c / top if p.get("scaled", True) and top > 1 else float(c)) * cur_p
+        cur_p *= persistence
+    return (1.0 - persistence) * total
+
+
+def _gain_name(p):
+    return {"log2": "linear", "exp-log2": "exponential"}[p.get("dcg", "log2")]
+
+
+def _ndcg_value(which):
+    """nDCG, DCG or IDCG: from the labels, or trec_eval's gain table when ``gains`` is
+    given (m_ndcg.c)."""
+    def compute(r, j, p):
+        k = p.get("cutoff")
+        if p.get("gains") is not None:
+            return _trec_ndcg(r.codes, _table_for(j, p), which, k)
+        gain = _gain_name(p)
+        if which == "ndcg":
+            return _ndcg(r.codes, j, p["rel"], gain, k)
+        if which == "dcg":
+            return _dcg([_gain(c, p["rel"], gain) for c in r.codes], k)
+        return _dcg(sorted((_gain(label, p["rel"], gain) for label in j.values()),
+                           reverse=True), k)  # the ideal: every judged doc, gains descending
+    return compute
+
+
+def _err_value(normalised):
+    def compute(r, j, p):
+        max_grade = p.get("max_grade", 4)
+        if max(j.values(), default=0) > max_grade:
+            raise ValueError(f"ERR: a label is above max_grade={max_grade}")
+        if normalised:
+            return _nerr(r.codes, j, p.get("cutoff"), max_grade)
+        return _err(r.codes, p.get("cutoff"), max_grade)
+    return compute
+
+
+def _cwl_value(family):
+    def compute(r, j, p):
+        return _cwl(family, r.codes, p.get("cutoff"), int(p.get("min_rel", 0)),
+                    int(p["max_rel"]), p.get("T", 1.0), p.get("p", 0.9))
+    return compute
+
+
+def _diversity_value(family):
+    def compute(r, j, p):
+        return diversity(family, {doc: pairs for doc, pairs in j.items() if pairs}, r.docs,
+                         cutoff=p.get("cutoff"), rel=p["rel"], alpha=p.get("alpha", 0.5),
+                         beta=p.get("beta", 0.5))
+    return compute
+
+
+def _set_f_value(r, j, p):
+    return _set_f(_rel_ret(r.codes, p), len(r.codes), _R(j, p), p.get("beta", 1.0))
+
+
+def _set_rel_p(r, j, p):
+    """m_set_rel_P.c: num_rel_ret / min(num_ret, R) when both are non-zero."""
+    n, R = len(r.codes), _R(j, p)
+    return _rel_ret(r.codes, p) / min(n, R) if n and R else 0.0
+
+
+def _set_ap(r, j, p):
+    """m_set_map.c: num_rel_ret**2 / (num_ret * R) when both are non-zero."""
+    n, R, hits = len(r.codes), _R(j, p), float(_rel_ret(r.codes, p))
+    return (hits * hits) / (float(n) * float(R)) if n and R else 0.0
+
+
+def _utility_value(r, j, p):
+    coeffs = tuple(p.get(name, default) for name, default in zip("abcd", (1.0, -1.0, 0.0, 0.0)))
+    return _utility(len(r.codes), _R(j, p), _rel_ret(r.codes, p), coeffs, p["num_docs"])
+
+
+def _relstring_value(r, j, p):
+    return relstring_of(r.codes, p.get("cutoff", 10))
+
+
+REFERENCES: dict[str, Reference] = {
+    "NumQ": Reference(lambda r, j, p: 1.0, "sum"),
+    "NumRet": Reference(lambda r, j, p: float(len(r.codes)), "sum"),
+    "NumRel": Reference(lambda r, j, p: float(_R(j, p)), "sum"),
+    "NumRelRet": Reference(lambda r, j, p: float(_rel_ret(r.codes, p)), "sum"),
+    "NumNonRelJudgedRet": Reference(
+        lambda r, j, p: float(sum(1 for c in r.codes if 0 <= c < p["rel"])), "sum"),
+    "AP": Reference(lambda r, j, p: _ap(r.codes, _R(j, p), p["rel"], p.get("cutoff"))),
+    "GMAP": Reference(lambda r, j, p: _ap(r.codes, _R(j, p), p["rel"], None), "gmean"),
+    "Rprec": Reference(lambda r, j, p: _rprec(r.codes, _R(j, p), p["rel"])),
+    "Bpref": Reference(lambda r, j, p: _bpref(r.codes, _R(j, p),
+                                              _num_judged_nonrel(j, p["rel"]), p["rel"])),
+    "GMBpref": Reference(lambda r, j, p: _bpref(r.codes, _R(j, p),
+                                                _num_judged_nonrel(j, p["rel"]), p["rel"]),
+                         "gmean"),
+    "RR": Reference(lambda r, j, p: _rr(r.codes, p["rel"], p.get("cutoff"))),
+    "IPrec": Reference(lambda r, j, p: _iprec(r.codes, _R(j, p), p["rel"], p["cutoff"],
+                                              p["compat"])),
+    "IPrecAvg": Reference(lambda r, j, p: _iprec_avg(r.codes, _R(j, p), p["rel"],
+                                                     p.get("recalls", DEFAULT_RECALLS),
+                                                     p["compat"]), empty="placeholder"),
+    "P": Reference(lambda r, j, p: _precision_at(r.codes, p["rel"], p["cutoff"])),
+    "R": Reference(lambda r, j, p: _recall_at(r.codes, _R(j, p), p["rel"], p["cutoff"])),
+    "Hits": Reference(_hits),
+    "F1": Reference(_f1),
+    "Success": Reference(lambda r, j, p: _success(r.codes, p["rel"], p["cutoff"])),
+    "RelP": Reference(lambda r, j, p: _relative_p(r.codes, _R(j, p), p["rel"], p["cutoff"]),
+                      empty="placeholder"),
+    "Unj": Reference(lambda r, j, p: _unjudged_at(r.codes, p["cutoff"]), empty="zero"),
+    "nDCG": Reference(_ndcg_value("ndcg"), level_free=True),
+    "DCG": Reference(_ndcg_value("dcg"), level_free=True, empty="placeholder"),
+    "IDCG": Reference(_ndcg_value("ideal_dcg"), level_free=True, empty="placeholder"),
+    "nDCGRel": Reference(lambda r, j, p: _ndcg_rel(r.codes, _table_for(j, p)),
+                         empty="placeholder"),
+    "RnDCG": Reference(lambda r, j, p: _rndcg(r.codes, _table_for(j, p), _R(j, p)),
+                       empty="placeholder"),
+    "G": Reference(lambda r, j, p: _g(r.codes, _table_for(j, p)), level_free=True,
+                   empty="placeholder"),
+    "RBP": Reference(_rbp_value, level_free=True, empty="placeholder"),
+    "RBPResid": Reference(lambda r, j, p: _rbp_resid(r.codes, p.get("p", 0.9)), empty="zero"),
+    "infAP": Reference(lambda r, j, p: _infap(r.codes, _R(j, p), p["rel"]),
+                       empty="placeholder"),
+    "RprecMult": Reference(lambda r, j, p: _rprec_mult(r.codes, p["rel"], _R(j, p),
+                                                       p["cutoff"]), empty="placeholder"),
+    "BinG": Reference(lambda r, j, p: _bin_g(r.codes, _R(j, p), p["rel"]),
+                      empty="placeholder"),
+    "YAAP": Reference(lambda r, j, p: _yaap(r.codes, _R(j, p), p["rel"]), empty="placeholder"),
+    "Utility": Reference(_utility_value, empty="zero"),
+    "SetP": Reference(lambda r, j, p: _rel_ret(r.codes, p) / len(r.codes) if r.codes else 0.0),
+    "SetR": Reference(lambda r, j, p: _rel_ret(r.codes, p) / _R(j, p) if _R(j, p) else 0.0),
+    "SetF": Reference(_set_f_value),
+    "SetRelP": Reference(_set_rel_p, empty="placeholder"),
+    "SetAP": Reference(_set_ap, empty="placeholder"),
+    "ERR": Reference(_err_value(False), level_free=True),
+    "nERR": Reference(_err_value(True), level_free=True),
+    "Judged": Reference(lambda r, j, p: _judged_at(r.codes, p.get("cutoff"))),
+    "Accuracy": Reference(lambda r, j, p: _accuracy(r.codes, _R(j, p), p["rel"],
+                                                    p.get("cutoff"), p["num_docs"])),
+    "Compat": Reference(lambda r, j, p: _compat(r.docs, j, p.get("p", 0.95),
+                                                p.get("normalize", True)), level_free=True),
+    "RelString": Reference(_relstring_value, "none"),
+    **{family: Reference(_cwl_value(family), level_free=True) for family in CWL_FAMILIES},
+    **{family: Reference(_diversity_value(family), subtopics=True)
+       for family in DIVERSITY_FAMILIES},
+}
+
+
+# --------------------------------------------------------------------------------------
 # Public entry points
 # --------------------------------------------------------------------------------------
 
 
-def measure(
-    family: str,
-    qrels_q: dict[str, int],
-    run_q: dict[str, float],
-    *,
-    cutoff: int | None = None,
-    rel: int = 1,
-    gain: str = "linear",
-    recall: float | None = None,
-    beta: float = 1.0,
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    mult: float | None = None,
-    utility: tuple[float, float, float, float] = (1.0, -1.0, 0.0, 0.0),
-    num_docs: int = 0,
-    recalls: tuple[float, ...] = DEFAULT_RECALLS,
-    gains: dict[int, float] | None = None,
-    trec_gain_sort_bug: bool = False,
-    p: float | None = None,
-    max_grade: float = 4,
-    normalize: bool = True,
-    cwl: dict | None = None,
-    scaled: bool = True,
-    compat: str = "10.0",
-) -> float:
-    """Value of one measure for one query.
+def measure(family: str, judged: dict, run_q: dict[str, float], *, max_docs: int | None = None,
+            judged_only: bool = False, num_docs: int = 0, compat: str = "10.0",
+            **params) -> float:
+    """Value of one measure for one query: ``judged`` is the query's {doc: label} (or
+    {doc: {subtopic: label}} for the diversity families), ``params`` the measure's
+    parameters by their registry names (``cutoff``, ``rel``, ``dcg``, ``gains``,
+    ``recalls``, ``a``..``d``, ``beta``, ``p``, ``max_grade``, ``normalize``, ``scaled``,
+    ``min_rel``, ``max_rel``, ``T``, ``alpha``; ``sort_bug``: sort a gain table with
+    trec_eval's truncating comparator under glibc's merge sort).
 
-    Steps: rank the run (trec_eval order), truncate to ``max_docs`` (-M), drop docs with a
-    negative code if ``judged_only`` (-J, order kept), then compute. R counts qrels labels
-    >= rel; a ranked doc is relevant iff its code >= rel (codes -1/-2 never are).
-
-    Measure-specific keywords: ``mult`` (RprecMult, Rprec_mult_x), ``utility`` (the four
-    coefficients of utility) and ``num_docs`` (-N), ``recalls`` (IPrecAvg, 11pt_avg levels),
-    ``p`` (persistence: RBP, RBPResid, NERR10 0.9, Compat 0.95), ``normalize`` (Compat),
-    ``scaled`` (RBP: gains over the largest label, else the labels: ranx's rbp),
-    ``cwl`` (the C/W/L family's min_rel, max_rel and T),
-    ``max_grade`` (ERR, nERR), ``gains`` ({label: gain} overrides as in
-    ``-m ndcg.1=3,2=9``, in command-line order; for nDCG, DCG and IDCG without cutoff,
-    nDCGRel, RnDCG, G and RBP, whose gains ignore ``rel``) with
-    ``trec_gain_sort_bug`` (sort the gain table with trec_eval's truncating comparator under
-    glibc's merge sort instead of correctly), and ``compat`` ("10.0" or "9.0.8").
-    """
-    if family not in FAMILIES:
-        raise ValueError(f"unknown measure family {family!r}")
+    Steps: rank the run (trec_eval order; 9.0.8: float32 scores), truncate to ``max_docs``
+    (-M), drop docs with a negative code if ``judged_only`` (-J, order kept), then compute.
+    R counts labels >= rel; a ranked doc is relevant iff its code >= rel (codes -1/-2 never
+    are). An empty ranking is evaluated as the family's ``empty`` says (gain tables: as
+    "placeholder", trec_eval's gain-table code path)."""
+    ref = REFERENCES[family]
     _check_compat(compat)
-    if family in _NEEDS_CUTOFF and cutoff is None:
-        raise ValueError(f"{family} needs a cutoff")
-    if cutoff is not None and cutoff <= 0:
-        raise ValueError(f"cutoff must be a positive integer, got {cutoff}")
-    if family == "IPrec" and recall is None:
-        raise ValueError("IPrec needs a recall level")
-    if family == "RprecMult" and mult is None:
-        raise ValueError("RprecMult needs a multiple of R (mult)")
-    if family == "IPrecAvg" and len(recalls) == 0:
-        raise ValueError("IPrecAvg needs at least one recall level")
-    if family == "Utility" and len(utility) != 4:
-        raise ValueError(f"utility needs 4 coefficients, got {utility!r}")
-    if gains is not None:
-        if family not in _GAIN_TABLE_FAMILIES or (family in ("nDCG", "DCG", "IDCG")
-                                                  and cutoff is not None):
-            raise ValueError(f"gains overrides are not supported for {family} (cutoff={cutoff})")
-        if family == "nDCG" and gain != "linear":
-            raise ValueError("gains overrides and gain='exponential' are exclusive")
-        if not all(isinstance(level, int) for level in gains):
-            raise ValueError(f"gains keys must be integer labels, got {list(gains)!r}")
-    if family == "NumQ":
-        return 1.0
-    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
-    if not codes and (family in _NEW_FAMILIES or gains is not None):
-        # An empty ranking (a topic missing from the run, trec_eval -c; or emptied by
-        # max_docs / judged_only) is evaluated as trec_eval 10.0 evaluates a missing topic.
-        if compat == "9.0.8":
-            # 9.0.8 does not evaluate it at all: every value is 0.
+    p = {"rel": 1, **params, "num_docs": num_docs, "compat": compat}
+    labels = judged
+    if ref.subtopics:  # a doc's label is its largest over the subtopics
+        labels = {doc: max(pairs.values()) for doc, pairs in judged.items() if pairs}
+    docs = _ranked_docs(labels, run_q, max_docs, judged_only, compat)
+    ranking = Ranking(judge(labels, docs), docs)
+    if not docs and (ref.empty != "own" or p.get("gains") is not None):
+        if compat == "9.0.8" or ref.empty == "zero":  # (9.0.8 does not evaluate it)
             return 0.0
-        if family in ("Utility", "Unj", "RBPResid"):
-            # 10.0 resets these after evaluating ("clean up leftovers" in trec_eval.c).
-            return 0.0
-        # 10.0 evaluates it on a one-doc placeholder ranking; its doc is not in the pool
-        # (code -1), which only matters for YAAP and ideal_dcg (they do not need a ranking).
-        codes = [NONPOOL]
-    n = len(codes)
-    R = _num_rel(qrels_q, rel)
-    k = cutoff
-
-    if family == "NumRet":
-        return float(n)
-    if family == "NumRel":
-        return float(R)
-    if family == "NumRelRet":
-        return float(sum(1 for c in codes if _is_rel(c, rel)))
-    if family == "NumNonRelJudgedRet":
-        return float(sum(1 for c in codes if 0 <= c < rel))
-    if family in ("AP", "GMAP"):
-        return _ap(codes, R, rel, k)
-    if family == "Rprec":
-        return _rprec(codes, R, rel)
-    if family in ("Bpref", "GMBpref"):
-        # gm_bpref: per-query value is bpref; the geometric mean is taken in aggregate().
-        return _bpref(codes, R, _num_judged_nonrel(qrels_q, rel), rel)
-    if family == "RR":
-        return _rr(codes, rel, k)
-    if family == "IPrec":
-        return _iprec(codes, R, rel, recall, compat)
-    if family == "IPrecAvg":
-        return _iprec_avg(codes, R, rel, recalls, compat)
-    if family == "P":
-        return _precision_at(codes, rel, k)
-    if family == "Hits":  # ranx's hits: relevant in the top k (all without k)
-        return float(sum(1 for c in codes[:k] if _is_rel(c, rel)))
-    if family == "F1":  # ranx's f1: P = hits / k (k as given, else n), R = hits / R
-        depth = k if k is not None else n
-        if R == 0 or depth == 0:
-            return 0.0
-        hits = sum(1 for c in codes[:depth] if _is_rel(c, rel))
-        precision, recall = hits / depth, hits / R
-        return 0.0 if precision + recall == 0 else 2 * (precision * recall / (precision + recall))
-    if family == "RBP" and (not scaled or rel != 1):  # (with rel or ranx's unscaled gains)
-        p = 0.9 if p is None else p
-        top = max(qrels_q.values(), default=0)
-        total, cur_p = 0.0, 1.0
-        for c in codes:
-            if c > 0 and c >= rel:
-                total += (c / top if scaled and top > 1 else float(c)) * cur_p
-            cur_p *= p
-        return (1.0 - p) * total
-    if family == "R":
-        return _recall_at(codes, R, rel, k)
-    if family in _GAIN_TABLE_FAMILIES and (family not in ("nDCG", "DCG", "IDCG")
-                                           or gains is not None):
-        table = _gain_table(qrels_q, gains, trec_gain_sort_bug)
-        if family == "nDCG":
-            return _trec_ndcg(codes, table, "ndcg")
-        if family == "DCG":
-            return _trec_ndcg(codes, table, "dcg")
-        if family == "IDCG":
-            return _trec_ndcg(codes, table, "ideal_dcg")
-        if family == "nDCGRel":
-            return _ndcg_rel(codes, table)
-        if family == "RnDCG":
-            return _rndcg(codes, table, R)
-        if family == "G":
-            return _g(codes, table)
-        return _rbp(codes, table, 0.9 if p is None else p)
-    if family == "nDCG":
-        return _ndcg(codes, qrels_q, rel, gain, k)
-    if family == "DCG":
-        return _dcg([_gain(c, rel, gain) for c in codes], k)
-    if family == "IDCG":  # the ideal ranking: every judged doc, gains descending
-        return _dcg(sorted((_gain(label, rel, gain) for label in qrels_q.values()),
-                           reverse=True), k)
-    if family == "Success":
-        return _success(codes, rel, k)
-    if family == "infAP":
-        return _infap(codes, R, rel)
-    if family == "RprecMult":
-        return _rprec_mult(codes, rel, R, mult)
-    if family == "BinG":
-        return _bin_g(codes, R, rel)
-    if family == "RelP":
-        return _relative_p(codes, R, rel, k)
-    if family == "RBPResid":
-        return _rbp_resid(codes, 0.9 if p is None else p)
-    if family == "Unj":
-        return _unjudged_at(codes, k)
-    if family == "YAAP":
-        return _yaap(codes, R, rel)
-    if family in CWL_FAMILIES:
-        if p is None:
-            p = 0.9
-        return _cwl(family, codes, k, int(cwl.get("min_rel", 0)), int(cwl["max_rel"]),
-                    cwl.get("T", 1.0), p)
-    if family == "Judged":
-        return _judged_at(codes, k)
-    if family == "Accuracy":
-        return _accuracy(codes, R, rel, k, num_docs)
-    if family == "Compat":
-        ranked = _ranked_docs(qrels_q, run_q, max_docs, judged_only, compat)
-        return _compat(ranked, qrels_q, 0.95 if p is None else p, normalize)
-    if family in ("ERR", "nERR"):
-        if max(qrels_q.values(), default=0) > max_grade:
-            raise ValueError(f"{family}: a label is above max_grade={max_grade}")
-        if family == "ERR":
-            return _err(codes, k, max_grade)
-        return _nerr(codes, qrels_q, k, max_grade)
-    num_rel_ret = sum(1 for c in codes if _is_rel(c, rel))
-    if family == "SetP":
-        return num_rel_ret / n if n else 0.0
-    if family == "SetR":
-        return num_rel_ret / R if R else 0.0
-    if family == "SetF":
-        return _set_f(num_rel_ret, n, R, beta)
-    if family == "SetRelP":
-        # m_set_rel_P.c: num_rel_ret / min(num_ret, R) when both are non-zero.
-        return num_rel_ret / min(n, R) if n and R else 0.0
-    if family == "SetAP":
-        # m_set_map.c: num_rel_ret**2 / (num_ret * R) when both are non-zero.
-        if n and R:
-            return (float(num_rel_ret) * float(num_rel_ret)) / (float(n) * float(R))
-        return 0.0
-    if family == "Utility":
-        return _utility(n, R, num_rel_ret, utility, num_docs)
-    raise AssertionError(family)  # unreachable: FAMILIES checked above
+        ranking = Ranking([NONPOOL], ["ceci_nest_pas_un_docno"])  # 10.0's placeholder
+    return ref.compute(ranking, judged, p)
 
 
-def relstring(
-    qrels_q: dict[str, int],
-    run_q: dict[str, float],
-    *,
-    cutoff: int = 10,
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    compat: str = "10.0",
-) -> str:
+def relstring_of(codes: list[int], cutoff: int) -> str:
     """m_relstring.c: one character per doc of the top ``cutoff`` (``(long)`` of the
     parameter): the label if 0..9, '>' above 9, '-' for -1 (not in the pool), '.' for -2
     (pooled, unjudged). trec_eval prints it between single quotes (not included here); a
     topic missing from the run gives ''."""
-    _check_compat(compat)
-    codes = _prepare(qrels_q, run_q, max_docs, judged_only, compat)
-    length = max(0, min(int(cutoff), len(codes)))
     chars = []
-    for code in codes[:length]:
+    for code in codes[:max(0, int(cutoff))]:
         if code > 9:
             chars.append(">")
         elif code >= 0:
@@ -1246,75 +1201,67 @@ def relstring(
     return "".join(chars)
 
 
+def relstring(qrels_q: dict[str, int], run_q: dict[str, float], *, cutoff: int = 10,
+              max_docs: int | None = None, judged_only: bool = False,
+              compat: str = "10.0") -> str:
+    """:func:`relstring_of` a query's ranking (after -M and -J)."""
+    return measure("RelString", qrels_q, run_q, cutoff=cutoff, max_docs=max_docs,
+                   judged_only=judged_only, compat=compat)
+
+
 def aggregate(family: str, values: list[float]) -> float:
-    """The summary over queries: arithmetic mean (sequential left-to-right sum divided by
-    the count), except NumRet/NumRel/NumRelRet/NumNonRelJudgedRet which are sums and GMAP
-    and GMBpref which are exp(mean(log(max(v, 1e-5)))) computed as in trec_eval meas_avg.c
-    (sum of logs sequentially, divide, exp). Empty list -> 0.0."""
+    """The summary over queries, as the family's ``summary`` says: a sequential
+    left-to-right sum, divided by the count for a mean; a geometric mean as trec_eval's
+    meas_avg.c (sum of logs sequentially, divide, exp). Empty list -> 0.0."""
     if not values:
         return 0.0
-    if family in SUM_FAMILIES:
-        total = 0.0
-        for v in values:
-            total += v
-        return total
-    if family in GEOMETRIC_FAMILIES:
-        # m_gm_map.c / m_gm_bpref.c store log(MAX(ap, MIN_GEO_MEAN)) per query; te_acc_meas_s sums
-        # them; te_calc_avg_meas_s_gm takes exp(sum / num_queries).
-        total = 0.0
-        for v in values:
-            total += math.log(max(v, MIN_GEO_MEAN))
-        return math.exp(total / len(values))
+    summary = REFERENCES[family].summary
     total = 0.0
     for v in values:
-        total += v
+        # m_gm_map.c / m_gm_bpref.c store log(MAX(ap, MIN_GEO_MEAN)) per query;
+        # te_calc_avg_meas_s_gm takes exp(sum / num_queries).
+        total += math.log(max(v, MIN_GEO_MEAN)) if summary == "gmean" else v
+    if summary == "sum":
+        return total
+    if summary == "gmean":
+        return math.exp(total / len(values))
     return total / len(values)
 
 
-#: Families whose gains are the raw labels: the evaluation's relevance level does not apply
-#: to them (only an explicit ``rel=``).
-LEVEL_FREE = frozenset({"nDCG", "DCG", "IDCG", "RBP", "G", "ERR", "nERR", "Compat",
-                        *CWL_FAMILIES})
-
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _PARAM = re.compile(r"\s*(\w+)\s*=\s*('[^']*'|\"[^\"]*\"|[^,]+)\s*(?:,|$)")
+_FLOAT_CUTOFF = ("IPrec", "RprecMult")  # their @ is a recall level or a multiple of R
+
+
+def _param_value(key: str, text: str):
+    """A parameter of a canonical name, read by its name."""
+    if key in ("rel", "min_rel", "max_rel"):
+        return int(text)
+    if key == "gains":
+        pairs = (item.split("=") for item in text.split(","))
+        return {int(label): float(gain) for label, gain in pairs}
+    if key == "recalls":
+        return tuple(float(r) for r in text.split(","))
+    if key in ("normalize", "scaled"):
+        return text == "True"
+    if key == "dcg":
+        return text
+    return float(text)  # a..d, beta, p, max_grade, T, alpha
 
 
 def parse(name: str) -> tuple[str, dict]:
     """A fastir measure name in its canonical form (``AP@3``, ``P(rel=2)@5``,
     ``nDCG(dcg='exp-log2')@5``, ``IPrec@0.3``, ``Utility(a=2,b=-1)``, ``nDCG(gains='1=3')``)
-    as the family and keyword arguments of :func:`measure`."""
+    as the family and its parameters for :func:`measure`."""
     match = _NAME.match(name)
-    if not match or match.group(1) not in FAMILIES:
+    if not match or match.group(1) not in REFERENCES:
         raise ValueError(f"not a canonical measure name: {name!r}")
     family, text, at = match.groups()
-    params = {key: value.strip("'\"") for key, value in _PARAM.findall(text or "")}
-    kwargs: dict = {}
+    params = {key: _param_value(key, value.strip("'\""))
+              for key, value in _PARAM.findall(text or "")}
     if at is not None:
-        key = {"IPrec": "recall", "RprecMult": "mult"}.get(family, "cutoff")
-        kwargs[key] = float(at) if key != "cutoff" else int(at)
-    utility = [1.0, -1.0, 0.0, 0.0]
-    for key, value in params.items():
-        if key == "rel":
-            kwargs["rel"] = int(value)
-        elif key == "dcg":
-            kwargs["gain"] = {"log2": "linear", "exp-log2": "exponential"}[value]
-        elif key == "gains":
-            pairs = (item.split("=") for item in value.split(","))
-            kwargs["gains"] = {int(label): float(gain) for label, gain in pairs}
-        elif key == "recalls":
-            kwargs["recalls"] = tuple(float(r) for r in value.split(","))
-        elif key in "abcd":
-            utility["abcd".index(key)] = float(value)
-        elif key in ("min_rel", "max_rel", "T"):
-            kwargs.setdefault("cwl", {})[key] = float(value)
-        elif key in ("normalize", "scaled"):
-            kwargs[key] = value == "True"
-        else:  # beta, p, max_grade
-            kwargs[key] = float(value)
-    if family == "Utility":
-        kwargs["utility"] = tuple(utility)
-    return family, kwargs
+        params["cutoff"] = float(at) if family in _FLOAT_CUTOFF else int(at)
+    return family, params
 
 
 def _subtopic_order(names) -> list:
@@ -1440,7 +1387,7 @@ def evaluate(
     that count: missing="zero": every qrels query (a qrels query absent from the run is
     evaluated with an empty ranking); missing="skip": queries in both. Run-only queries
     never count. ``relevance_level`` applies to every measure without its own ``rel=`` but
-    the label-gain ones (LEVEL_FREE); RelString values are its text.
+    the level-free ones; RelString values are its text.
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -1451,33 +1398,18 @@ def evaluate(
                  for qid, judged in qrels.items()}
     measures = []
     for name in names:
-        family, kwargs = parse(name)
-        if family not in LEVEL_FREE:
-            kwargs.setdefault("rel", relevance_level)
-        if family in ("Utility", "Accuracy"):
-            kwargs["num_docs"] = num_docs
-        measures.append((family, kwargs))
-    options = {"max_docs": max_docs, "judged_only": judged_only, "compat": compat}
-    out: dict[str, list] = {}
-    for qid in qrels:
-        if qid not in run and missing == "skip":
-            continue
-        run_q = run.get(qid, {})
-        values = []
-        for family, kwargs in measures:
-            if family in DIVERSITY_FAMILIES:
-                if subtopic_qrels is None:
-                    raise ValueError(f"{family} needs subtopic qrels")
-                judged = {doc: pairs for doc, pairs in subtopic_qrels[qid].items() if pairs}
-                ranked = _ranked_docs(qrels[qid], run_q, max_docs, judged_only, compat)
-                values.append(diversity(family, judged, ranked, **kwargs))
-            elif family == "RelString":
-                values.append(relstring(qrels[qid], run_q, cutoff=kwargs.get("cutoff", 10),
-                                        **options))
-            else:
-                values.append(measure(family, qrels[qid], run_q, **{**options, **kwargs}))
-        out[qid] = values
-    return out
+        family, params = parse(name)
+        ref = REFERENCES[family]
+        if not ref.level_free:
+            params.setdefault("rel", relevance_level)
+        if ref.subtopics and subtopic_qrels is None:
+            raise ValueError(f"{family} needs subtopic qrels")
+        measures.append((family, params, subtopic_qrels if ref.subtopics else qrels))
+    options = {"max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
+               "compat": compat}
+    return {qid: [measure(family, judged[qid], run.get(qid, {}), **options, **params)
+                  for family, params, judged in measures]
+            for qid in qrels if qid in run or missing == "zero"}
 
 
 # --------------------------------------------------------------------------------------
@@ -1505,13 +1437,13 @@ def _self_check() -> None:
     # nDCG@3, exponential gain: retrieved grades 3, 2, 3; qrels grades exactly {3, 3, 2}.
     run = {"a": 3.0, "b": 2.0, "c": 1.0}
     qrels = {"a": 3, "b": 2, "c": 3}
-    v = measure("nDCG", qrels, run, cutoff=3, gain="exponential")
+    v = measure("nDCG", qrels, run, cutoff=3, dcg="exp-log2")
     dcg = 7.0 + 3.0 / math.log2(3) + 7.0 / 2.0
     idcg = 7.0 + 7.0 / math.log2(3) + 3.0 / 2.0
     assert v == dcg / idcg and abs(v - 0.960) < 1e-3, v  # 0.95945...
     # Same ideal when the third grade-3 doc is not retrieved at all.
     run2 = {"a": 3.0, "b": 2.0, "x": 1.0}
-    v2 = measure("nDCG", qrels, run2, cutoff=3, gain="exponential")
+    v2 = measure("nDCG", qrels, run2, cutoff=3, dcg="exp-log2")
     assert v2 == (7.0 + 3.0 / math.log2(3)) / idcg, v2
 
     # P@5 = 0.6 for [1,1,1,0,0]; R@5 = 0.75 with R = 4 and 3 relevant in the top 5.
@@ -1540,7 +1472,7 @@ def _self_check() -> None:
     assert [_lround(x) for x in (0.5, 1.5, 2.5, 0.49999999999999994, -0.5)] == [1, 2, 3, 0, -1]
 
     # Empty ranking and aggregates.
-    assert measure("IPrec", {"a": 1}, {}, recall=0.0) == 0.0
+    assert measure("IPrec", {"a": 1}, {}, cutoff=0.0) == 0.0
     assert measure("NumRet", {"a": 1}, {}) == 0.0
     assert aggregate("AP", []) == 0.0
     assert aggregate("NumRel", [3.0, 4.0]) == 7.0
@@ -1550,8 +1482,9 @@ def _self_check() -> None:
     per_q = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["AP"],
                      missing="skip")
     assert per_q == {"q1": [1.0]}, per_q
-    assert parse("nDCG(dcg='exp-log2')@5") == ("nDCG", {"cutoff": 5, "gain": "exponential"})
-    assert parse("Utility(a=2,b=-1)") == ("Utility", {"utility": (2.0, -1.0, 0.0, 0.0)})
+    assert parse("nDCG(dcg='exp-log2')@5") == ("nDCG", {"cutoff": 5, "dcg": "exp-log2"})
+    assert parse("Utility(a=2,b=-1)") == ("Utility", {"a": 2.0, "b": -1.0})
+    assert parse("IPrec@0.5") == ("IPrec", {"cutoff": 0.5})
 
     # --- the additional trec_eval families -------------------------------------------
     # Ranking d1..d6; d2 is absent from the qrels (-1), d4 pooled but unjudged (-2).
@@ -1563,15 +1496,15 @@ def _self_check() -> None:
     d5 = 1 / 5 + (4 / 5) * (3 / 4) * ((1 + eps) / (2 + 2 * eps))
     assert measure("infAP", qrels, run) == (1.0 + d5) / 4
     # Rprec_mult: c = (long) (0.2 * 4 + 0.9) = 1 -> P@1; c = (long) (0.5 * 4 + 0.9) = 2.
-    assert measure("RprecMult", qrels, run, mult=0.2) == 1.0
-    assert measure("RprecMult", qrels, run, mult=0.5) == 0.5
-    assert measure("RprecMult", qrels, run, mult=2.0) == 2 / 8  # c = 8 > 6 retrieved
+    assert measure("RprecMult", qrels, run, cutoff=0.2) == 1.0
+    assert measure("RprecMult", qrels, run, cutoff=0.5) == 0.5
+    assert measure("RprecMult", qrels, run, cutoff=2.0) == 2 / 8  # c = 8 > 6 retrieved
     # utility with the default (1, -1, 0, 0) and with a collection size.
     assert measure("Utility", qrels, run) == 2 - 4
-    assert measure("Utility", qrels, run, utility=(0, 0, 0, 1), num_docs=100) == 100 + 2 - 6 - 4
-    assert measure("Utility", qrels, {}, utility=(0, 0, 1, 0)) == 0.0  # missing topic
+    assert measure("Utility", qrels, run, a=0, b=0, c=0, d=1, num_docs=100) == 100 + 2 - 6 - 4
+    assert measure("Utility", qrels, {}, a=0, b=0, c=1, d=0) == 0.0  # missing topic
     # 11pt_avg is the mean of iprec_at_recall at ascending levels.
-    ip = [measure("IPrec", qrels, run, recall=x) for x in DEFAULT_RECALLS]
+    ip = [measure("IPrec", qrels, run, cutoff=x) for x in DEFAULT_RECALLS]
     assert close(measure("IPrecAvg", qrels, run), sum(ip) / 11)
     # binG: 1 / log2(2 + nonrel above) at d1 (0 above) and d5 (3 above), over R = 4.
     assert measure("BinG", qrels, run) == (1.0 + 1.0 / math.log2(5)) / 4
@@ -1615,7 +1548,7 @@ def _self_check() -> None:
     assert [e[0] for e in _gain_table(graded, {1: 0.5}, True)] == [1, 0, 2]
     assert [e[0] for e in _gain_table(graded, {1: 0.5}, False)] == [0, 1, 2]
     good = measure("nDCG", graded, run, gains={1: 0.5})
-    bad = measure("nDCG", graded, run, gains={1: 0.5}, trec_gain_sort_bug=True)
+    bad = measure("nDCG", graded, run, gains={1: 0.5}, sort_bug=True)
     assert close(good, 0.5 / (2.0 + 0.5 / math.log2(3))) and bad == 0.5 / 2.0, (good, bad)
     # ndcg_rel / Rndcg on a perfect ranking are 1.
     perfect = {"a": 3.0, "b": 2.0, "c": 1.0}

@@ -11,7 +11,7 @@ import pytest
 
 TESTS = Path(__file__).parent
 
-SUBSET = ["test_reference.py", "test_batch.py", "test_engines.py", "test_io.py",
+SUBSET = ["test_reference.py", "test_requests.py", "test_batch.py", "test_engines.py", "test_io.py",
           "test_invariants.py"]
 
 

@@ -17,9 +17,20 @@ pytestmark = pytest.mark.one_engine
 TESTED = {parse(name)[0][1].family for name in MEASURES + SUBTOPIC_MEASURES}
 
 
+def test_the_reference_table_has_exactly_the_registered_families():
+    assert set(naive.REFERENCES) == set(FAMILIES)
+
+
+def test_the_reference_summarises_and_applies_levels_as_the_registry_says():
+    for name, family in FAMILIES.items():
+        reference = naive.REFERENCES[name]
+        assert reference.summary == family.aggregate, name
+        assert reference.level_free == family.level_free, name
+        assert reference.subtopics == (family.path == "subtopics"), name
+
+
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_every_family_has_a_reference_a_test_and_a_listing(family, listing):
-    assert family in naive.FAMILIES, f"{family}: no naive reference (tests/naive.py)"
+def test_every_family_has_a_test_and_a_listing(family, listing):
     assert family in TESTED, f"{family}: no examples (the kernel tests)"
     assert f"| {family} |" in listing, f"{family}: not in `fastir measures`"
     assert FAMILIES[family].doc
