@@ -7,15 +7,20 @@ and values (``tests/test_compat.py`` runs both side by side).
 
 import math
 from collections import namedtuple
+from collections.abc import Mapping
 
 from fastir import measures as registry
 from fastir.batch import Evaluator
 from fastir.kernels import MIN_GEO_MEAN
 
-#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``).
+#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included.
 supported_measures = frozenset(
     name for name, (family, trec) in registry.TREC_NAMES.items()
-    if "9.0.8" in registry.FAMILIES[family].versions)
+    if "9.0.8" in registry.FAMILIES[family].versions) | {"runid"}
+
+#: What is evaluated when a request has no number in it (its values are not reported): the
+#: queries are chosen as for any other request.
+_PLACEHOLDER = registry.make("NumRet")
 
 
 class RelevanceEvaluator:
@@ -28,39 +33,124 @@ class RelevanceEvaluator:
     queries absent from the run are left out, and scores are ranked as float32 with 9.0.8's
     recall levels, as trec_eval 9.0.8 inside pytrec_eval does. fastir's own names
     (``nDCG@10``) are accepted too, keyed as written.
+
+    The request is read as pytrec_eval reads it (``tests/test_compat.py`` checks each case
+    against it):
+
+    - the nicknames ``official``, ``set`` and ``all_trec`` are their trec_eval 9 members,
+      ``runid`` included; ``runid`` and ``relstring`` (text in trec_eval) are 0.0;
+    - the cutoffs of one measure are merged, whichever way they are written: ``ndcg_cut.1,4``
+      with ``ndcg_cut_20,4`` is ``ndcg_cut_1``, ``_4``, ``_20``; ``P.5`` with ``P_5`` is one
+      ``P_5``; a bare name (``P``, or ``P`` from ``official``) gives trec_eval's default
+      cutoffs only when no cutoff of it is given;
+    - an empty request gives ``{query: {}}`` for the queries a request would score, and an
+      empty run gives ``{}``;
+    - a query whose judgments are an empty dict is not judged (not scored).
+
+    Where pytrec_eval fails, fastir says why instead: a cutoff given twice in two spellings
+    (``P.5`` with ``P.5.0``: pytrec_eval's trec_eval aborts the interpreter), two parameter
+    sets of one single measure (``set_F.0.5`` with ``set_F.1``: pytrec_eval joins them into
+    ``set_F.0.5,1`` and trec_eval reads the first). Parameters are read whole, as trec_eval
+    reads them (pytrec_eval stops at the first character that is not a digit, a dot or a
+    comma, so its ``utility.2,-1,0,0`` is ``utility.2``); ``runid`` alone is 0.0 (pytrec_eval
+    reads uninitialised memory for it).
     """
 
     def __init__(self, query_relevance, measures, relevance_level=1,
                  judged_docs_only_flag=False):
-        if isinstance(measures, str):
-            measures = [measures]
-        self._keys, self._logs, names = [], set(), []
-        for name in measures:
-            for key, measure in registry.parse(name):
-                base = name.split(".")[0]
-                if base in registry.TREC_NAMES and registry.TREC_NAMES[base][1].style != "cut":
-                    key = base  # pytrec_eval's key for a parameterised single measure
-                if measure.spec.aggregate == "none":
-                    raise ValueError(f"{name!r} is text, not a number (pytrec_eval reports "
-                                     "0.0 for it); fastir.evaluate gives it in to_dict()")
-                if measure.spec.aggregate == "gmean":
-                    self._logs.add(key)
-                self._keys.append(key)
-                names.append(measure)
-        self._evaluator = Evaluator(query_relevance, names, relevance_level=relevance_level,
-                                    missing="skip", judged_only=judged_docs_only_flag,
-                                    compat="9.0.8")
+        if isinstance(query_relevance, Mapping):  # pytrec_eval drops queries without judgments
+            query_relevance = {q: docs for q, docs in query_relevance.items() if len(docs)}
+        self._keys, self._logs, self._column = [], set(), {}
+        numbers = {}  # each measure once, however many keys name it (nDCG@10, ndcg_cut_10)
+        for key, measure in _requested(measures):
+            if key in self._keys:
+                raise ValueError(f"measure {key!r} requested twice")
+            self._keys.append(key)
+            if measure is None or measure.spec.aggregate == "none":
+                continue  # runid, relstring: text in trec_eval, 0.0 in pytrec_eval
+            if measure.spec.aggregate == "gmean":
+                self._logs.add(key)
+            self._column[key] = numbers.setdefault(measure, len(numbers))
+        self._evaluator = Evaluator(query_relevance, list(numbers) or [_PLACEHOLDER],
+                                    relevance_level=relevance_level, missing="skip",
+                                    judged_only=judged_docs_only_flag, compat="9.0.8")
 
     def evaluate(self, run):
-        """``{query: {measure: value}}`` for the run's judged queries."""
+        """``{query: {measure: value}}`` for the run's judged queries (``{}`` for an empty
+        run, as pytrec_eval)."""
+        if isinstance(run, Mapping) and not run:
+            return {}
         results = self._evaluator.evaluate(run)
         out = {}
         for query, row in zip(results.query_ids, results.values.tolist()):
-            values = dict(zip(self._keys, row))
+            values = {key: row[column] for key, column in self._column.items()}
             for key in self._logs:
                 values[key] = math.log(max(values[key], MIN_GEO_MEAN))
-            out[query] = values
+            out[query] = {key: values.get(key, 0.0) for key in self._keys}
         return out
+
+
+def _requested(measures):
+    """``(key, Measure)`` pairs of a pytrec_eval request, in trec_eval's print order, then
+    fastir's own names as given (``None`` for runid)."""
+    if isinstance(measures, str):
+        measures = [measures]
+    params, own = {}, []
+    for name in measures:
+        for member in _members(name):
+            base, raw = _trec_base(member)
+            if base is None:
+                own.append(member)
+                continue
+            given = params.setdefault(base, set())
+            if raw is not None:  # a cutoff list merges by cutoff, other parameters whole
+                given.update(raw.split(",") if _style(base) == "cut" else [raw])
+    order = {name: i for i, name in enumerate(registry.TREC_ORDER)}
+    pairs = []
+    for base in sorted(params, key=order.__getitem__):
+        if base == "runid":
+            pairs.append((base, None))
+            continue
+        style = _style(base)
+        given = sorted(params[base])
+        if style != "cut" and len(given) > 1:
+            raise ValueError(f"{base} is asked for with {len(given)} parameter sets "
+                             f"({', '.join(given)}); pytrec_eval keeps one of them: give one")
+        text = f"{base}.{','.join(given)}" if given else base
+        for measure in registry.parse_trec(text):
+            pairs.append((measure.trec_name() if style == "cut" else base, measure))
+    for name in own:
+        pairs.extend(registry.parse(name))
+    return pairs
+
+
+def _style(base):
+    """How a trec_eval name takes parameters (``TrecName.style``; runid takes none)."""
+    return None if base == "runid" else registry.TREC_NAMES[base][1].style
+
+
+def _members(name):
+    """A nickname's trec_eval 9 members (pytrec_eval's ``supported_nicknames``), or the name."""
+    if isinstance(name, str) and name in registry.NICKNAMES:
+        return [n for n in registry.NICKNAMES[name] if n in supported_measures]
+    return [name]
+
+
+def _trec_base(name):
+    """``(base, parameters or None)`` of a trec_eval name as pytrec_eval splits it
+    (``ndcg_cut.1,4`` and ``ndcg_cut_1,4`` -> ``("ndcg_cut", "1,4")``), or ``(None, None)``
+    for any other name (fastir's own, such as ``nDCG@10``)."""
+    if not isinstance(name, str):
+        return None, None
+    if name in supported_measures:
+        return name, None
+    bases = [base for base in supported_measures
+             if name.startswith(base) and name[len(base):len(base) + 1] in (".", "_")
+             and name[len(base) + 1:len(base) + 2] in set("0123456789-")]
+    if not bases:
+        return None, None
+    base = max(bases, key=len)
+    return base, name[len(base) + 1:]
 
 
 Metric = namedtuple("Metric", ["query_id", "measure", "value"])

@@ -77,10 +77,19 @@ def test_kendall_tau_of_system_rankings_is_scipys():
     runs = {f"s{k}": {"q": {f"d{i}": float((i * (k + 3)) % 17) for i in range(400)}}
             for k in range(4)}
     agree = fastir.agreement(a, b, runs=runs, measure="P@10")
-    means = agree.system_means
-    assert agree.tau[0]["tau"] == kendall_tau(means[0], means[1])
+    means = [[fastir.evaluate(judge, runs[s], ["P@10"]).mean["P@10"] for s in agree.systems]
+             for judge in (a, b)]  # each system's mean under each judge, evaluated apart
+    assert np.allclose(agree.system_means, means, rtol=0, atol=1e-15)
+    assert len(set(means[0])) > 1 and means[0] != means[1]  # (a ranking with something to rank)
+    assert math.isclose(agree.tau[0]["tau"], scipy_stats.kendalltau(*means).statistic)
     assert "Kendall's tau" in agree.to_markdown()
 
 
 def test_cohen_of_identical_lists_is_1():
-    assert cohen([0, 1, 1, 2], [0, 1, 1, 2]) == (1.0, cohen([0, 1, 1, 2], [0, 1, 1, 2])[1], 1.0)
+    labels = [0, 1, 1, 2]
+    observed, chance, kappa = cohen(labels, labels)
+    # chance agreement P(E): the sum over labels of the product of the two judges' shares,
+    # here (1/4)^2 + (2/4)^2 + (1/4)^2
+    assert (observed, kappa) == (1.0, 1.0) and math.isclose(chance, 0.375)
+    for weights in ("linear", "quadratic"):
+        assert cohen(labels, labels, weights)[::2] == (1.0, 1.0)

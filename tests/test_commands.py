@@ -188,7 +188,8 @@ def test_pictures(tmp_path, second_run):
 
 def test_curve_data_are_the_kernels_values():
     curve = fastir.pr_curve(QRELS, RUN)
-    res = fastir.evaluate(QRELS, RUN, ["iprec_at_recall", "11pt_avg"])
+    res = fastir.evaluate(QRELS, RUN, ["iprec_at_recall", "11pt_avg", "map", "num_rel",
+                                       "num_rel_ret"])
     eleven = curve.eleven_point()
     for r, value in eleven.items():
         assert value == pytest.approx(res.mean[f"iprec_at_recall_{r:.2f}"], abs=1e-15)
@@ -197,7 +198,10 @@ def test_curve_data_are_the_kernels_values():
     for i, qid in enumerate(curve.query_ids):
         assert curve.precision[i, 50] == per_query[qid]["iprec_at_recall_0.50"]
         recall, precision = curve.raw[qid]
-        assert np.all(np.diff(recall) > 0) and math.isclose(recall[-1] * 0 + 1, 1)
+        values = per_query[qid]  # the raw points: one per relevant document retrieved
+        assert np.all(np.diff(recall) > 0) and len(recall) == values["num_rel_ret"]
+        assert math.isclose(recall[-1], values["num_rel_ret"] / values["num_rel"])
+        assert math.isclose(precision.sum() / values["num_rel"], values["map"])
     cutoffs = fastir.cutoff_curve(QRELS, RUN, k=12)
     assert cutoffs.means["P"][9] == fastir.evaluate(QRELS, RUN, ["P@10"]).mean["P@10"]
 

@@ -4,6 +4,8 @@ metric name, and the forms their users pass (DataFrames, ranx objects, several r
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastir
 
@@ -50,7 +52,114 @@ def test_relevance_evaluator_gives_pytrec_evals_dict(seed, level, judged_only):
 
 def test_supported_measures_cover_pytrec_evals():
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    assert set(pytrec_eval.supported_measures) - fastir.supported_measures == {"runid"}
+    # (trec_eval 9.0.8's dcg, ideal_dcg and yaap are newer than pytrec_eval's trec_eval)
+    assert set(pytrec_eval.supported_measures) <= fastir.supported_measures
+    assert fastir.supported_measures - set(pytrec_eval.supported_measures) == {
+        "dcg", "ideal_dcg", "yaap"}
+
+
+# pytrec_eval's edge behaviours (its own tests show them), side by side with it. (Its bpref
+# crashes the interpreter when the run's first query has an empty ranking, and its runid
+# alone reads uninitialised memory: the inputs here avoid both.)
+SMALL_QRELS = {"q1": {"d1": 0, "d2": 1, "d3": 0}, "q2": {"d2": 1, "d3": 1}}
+SMALL_RUN = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {}}
+
+
+def both(qrels, measures, run, **options):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    expected = pytrec_eval.RelevanceEvaluator(qrels, measures, **options).evaluate(run)
+    return fastir.RelevanceEvaluator(qrels, measures, **options).evaluate(run), expected
+
+
+def some_values(results):
+    """Whether a comparison had something to compare: queries, each with values."""
+    return len(results) > 3 and all(results.values())
+
+
+@pytest.mark.parametrize("qrels, run", [(SMALL_QRELS, SMALL_RUN), (SMALL_QRELS, {}),
+                                        ({}, SMALL_RUN), ({}, {}),
+                                        (SMALL_QRELS, {"q2": {"d1": 1.0}, "q9": {"d1": 1.0}})])
+def test_an_empty_request_gives_the_queries_with_no_values(qrels, run):
+    got, expected = both(qrels, set(), run)
+    assert got == expected
+    if qrels and run is SMALL_RUN:
+        assert got == {"q1": {}, "q2": {}}
+
+
+@pytest.mark.parametrize("measures", [{"all_trec"}, "supported_measures", {"official"},
+                                      {"set"}, {"official", "set", "ndcg"},
+                                      {"official", "P.5"}, {"relstring", "map"},
+                                      {"relstring.5", "runid", "map"}])
+def test_nicknames_and_pytrec_evals_supported_measures(measures):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    if measures == "supported_measures":
+        measures = pytrec_eval.supported_measures
+    qrels, run = graded_pair(8)
+    got, expected = both(qrels, measures, run)
+    assert some_values(got) and got == expected
+    for text in ("runid", "relstring"):  # (text in trec_eval: 0.0 in pytrec_eval)
+        assert {values.get(text, 0.0) for values in got.values()} == {0.0}
+    if measures in ({"all_trec"}, {"official"}, pytrec_eval.supported_measures):
+        assert all("runid" in values for values in got.values())
+
+
+def test_runid_alone_is_zero():
+    # pytrec_eval reads uninitialised memory for it (a value near 1e-310)
+    assert fastir.RelevanceEvaluator(SMALL_QRELS, {"runid"}).evaluate(SMALL_RUN) == {
+        "q1": {"runid": 0.0}, "q2": {"runid": 0.0}}
+
+
+@pytest.mark.parametrize("measures", [
+    ["ndcg_cut", "ndcg_cut.1,4", "ndcg_cut_20,4", "ndcg_cut_15", "recall.1000", "P"],
+    ["P.5", "P_5"], ["P.5", "P_10", "P.2,5"], ["P", "P.2"], ["P.2", "P"], ["ndcg_cut.3,1"],
+    ["iprec_at_recall.0.5", "iprec_at_recall_0.25,0.5", "iprec_at_recall"],
+    ["Rprec_mult_0.5", "Rprec_mult.2.0"], ["success.1,3", "success_3,2", "success"],
+    ["map_cut.3", "map_cut_30", "relative_P_7", "relative_P.3"],
+    ["set_F", "set_F_0.5"], ["set_F.0.5", "set_F"],
+])
+def test_overlapping_cutoff_lists_are_merged(measures):
+    qrels, run = graded_pair(9)
+    got, expected = both(qrels, measures, run)
+    assert some_values(got) and got == expected
+
+
+@given(st.lists(st.tuples(
+    st.sampled_from(["P", "recall", "ndcg_cut", "map_cut", "success", "relative_P",
+                     "iprec_at_recall", "Rprec_mult", "official", "set", "map", "set_F"]),
+    st.sampled_from([None, ".", "_"]),
+    st.lists(st.integers(1, 12), min_size=1, max_size=3, unique=True)), min_size=1, max_size=5))
+@settings(max_examples=60, deadline=None)
+def test_drawn_pytrec_eval_requests(items):
+    """Bare names, nicknames and cutoff lists in both spellings, merged as pytrec_eval merges
+    them (integer cutoffs as text that no two spell alike: pytrec_eval aborts on 5 with 5.0)."""
+    requests = set()
+    for base, sep, cutoffs in items:
+        if sep is None or base in ("official", "set", "map"):
+            requests.add(base)
+        elif base == "set_F":
+            requests.add(f"set_F{sep}0.5")  # (one parameter set: see the refusals below)
+        elif base in ("iprec_at_recall", "Rprec_mult"):
+            requests.add(base + sep + ",".join(f"{c / 12:.2f}" for c in cutoffs))
+        else:
+            requests.add(base + sep + ",".join(map(str, cutoffs)))
+    qrels, run = graded_pair(10, n_queries=6)
+    got, expected = both(qrels, requests, run)
+    assert some_values(got) and got == expected, sorted(requests)
+
+
+def test_a_judged_query_without_judgments_is_not_scored():
+    qrels = dict(SMALL_QRELS, q3={}, q4={})
+    run = dict(SMALL_RUN, q3={"d1": 1.0})
+    for measures in ({"map", "P.5"}, set()):
+        got, expected = both(qrels, measures, run)
+        assert got == expected and "q3" not in got and "q1" in got
+
+
+def test_what_pytrec_eval_cannot_do_is_refused():
+    with pytest.raises(ValueError, match="given twice"):  # pytrec_eval aborts the interpreter
+        fastir.RelevanceEvaluator(SMALL_QRELS, {"P.5", "P.5.0"})
+    with pytest.raises(ValueError, match="2 parameter sets"):  # pytrec_eval keeps one
+        fastir.RelevanceEvaluator(SMALL_QRELS, {"set_F.0.5", "set_F.1"})
 
 
 def test_the_key_rule():

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from conftest import qrels_and_runs
 from hypothesis import given, settings
 
@@ -16,32 +17,44 @@ NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "R@100", "RR", "Bpref", "IPrec@
 SCRIPT = """
 import json, sys
 import numpy as np
+import numba
 import fastir
+from fastir import _jit
 rng = np.random.default_rng(7)
-n_q, n_d = 300, 200
-q = np.repeat(np.arange(n_q), n_d)
-d = np.tile(np.arange(n_d), n_q)
-s = np.round(rng.normal(size=n_q * n_d), 2)
+n_q = 300
+lengths = rng.integers(1, 400, n_q)  # uneven queries: the chunks are balanced by rows
+q = np.repeat(np.arange(n_q), lengths)
+d = np.concatenate([rng.permutation(400)[:n] for n in lengths])
+s = np.round(rng.normal(size=len(q)), 2)  # ties
 keep = rng.random(n_q * 60) < 0.5
 qq = np.repeat(np.arange(n_q), 60)[keep]
 qd = np.tile(np.arange(0, 300, 5), n_q)[keep]
 ql = rng.integers(0, 3, size=keep.sum())
 res = fastir.evaluate(fastir.Qrels.from_arrays(qq, qd, ql), fastir.Run.from_arrays(q, d, s),
                       __NAMES__)
-print(json.dumps({"values": res.values.tolist(), "mean": res.mean}))
+print(json.dumps({"values": res.values.tolist(), "mean": res.mean,
+                  "threads": _jit.n_threads(), "layer": numba.threading_layer(),
+                  "chunks": len(_jit.chunk_bounds(lengths, _jit.n_threads())) - 1}))
 """.replace("__NAMES__", repr(NAMES))
 
 
 def _run_with_threads(n):
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(n))
+    # compiled: under the Python engine every kernel is serial and the thread count is moot
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(n), FASTIR_JIT="numba")
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout)
 
 
+@pytest.mark.one_engine
 def test_one_and_two_threads_are_bit_identical():
     one, two = _run_with_threads(1), _run_with_threads(2)
-    assert one == two  # JSON floats round-trip exactly
+    # the compiled parallel kernels ran (a threading layer is chosen at the first parallel
+    # launch), with 1 and 2 threads over several chunks each (chunk_bounds: 4 per thread)
+    assert (one["threads"], two["threads"]) == (1, 2)
+    assert one["chunks"] == 4 and two["chunks"] == 8
+    assert one["values"] == two["values"] and one["mean"] == two["mean"]  # JSON floats
+    # round-trip exactly
 
 
 @settings(max_examples=60, deadline=None)
