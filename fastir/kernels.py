@@ -82,6 +82,7 @@ ST_RECALL = 54
 # ranx's own measures
 HITS = 55
 F1 = 56
+FALLOUT = 57  # torchmetrics' RetrievalFallOut
 
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1
@@ -726,7 +727,7 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         built = _rank_rows(e, ranked, level, spec.depth, sc, state)
         rows = sc[:, :built + 1]  # exactly the ranks built: a read beyond them is an error
         if path == PATH_RANKS:
-            return _cutoff_value(row, spec.params[m], n, n_rel, rows)
+            return _cutoff_value(row, spec.params[m], n, n_rel, n_nonrel, rows)
         return _set_value(row, spec.params[m], n, n_rel, rows)
     if path == PATH_GAINS:
         return _gain_value(e, spec, m, ranked, ideal, sc, state)
@@ -748,7 +749,7 @@ def _count_value(kind, n, n_rel):
 
 
 @helper
-def _cutoff_value(row, params, n, n_rel, rows):
+def _cutoff_value(row, params, n, n_rel, n_nonrel, rows):
     """The "ranks" path: measures of the top k (the whole ranking without a cutoff), which
     read the rows at rank min(k, n) only."""
     kind = row[KIND]
@@ -780,6 +781,8 @@ def _cutoff_value(row, params, n, n_rel, rows):
         if precision + recall == 0.0:
             return 0.0
         return 2.0 * ((precision * recall) / (precision + recall))
+    if kind == FALLOUT:  # judged non-relevant in the top k over all judged non-relevant
+        return (top - hits - rows[CUM_UNJ, top]) / n_nonrel if n_nonrel > 0 else 0.0
     if kind == ACCURACY:  # (TP + TN) / N over the top k; params[0]: N
         fp = top - hits
         fn = n_rel - hits

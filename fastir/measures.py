@@ -357,6 +357,11 @@ FAMILIES = {f.name: f for f in (
     Family("F1", K.F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
            examples=("F1", "F1@5")),
+    Family("FallOut", K.FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
+           "top k over all judged non-relevant documents (label < rel); 0 without one "
+           "(torchmetrics' RetrievalFallOut with empty_target_action='neg').", cutoff=RANK,
+           ideal="whole",
+           examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5")),
     Family("SetP", K.SET_P, "Precision of the whole ranking.", path="set",
            trec=(TrecName("set_P", 30),)),
     Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",

@@ -1054,6 +1054,14 @@ def _diversity_value(family):
     return compute
 
 
+def _fall_out(r, j, p):
+    """torchmetrics' fall-out: the judged non-relevant docs (0 <= label < rel) of the top k
+    over all judged non-relevant docs of the query; 0 without any."""
+    nonrel = _num_judged_nonrel(j, p["rel"])
+    top = r.codes[:p.get("cutoff")]
+    return sum(1 for c in top if 0 <= c < p["rel"]) / nonrel if nonrel else 0.0
+
+
 def _set_f_value(r, j, p):
     return _set_f(_rel_ret(r.codes, p), len(r.codes), _R(j, p), p.get("beta", 1.0))
 
@@ -1104,6 +1112,7 @@ REFERENCES: dict[str, Reference] = {
     "R": Reference(lambda r, j, p: _recall_at(r.codes, _R(j, p), p["rel"], p["cutoff"])),
     "Hits": Reference(_hits),
     "F1": Reference(_f1),
+    "FallOut": Reference(_fall_out),
     "Success": Reference(lambda r, j, p: _success(r.codes, p["rel"], p["cutoff"])),
     "RelP": Reference(lambda r, j, p: _relative_p(r.codes, _R(j, p), p["rel"], p["cutoff"]),
                       empty="placeholder"),

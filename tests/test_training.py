@@ -156,6 +156,8 @@ def _torchmetrics_pairs(k):
         (tm.RetrievalRPrecision(), "Rprec", False),
         (tm.RetrievalNormalizedDCG(), "nDCG", True),
         (tm.RetrievalNormalizedDCG(top_k=k), f"nDCG@{k}", True),
+        # (a query without a non-relevant candidate: 0, torchmetrics' default says 1)
+        (tm.RetrievalFallOut(top_k=k, empty_target_action="neg"), f"FallOut@{k}", False),
     ]
 
 
