@@ -129,3 +129,27 @@ def test_ids_that_are_not_utf8_are_printed_as_bytes(tmp_path, flags):
     (tmp_path / "qrels").write_bytes(b"q\xe9 0 d\xff 1\nq\xe9 0 d1 0\nq2 0 x 2\n")
     for version in ("10.0", "9.0.8"):
         compare(version, [*flags, str(tmp_path / "qrels"), str(tmp_path / "run")])
+
+
+# -- issue 18's reproducers: stdout and exit status as the binaries' ------------------------
+QRELS_TEXT = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 2\n"
+RUN_TEXT = "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 0.5 r\nq1 Q0 d3 3 2 r\nq2 Q0 d1 1 1 r\n"
+#: Scores finite as doubles, beyond float32: 9.0.8 keeps them in a C float (+-inf, tied
+#: among themselves and broken by docno), 10.0 in a double.
+BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
+                  "q1 Q0 d5 4 -2e39 r\nq2 Q0 d4 1 1e39 r\nq2 Q0 d1 2 3.5e38 r\n")
+
+
+@pytest.mark.parametrize("flags, run_text", [
+    (["-q"], BEYOND_FLOAT32),
+    (["-q", "-c", "-m", "all_trec"], BEYOND_FLOAT32),
+])
+def test_reproducers(tmp_path, flags, run_text):
+    (tmp_path / "qrels").write_text(QRELS_TEXT)
+    (tmp_path / "run").write_text(run_text)
+    for version in ("10.0", "9.0.8"):
+        args = [*flags, str(tmp_path / "qrels"), str(tmp_path / "run")]
+        compare(version, args)
+        status, _, err = run_fastir(["--compat", version, *args])
+        if status:  # one clear line saying why
+            assert err.startswith("fastir trec_eval: ") and err.count("\n") == 1, err
