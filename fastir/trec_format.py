@@ -173,7 +173,9 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         for measure in parse_trec(base if params is None else f"{base}.{params}"):
             columns.append((base, measure.trec_name(), measure))
     measures = [m for _, _, m in columns if m is not None]
-    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs, compat=compat)
+    # (runid alone is no measure: trec_eval goes through the queries and prints it)
+    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
+                compat=compat) if measures else None
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
@@ -194,7 +196,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         if joined.ignored_run_queries:
             notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
                          f"are ignored: {_listing(joined.ignored_run_queries)}")
-    values = plan.values(joined, qrels)
+    values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
     names_ = [name for _, name, m in columns if m is not None]
     results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
                       joined.missing_queries, "zero" if complete else "skip", joined.in_run)

@@ -143,6 +143,8 @@ BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
 @pytest.mark.parametrize("flags, run_text", [
     (["-q"], BEYOND_FLOAT32),
     (["-q", "-c", "-m", "all_trec"], BEYOND_FLOAT32),
+    (["-m", "runid"], RUN_TEXT),  # runid alone: no measure, the line all the same
+    (["-q", "-c", "-m", "runid"], RUN_TEXT),
 ])
 def test_reproducers(tmp_path, flags, run_text):
     (tmp_path / "qrels").write_text(QRELS_TEXT)
