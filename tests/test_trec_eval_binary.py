@@ -145,6 +145,9 @@ BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
     (["-q", "-c", "-m", "all_trec"], BEYOND_FLOAT32),
     (["-m", "runid"], RUN_TEXT),  # runid alone: no measure, the line all the same
     (["-q", "-c", "-m", "runid"], RUN_TEXT),
+    (["-N", "-5", "-m", "utility.1,-1,1,0", "-q"], RUN_TEXT),  # -N negative: as given
+    (["-N", "-5", "-m", "utility.1,-1,1,0.5", "-q", "-c"], RUN_TEXT),
+    (["-N", "-9007199254740992", "-m", "utility.0,0,0,1"], RUN_TEXT),
 ])
 def test_reproducers(tmp_path, flags, run_text):
     (tmp_path / "qrels").write_text(QRELS_TEXT)
