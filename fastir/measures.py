@@ -754,14 +754,26 @@ def parse_trec(text):
         values = raw.split(",")
         if any(not _is_number(v) for v in values):
             raise UnknownMeasureError(f"{base}: parameters must be numbers, got {raw!r}")
-        numbers = [float(v) for v in values]
-        if FAMILIES[family].cutoff not in (RECALL, MULT):  # trec_eval truncates (atol)
-            numbers = [float(int(n)) if abs(n) <= MAX_CUTOFF else n for n in numbers]
+        numbers = [trec_cutoff(family, v) for v in values]
         if len(set(numbers)) < len(numbers):
             raise UnknownMeasureError(f"{base}: a cutoff is given twice in {raw!r} (trec_eval "
                                       "refuses duplicate cutoffs)")
         return [_trec_cut(family, v) for v in sorted(numbers)]
     return [_trec_single(base, family, raw)]
+
+
+def trec_cutoff(family, text):
+    """A cutoff of a trec_eval list (``P.5,10``) as trec_eval reads it, as a float: a recall
+    level or multiple of R with ``atof``, a rank with ``atol``, which reads the leading
+    integer (``1e1`` is 1, ``23.9`` is 23, ``.5`` is 0; beyond a long it saturates).
+    Infinities stay as they are (trec_eval reads them as 0 and refuses them: so does
+    :func:`make`)."""
+    number = float(text)
+    if FAMILIES[family].cutoff in (RECALL, MULT) or not math.isfinite(number):
+        return number
+    digits = re.match(r"\s*([+-]?[0-9]*)", text).group(1)
+    whole = int(digits) if digits.strip("+-") else 0
+    return float(max(-(2**63), min(whole, 2**63 - 1)))
 
 
 def _trec_cut(family, value):

@@ -18,6 +18,7 @@ from fastir.measures import (
     TREC_ORDER,
     UnknownMeasureError,
     parse_trec,
+    trec_cutoff,
 )
 from fastir.results import Results
 
@@ -35,6 +36,9 @@ def trec_measures(args, compat=None):
     chosen, added = {}, {}
     for arg in args:
         base, dot, params = arg.partition(".")
+        if dot and not params:  # trec_eval refuses it as it reads -m (exit status 1)
+            raise UnknownMeasureError(f"illegal measure {arg!r}: nothing after the '.' (give "
+                                      f"parameters, e.g. 'P.5,10', or none: {base!r})")
         if base in NICKNAMES and not dot:
             for name in NICKNAMES[base]:
                 if _in_version(name, compat):
@@ -56,10 +60,19 @@ def trec_measures(args, compat=None):
         given = chosen.get(base)
         have = (given.split(",") if given is not None else
                 [] if base not in chosen else [str(v) for v in TREC_NAMES[base][1].defaults])
-        numbers = {float(v) for v in have}
+        numbers = {_cutoff(base, v) for v in have}
         chosen[base] = ",".join(have + [c for c in dict.fromkeys(cutoffs)
-                                        if float(c) not in numbers])
+                                        if _cutoff(base, c) not in numbers])
     return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]))
+
+
+def _cutoff(base, text):
+    """A cutoff of the trec_eval list measure ``base`` as trec_eval reads it (``P.1e1`` is
+    P_1), or the text when it is no number (parse_trec says what is wrong later)."""
+    try:
+        return trec_cutoff(TREC_NAMES[base][0], text)
+    except ValueError:
+        return text
 
 
 def _library_measure(arg):

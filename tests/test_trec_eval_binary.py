@@ -148,6 +148,10 @@ BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
     (["-N", "-5", "-m", "utility.1,-1,1,0", "-q"], RUN_TEXT),  # -N negative: as given
     (["-N", "-5", "-m", "utility.1,-1,1,0.5", "-q", "-c"], RUN_TEXT),
     (["-N", "-9007199254740992", "-m", "utility.0,0,0,1"], RUN_TEXT),
+    (["-q", "-m", "P.1e1"], RUN_TEXT),  # atol: P_1
+    (["-q", "-m", "success.1e1,3", "-m", "P.1e30", "-m", "map_cut.23.9"], RUN_TEXT),
+    (["-m", "P."], RUN_TEXT),  # refused as -m is read: exit 1
+    (["-m", "official."], RUN_TEXT),
 ])
 def test_reproducers(tmp_path, flags, run_text):
     (tmp_path / "qrels").write_text(QRELS_TEXT)
