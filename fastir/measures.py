@@ -46,6 +46,12 @@ class UnknownMeasureError(ValueError):
     says the allowed values."""
 
 
+class UncomputableMeasureError(UnknownMeasureError):
+    """trec_eval parameters that trec_eval accepts as it sets the measure up, and cannot
+    compute with (``utility.2,-1``: not 4 coefficients). An error like any bad parameter;
+    ``fastir trec_eval`` stops where trec_eval does: at the first query (exit status 4)."""
+
+
 # -- parameters ------------------------------------------------------------------------
 class Param:
     """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
@@ -794,7 +800,7 @@ def _trec_single(base, family, raw):
         return make(family, beta=raw, label=label)
     if family == "Utility":
         if len(values) != 4:
-            raise UnknownMeasureError(f"utility needs 4 coefficients, got {raw!r}")
+            raise UncomputableMeasureError(f"utility needs 4 coefficients, got {raw!r}")
         return make(family, label=label, **dict(zip("abcd", values)))
     if family == "IPrecAvg":
         return make(family, recalls=raw, label=label)

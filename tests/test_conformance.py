@@ -89,7 +89,9 @@ def test_gzipped_inputs(tmp_path, capsys):
     (["-m", "P.x"], 2, "parameters must be numbers"),  # 2 when a measure's set-up fails
     (["-m", "P.5,5"], 2, "given twice"),
     (["-m", "map.5"], 2, "takes no parameters"),  # (trec_eval ignores them: README)
-    (["-m", "utility.1,2"], 2, "utility needs 4 coefficients"),  # (trec_eval: 4, later)
+    (["-m", "utility.1,2"], 4, "utility needs 4 coefficients"),  # (at the first query)
+    (["-m", "map_avgjg"], 4, "needs -R qrels_jg"),  # (a measure of another -R format)
+    (["-m", "P."], 1, "nothing after the '.'"),
     (["--compat", "9.0.8", "-m", "rbp"], 1, "not in trec_eval 9.0.8"),
 ])
 def test_cli_measure_errors(capsys, args, status, message):

@@ -139,6 +139,8 @@ RUN_TEXT = "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 0.5 r\nq1 Q0 d3 3 2 r\nq2 Q0 d1 1 1 r\n"
 BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
                   "q1 Q0 d5 4 -2e39 r\nq2 Q0 d4 1 1e39 r\nq2 Q0 d1 2 3.5e38 r\n")
 
+BLANK_RUN = "\n  \n\t\n\n"
+
 
 @pytest.mark.parametrize("flags, run_text", [
     (["-q"], BEYOND_FLOAT32),
@@ -152,6 +154,16 @@ BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
     (["-q", "-m", "success.1e1,3", "-m", "P.1e30", "-m", "map_cut.23.9"], RUN_TEXT),
     (["-m", "P."], RUN_TEXT),  # refused as -m is read: exit 1
     (["-m", "official."], RUN_TEXT),
+    (["-m", "utility.2,-1"], RUN_TEXT),  # trec_eval stops at the first query: exit 4
+    (["-q", "-m", "map", "-m", "utility.2,-1", "-c"], RUN_TEXT),
+    (["-m", "utility.2,-1", "-m", "P.5,5"], RUN_TEXT),  # (the set-up fails first: exit 2)
+    (["-m", "map_avgjg"], RUN_TEXT),  # judgment groups: with -R qrels, exit 4 likewise
+    (["-q", "-c", "-m", "P_avgjg.5,10", "-m", "prefs_simp", "-m", "map_avgjg.5"], RUN_TEXT),
+    (["-m", "P_avgjg.5,5"], RUN_TEXT),
+    ([], BLANK_RUN),  # only blank lines: a run without results (10.0: exit 4, 9.0.8: 7)
+    (["-q", "-m", "utility.2,-1"], BLANK_RUN),
+    (["-c", "-q", "-m", "map", "-m", "num_q", "-m", "P.2"], BLANK_RUN),  # (runid: garbage)
+    ([], ""),  # an empty file: exit 2
 ])
 def test_reproducers(tmp_path, flags, run_text):
     (tmp_path / "qrels").write_text(QRELS_TEXT)
