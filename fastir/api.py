@@ -49,7 +49,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         ``"9.0.8"`` reproduces trec_eval 9.0.8, the version inside pytrec_eval and
         ir_measures: scores rounded to float32 before ranking (a score beyond float32's
         range, such as 1e39, becomes +inf or -inf, its ties broken by doc id), recall levels
-        rounded with ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj measures.
+        rounded with ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj / DCG / IDCG measures.
     progress : bool
         Show a progress bar on standard error while long files are read.
 

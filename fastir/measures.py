@@ -325,11 +325,11 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("G", 20, "single"),)),
     Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
-           trec=(TrecName("dcg", 21, "single", all_trec=False),), ranx=("dcg",),
-           examples=("DCG@4", "DCG(gains='1=3,2=9')")),
+           trec=(TrecName("dcg", 21, "single", all_trec=False),), versions=("10.0",),
+           ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')")),
     Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, empty="value", ideal="cutoff",
-           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),),
+           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2")),
     Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "

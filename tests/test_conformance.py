@@ -93,6 +93,8 @@ def test_gzipped_inputs(tmp_path, capsys):
     (["-m", "map_avgjg"], 4, "needs -R qrels_jg"),  # (a measure of another -R format)
     (["-m", "P."], 1, "nothing after the '.'"),
     (["--compat", "9.0.8", "-m", "rbp"], 1, "not in trec_eval 9.0.8"),
+    (["--compat", "9.0.8", "-m", "dcg"], 1, "not in trec_eval 9.0.8"),  # (10.0's)
+    (["--compat", "9.0.8", "-m", "ideal_dcg.1=3"], 1, "not in trec_eval 9.0.8"),
 ])
 def test_cli_measure_errors(capsys, args, status, message):
     code, text, err = run_cli([*args, str(DATA / "inputs" / "qrels.test"),

@@ -164,6 +164,8 @@ BLANK_RUN = "\n  \n\t\n\n"
     (["-q", "-m", "utility.2,-1"], BLANK_RUN),
     (["-c", "-q", "-m", "map", "-m", "num_q", "-m", "P.2"], BLANK_RUN),  # (runid: garbage)
     ([], ""),  # an empty file: exit 2
+    (["-m", "dcg", "-m", "ideal_dcg", "-q"], RUN_TEXT),  # 10.0 only (9.0.8: exit 1)
+    (["-m", "ideal_dcg.1=3", "-m", "map", "-c"], RUN_TEXT),
 ])
 def test_reproducers(tmp_path, flags, run_text):
     (tmp_path / "qrels").write_text(QRELS_TEXT)
@@ -174,3 +176,4 @@ def test_reproducers(tmp_path, flags, run_text):
         status, _, err = run_fastir(["--compat", version, *args])
         if status:  # one clear line saying why
             assert err.startswith("fastir trec_eval: ") and err.count("\n") == 1, err
+
