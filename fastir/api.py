@@ -2,8 +2,6 @@
 
 import os
 
-import numpy as np
-
 from fastir import _jit
 from fastir.data import FastirWarning, Qrels, Run
 from fastir.engine import Plan
@@ -49,8 +47,9 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         ``Accuracy`` read it).
     compat : {None, "10.0", "9.0.8"}, default None
         ``"9.0.8"`` reproduces trec_eval 9.0.8, the version inside pytrec_eval and
-        ir_measures: scores rounded to float32 before ranking, recall levels rounded with
-        ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj measures.
+        ir_measures: scores rounded to float32 before ranking (a score beyond float32's
+        range, such as 1e39, becomes +inf or -inf, its ties broken by doc id), recall levels
+        rounded with ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj / DCG / IDCG measures.
     progress : bool
         Show a progress bar on standard error while long files are read.
 
@@ -203,5 +202,5 @@ def as_run(run, compat=None, progress=False):
 
             run = read_run(_path(run, "run"), progress=progress)
     if compat == "9.0.8":
-        run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
+        run = run.in_float32()
     return run

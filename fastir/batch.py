@@ -12,7 +12,7 @@ from fastir import _jit, engine, kernels
 from fastir import batch_kernels as BK
 from fastir._jit import chunk_bounds
 from fastir.api import as_qrels, as_run, size_hint, warn_if_disjoint
-from fastir.data import InputError, Run, integer_labels
+from fastir.data import InputError, Run, float32_scores, integer_labels
 from fastir.join import NO_LIMIT, join
 from fastir.measures import MAX_CUTOFF
 
@@ -140,7 +140,7 @@ class BoundCandidates:
         if not np.isfinite(matrix).all():
             raise ValueError("scores must be finite")
         if self.evaluator.compat == "9.0.8":
-            matrix = matrix.astype(np.float32).astype(np.float64)
+            matrix = float32_scores(matrix)
         with _jit.tier(matrix.size):
             values = self._values(np.ascontiguousarray(matrix))
         plan = self.evaluator.plan

@@ -145,8 +145,10 @@ def _integer_option(flag, value):
         number = int(value)
     except ValueError:
         raise UsageError(f"option {flag} needs an integer, got {value!r}") from None
-    if flag == "-N" and not 0 <= number <= 2**53:
-        raise UsageError(f"option -N needs a collection size from 0 to 2**53, got {value}")
+    if flag == "-N" and not -(2**53) <= number <= 2**53:  # (exact in a double; trec_eval
+        # takes a negative size too: utility's d coefficient then counts negative documents)
+        raise UsageError(f"option -N needs a collection size from -2**53 to 2**53, got "
+                         f"{value}")
     return max(-(2**63), min(number, 2**63 - 1))
 
 

@@ -10,8 +10,6 @@ thread each and as many processes as cores.
 
 import threading
 
-import numpy as np
-
 from fastir import _jit
 from fastir.api import as_qrels
 from fastir.data import Run
@@ -105,7 +103,7 @@ def _evaluate_partition(frame, qrels, plan, options):
     with _LOCK, _one_thread():
         run = Run.from_pandas(frame, query_col, doc_col, score_col, source="dask partition")
         if compat == "9.0.8":
-            run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
+            run = run.in_float32()
         return evaluate_part(qrels, plan, run, max_docs, judged_only), run.query_ids.tolist()
 
 

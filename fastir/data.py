@@ -312,6 +312,12 @@ class Run:
         return Run(self.query_ids, self.starts, self.stops, self.doc_ids, scores, self.name,
                    self.source)
 
+    def in_float32(self):
+        """The run as trec_eval 9.0.8 and pytrec_eval rank it: every score rounded to
+        float32 (:func:`float32_scores`; beyond its range, +inf or -inf)."""
+        return Run(self.query_ids, self.starts, self.stops, self.doc_ids,
+                   float32_scores(self.scores), self.name, self.source)
+
     def __repr__(self):
         return f"Run({self.name!r}: {self.n_queries} queries, {len(self)} rows, from {self.source})"
 
@@ -455,6 +461,15 @@ def finite_scores(scores, where):
         i = np.unravel_index(int(np.argmax(bad)), scores.shape)
         raise InputError(f"{where}: {scores[i].item()!r} at {_position(i)} is not finite")
     return scores
+
+
+def float32_scores(scores):
+    """Finite float64 ``scores`` as trec_eval 9.0.8 (and pytrec_eval) keep them: stored in a
+    C ``float``, so rounded to float32, and a value beyond float32's range (``1e39``)
+    becomes +inf or -inf; the ranking then breaks ties among them by docno, as 9.0.8 does.
+    Returned as float64. The one place fastir applies 9.0.8's rounding."""
+    with np.errstate(over="ignore"):  # (overflow to +-inf is the point)
+        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def _position(index):

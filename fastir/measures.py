@@ -46,6 +46,12 @@ class UnknownMeasureError(ValueError):
     says the allowed values."""
 
 
+class UncomputableMeasureError(UnknownMeasureError):
+    """trec_eval parameters that trec_eval accepts as it sets the measure up, and cannot
+    compute with (``utility.2,-1``: not 4 coefficients). An error like any bad parameter;
+    ``fastir trec_eval`` stops where trec_eval does: at the first query (exit status 4)."""
+
+
 # -- parameters ------------------------------------------------------------------------
 class Param:
     """A measure parameter: ``kind`` is "level" (an integer from 0: a relevance level),
@@ -323,11 +329,11 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("G", 20, "single"),)),
     Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
-           trec=(TrecName("dcg", 21, "single", all_trec=False),), ranx=("dcg",),
-           examples=("DCG@4", "DCG(gains='1=3,2=9')")),
+           trec=(TrecName("dcg", 21, "single", all_trec=False),), versions=("10.0",),
+           ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')")),
     Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, empty="value", ideal="cutoff",
-           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),),
+           trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2")),
     Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
@@ -766,14 +772,26 @@ def parse_trec(text):
         values = raw.split(",")
         if any(not _is_number(v) for v in values):
             raise UnknownMeasureError(f"{base}: parameters must be numbers, got {raw!r}")
-        numbers = [float(v) for v in values]
-        if FAMILIES[family].cutoff not in (RECALL, MULT):  # trec_eval truncates (atol)
-            numbers = [float(int(n)) if abs(n) <= MAX_CUTOFF else n for n in numbers]
+        numbers = [trec_cutoff(family, v) for v in values]
         if len(set(numbers)) < len(numbers):
             raise UnknownMeasureError(f"{base}: a cutoff is given twice in {raw!r} (trec_eval "
                                       "refuses duplicate cutoffs)")
         return [_trec_cut(family, v) for v in sorted(numbers)]
     return [_trec_single(base, family, raw)]
+
+
+def trec_cutoff(family, text):
+    """A cutoff of a trec_eval list (``P.5,10``) as trec_eval reads it, as a float: a recall
+    level or multiple of R with ``atof``, a rank with ``atol``, which reads the leading
+    integer (``1e1`` is 1, ``23.9`` is 23, ``.5`` is 0; beyond a long it saturates).
+    Infinities stay as they are (trec_eval reads them as 0 and refuses them: so does
+    :func:`make`)."""
+    number = float(text)
+    if FAMILIES[family].cutoff in (RECALL, MULT) or not math.isfinite(number):
+        return number
+    digits = re.match(r"\s*([+-]?[0-9]*)", text).group(1)
+    whole = int(digits) if digits.strip("+-") else 0
+    return float(max(-(2**63), min(whole, 2**63 - 1)))
 
 
 def _trec_cut(family, value):
@@ -794,7 +812,7 @@ def _trec_single(base, family, raw):
         return make(family, beta=raw, label=label)
     if family == "Utility":
         if len(values) != 4:
-            raise UnknownMeasureError(f"utility needs 4 coefficients, got {raw!r}")
+            raise UncomputableMeasureError(f"utility needs 4 coefficients, got {raw!r}")
         return make(family, label=label, **dict(zip("abcd", values)))
     if family == "IPrecAvg":
         return make(family, recalls=raw, label=label)

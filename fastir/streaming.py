@@ -62,7 +62,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
             if run is None:
                 continue
             if compat == "9.0.8":
-                run = run.with_scores(run.scores.astype(np.float32).astype(np.float64))
+                run = run.in_float32()
             state.add(evaluate_part(qrels, plan, run, max_docs, judged_only))
         if reader.layout is None:
             raise InputError(f"{source}: empty run file (no result lines)")

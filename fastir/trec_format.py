@@ -7,21 +7,36 @@ import numpy as np
 
 from fastir import _jit, kernels
 from fastir.api import as_qrels, as_run
-from fastir.data import InputError
+from fastir.data import InputError, Run
 from fastir.engine import Plan, relstrings
-from fastir.io.trec import read_qrels
+from fastir.io.trec import NoResultLines, read_qrels, source_name
 from fastir.join import join
 from fastir.measures import (
     FAMILIES,
     NICKNAMES,
     TREC_NAMES,
     TREC_ORDER,
+    UncomputableMeasureError,
     UnknownMeasureError,
     parse_trec,
+    trec_cutoff,
 )
 from fastir.results import Results
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
+
+#: trec_eval's measures of preference judgments and of judgment groups, which fastir does not
+#: compute: name -> (the trec_eval measure whose parameters it takes, or None for none; the
+#: -R formats it reads). trec_eval knows the names; with -R qrels it stops at the first query.
+OTHER_FORMAT_MEASURES = {
+    **{name: (None, "prefs or qrels_prefs") for name in (
+        "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+        "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
+        "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+        "prefs_pair_imp", "prefs_avgjg_imp")},
+    "map_avgjg": (None, "qrels_jg"), "P_avgjg": ("P", "qrels_jg"),
+    "Rprec_mult_avgjg": ("Rprec_mult", "qrels_jg"),
+}
 
 
 def trec_measures(args, compat=None):
@@ -35,12 +50,15 @@ def trec_measures(args, compat=None):
     chosen, added = {}, {}
     for arg in args:
         base, dot, params = arg.partition(".")
+        if dot and not params:  # trec_eval refuses it as it reads -m (exit status 1)
+            raise UnknownMeasureError(f"illegal measure {arg!r}: nothing after the '.' (give "
+                                      f"parameters, e.g. 'P.5,10', or none: {base!r})")
         if base in NICKNAMES and not dot:
             for name in NICKNAMES[base]:
                 if _in_version(name, compat):
                     chosen.setdefault(name, None)
             continue
-        if base != "runid" and base not in TREC_NAMES:
+        if base != "runid" and base not in TREC_NAMES and base not in OTHER_FORMAT_MEASURES:
             base, params = _library_measure(arg)
             if params is not None and TREC_NAMES[base][1].style == "cut":
                 added.setdefault(base, []).append(params)
@@ -56,10 +74,20 @@ def trec_measures(args, compat=None):
         given = chosen.get(base)
         have = (given.split(",") if given is not None else
                 [] if base not in chosen else [str(v) for v in TREC_NAMES[base][1].defaults])
-        numbers = {float(v) for v in have}
+        numbers = {_cutoff(base, v) for v in have}
         chosen[base] = ",".join(have + [c for c in dict.fromkeys(cutoffs)
-                                        if float(c) not in numbers])
-    return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]))
+                                        if _cutoff(base, c) not in numbers])
+    return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]) if item[0] in
+                  TREC_ORDER else len(TREC_ORDER))  # (the others are never printed)
+
+
+def _cutoff(base, text):
+    """A cutoff of the trec_eval list measure ``base`` as trec_eval reads it (``P.1e1`` is
+    P_1), or the text when it is no number (parse_trec says what is wrong later)."""
+    try:
+        return trec_cutoff(TREC_NAMES[base][0], text)
+    except ValueError:
+        return text
 
 
 def _library_measure(arg):
@@ -106,7 +134,8 @@ def _suggestion(arg):
 
 def _in_version(name, compat):
     """Whether the trec_eval version of ``compat`` has the measure ``name`` (runid: yes)."""
-    return name == "runid" or (compat or "10.0") in FAMILIES[TREC_NAMES[name][0]].versions
+    return name == "runid" or name in OTHER_FORMAT_MEASURES or \
+        (compat or "10.0") in FAMILIES[TREC_NAMES[name][0]].versions
 
 
 def read_zscores(path):
@@ -161,23 +190,37 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     absent from the run stops it, exit status 4, unless ``complete``: then it scores 0);
     9.0.8 through the run's judged queries (none: exit status 7). A query that ranks a doc
     twice or judges one twice stops either (exit status 4) when a measure needs rankings.
-    A stop raises :class:`TrecEvalStop` with what trec_eval printed before it.
+    A stop raises :class:`TrecEvalStop` with what trec_eval printed before it; so does a
+    measure trec_eval cannot compute (another -R format's, ``utility.2,-1``: exit status 4 at
+    the first query evaluated). A run file of blank or comment lines only is read as a run
+    without results, as trec_eval reads it (an empty file is an error).
     ``notes`` (a list) receives what trec_eval leaves out silently: judged topics absent
     from the run (9.0.8 without ``complete``) and run topics without judgments.
     """
     columns = []  # (base, trec name, measure or None for runid)
+    cannot = None  # why trec_eval stops at the first query it evaluates
     for base, params in names:
         if base == "runid":
             columns.append((base, "runid", None))
             continue
-        for measure in parse_trec(base if params is None else f"{base}.{params}"):
-            columns.append((base, measure.trec_name(), measure))
+        try:
+            for measure in _trec_column(base, params):
+                columns.append((base, measure.trec_name(), measure))
+        except UncomputableMeasureError as exc:
+            cannot = cannot or f"{exc}: trec_eval stops at the first query"
     measures = [m for _, _, m in columns if m is not None]
-    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs, compat=compat)
+    # (runid alone is no measure: trec_eval goes through the queries and prints it)
+    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
+                compat=compat) if measures else None
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
-    run = as_run(run, compat)
+    blank = ""
+    try:
+        run = as_run(run, compat)
+    except NoResultLines as exc:  # trec_eval reads it as a run without results
+        blank = f"{exc}: "
+        run = Run.from_dict({}, name="", source=source_name(run))
     joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="zero",
                   duplicates="mark")
     old = compat == "9.0.8"
@@ -185,8 +228,12 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         np.ones(len(joined.in_run), dtype=bool)
     stop, why = _stop(joined, qrels, measures, old, complete)
     if old and not evaluated.any():
-        raise TrecEvalStop(7, "no queries with both results and relevance info")
+        raise TrecEvalStop(7, f"{blank}no queries with both results and relevance info")
+    if cannot is not None:
+        raise TrecEvalStop(4, blank + cannot)
     if notes is not None:
+        if blank and any(m is None for _, _, m in columns):
+            notes.append(f"{blank}runid is empty (trec_eval 10.0 prints uninitialised memory)")
         if old and joined.missing_queries and not complete:
             notes.append(f"{len(joined.missing_queries)} judged topic(s) absent from the run "
                          f"are not averaged (-c counts them as 0): "
@@ -194,7 +241,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         if joined.ignored_run_queries:
             notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
                          f"are ignored: {_listing(joined.ignored_run_queries)}")
-    values = plan.values(joined, qrels)
+    values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
     names_ = [name for _, name, m in columns if m is not None]
     results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
                       joined.missing_queries, "zero" if complete else "skip", joined.in_run)
@@ -219,7 +266,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                     lines.append(prefix + _line(name, qid, values[i, j], integer))
                 j += 1
     if stop is not None:
-        raise TrecEvalStop(4, why, "".join(lines))
+        raise TrecEvalStop(4, blank + why, "".join(lines))
     # 9.0.8 -c divides by every judged query, evaluated or not
     divisor = len(evaluated) if old and complete else int(evaluated.sum())
     means = _summaries(results.parsed, values[evaluated], divisor, zscores is not None)
@@ -237,6 +284,22 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                 lines.append(prefix + _line(name, "all", means[j], integer))
             j += 1
     return "".join(lines)
+
+
+def _trec_column(base, params):
+    """The measures of a trec_eval name and its parameters (text or None); a measure of
+    another -R format raises :class:`UncomputableMeasureError` once its parameters pass
+    trec_eval's set-up checks."""
+    if base not in OTHER_FORMAT_MEASURES:
+        return parse_trec(base if params is None else f"{base}.{params}")
+    like, formats = OTHER_FORMAT_MEASURES[base]
+    if params is not None and like is not None:  # (others ignore theirs: nothing is computed)
+        try:
+            parse_trec(f"{like}.{params}")
+        except UnknownMeasureError as exc:
+            raise UnknownMeasureError(f"{base}: {exc}") from None
+    raise UncomputableMeasureError(f"{base} needs -R {formats} judgments (fastir does not "
+                                   "read them)")
 
 
 def _stop(joined, qrels, measures, old, complete):

@@ -50,6 +50,44 @@ def test_relevance_evaluator_gives_pytrec_evals_dict(seed, level, judged_only):
     assert got == expected  # the same queries, keys and floats
 
 
+# Scores finite as doubles but beyond float32: 9.0.8 (and pytrec_eval) store them in a C float,
+# so 2e39 and 1e39 are both +inf and tie (broken by docno: d2 before d1); 10.0 keeps doubles.
+BEYOND_FLOAT32_QRELS = {"q": {"d1": 1, "d2": 0, "d3": 0}}
+BEYOND_FLOAT32_RUN = {"q": {"d1": 2e39, "d2": 1e39, "d3": -1e39, "d4": -2e39}}
+RANKED_AS_FLOAT32 = {"P_1": 0.0, "map": 0.5}  # d2 d1 d4 d3
+RANKED_AS_DOUBLE = {"P_1": 1.0, "map": 1.0}  # d1 d2 d3 d4
+
+
+def test_scores_beyond_float32_rank_as_infinities_under_9_0_8():
+    qrels, run = BEYOND_FLOAT32_QRELS, BEYOND_FLOAT32_RUN
+    names = list(RANKED_AS_FLOAT32)
+    assert fastir.evaluate(qrels, run, names, compat="9.0.8").mean == RANKED_AS_FLOAT32
+    assert fastir.evaluate(qrels, run, names).mean == RANKED_AS_DOUBLE
+    assert fastir.evaluate(qrels, run, names, compat="10.0").mean == RANKED_AS_DOUBLE
+    assert fastir.RelevanceEvaluator(qrels, set(names)).evaluate(run) == \
+        {"q": RANKED_AS_FLOAT32}
+    evaluator = fastir.Evaluator(qrels, names, compat="9.0.8")
+    assert evaluator.evaluate(run).mean == RANKED_AS_FLOAT32
+    docs = list(run["q"])
+    bound = evaluator.bind(["q"] * len(docs), docs)
+    assert bound.evaluate(np.array(list(run["q"].values()))).mean == RANKED_AS_FLOAT32
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    assert pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run) == \
+        {"q": RANKED_AS_FLOAT32}
+
+
+def test_scores_beyond_float32_in_a_streamed_file(tmp_path):
+    from fastir.streaming import evaluate_file
+
+    path = tmp_path / "run"
+    path.write_text("".join(f"q Q0 {d} 1 {s!r} r\n" for d, s in BEYOND_FLOAT32_RUN["q"].items()))
+    names = list(RANKED_AS_FLOAT32)
+    for compat, expected in (("9.0.8", RANKED_AS_FLOAT32), (None, RANKED_AS_DOUBLE)):
+        assert evaluate_file(BEYOND_FLOAT32_QRELS, path, names, compat=compat).mean == expected
+        assert fastir.evaluate(BEYOND_FLOAT32_QRELS, path, names, compat=compat).mean == \
+            expected
+
+
 def test_supported_measures_cover_pytrec_evals():
     pytrec_eval = pytest.importorskip("pytrec_eval")
     # (trec_eval 9.0.8's dcg, ideal_dcg and yaap are newer than pytrec_eval's trec_eval)

@@ -89,8 +89,12 @@ def test_gzipped_inputs(tmp_path, capsys):
     (["-m", "P.x"], 2, "parameters must be numbers"),  # 2 when a measure's set-up fails
     (["-m", "P.5,5"], 2, "given twice"),
     (["-m", "map.5"], 2, "takes no parameters"),  # (trec_eval ignores them: README)
-    (["-m", "utility.1,2"], 2, "utility needs 4 coefficients"),  # (trec_eval: 4, later)
+    (["-m", "utility.1,2"], 4, "utility needs 4 coefficients"),  # (at the first query)
+    (["-m", "map_avgjg"], 4, "needs -R qrels_jg"),  # (a measure of another -R format)
+    (["-m", "P."], 1, "nothing after the '.'"),
     (["--compat", "9.0.8", "-m", "rbp"], 1, "not in trec_eval 9.0.8"),
+    (["--compat", "9.0.8", "-m", "dcg"], 1, "not in trec_eval 9.0.8"),  # (10.0's)
+    (["--compat", "9.0.8", "-m", "ideal_dcg.1=3"], 1, "not in trec_eval 9.0.8"),
 ])
 def test_cli_measure_errors(capsys, args, status, message):
     code, text, err = run_cli([*args, str(DATA / "inputs" / "qrels.test"),
@@ -163,3 +167,47 @@ def test_cli_notes_what_trec_eval_leaves_out(capsys):
     code, _, err = run_cli(["-c", str(DATA / "inputs" / "qrels.test"),
                             str(DATA / "inputs" / "results.trunc")], capsys)
     assert code == 0 and err == ""
+
+
+# -- issue 18's reproducers, as the binaries answer them (tests/test_trec_eval_binary.py
+# compares the same with the binaries themselves when they are on PATH) ----------------------
+REPRO_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 2\n"
+REPRO_RUN = "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 0.5 r\nq1 Q0 d3 3 2 r\nq2 Q0 d1 1 1 r\n"
+BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
+                  "q1 Q0 d5 4 -2e39 r\nq2 Q0 d4 1 1e39 r\nq2 Q0 d1 2 3.5e38 r\n")
+UTILITY = "utility_1,-1,1,0.5    \t"
+P_1 = "P_1                   \t"
+MAP = "map                   \t"
+
+
+@pytest.mark.parametrize("version, args, run_text, status, expected", [
+    *[(v, ["-m", "runid"], REPRO_RUN, 0, "runid                 \tall\tr\n")
+      for v in ("10.0", "9.0.8")],
+    *[(v, ["-N", "-5", "-m", "utility.1,-1,1,0.5", "-q"], REPRO_RUN, 0,
+       f"{UTILITY}q1\t-3.0000\n{UTILITY}q2\t-1.5000\n{UTILITY}all\t-2.2500\n")
+      for v in ("10.0", "9.0.8")],
+    *[(v, ["-q", "-m", "P.1e1"], REPRO_RUN, 0,
+       f"{P_1}q1\t1.0000\n{P_1}q2\t1.0000\n{P_1}all\t1.0000\n") for v in ("10.0", "9.0.8")],
+    ("10.0", ["-q", "-m", "P.1", "-m", "map"], BEYOND_FLOAT32, 0,
+     f"{MAP}q1\t0.8333\n{P_1}q1\t1.0000\n{MAP}q2\t1.0000\n{P_1}q2\t1.0000\n"
+     f"{MAP}all\t0.9167\n{P_1}all\t1.0000\n"),
+    ("9.0.8", ["-q", "-m", "P.1", "-m", "map"], BEYOND_FLOAT32, 0,  # 2e39 == 1e39 == inf
+     f"{MAP}q1\t0.5000\n{P_1}q1\t0.0000\n{MAP}q2\t1.0000\n{P_1}q2\t1.0000\n"
+     f"{MAP}all\t0.7500\n{P_1}all\t0.5000\n"),
+    ("10.0", [], "\n  \n\t\n\n", 4, ""),  # blank lines only: a run without results
+    ("9.0.8", [], "\n  \n\t\n\n", 7, ""),
+    ("10.0", ["-c", "-m", "num_q", "-m", "P.2"], "\n\n", 0,
+     "num_q                 \tall\t2\nP_2                   \tall\t0.0000\n"),
+    ("10.0", [], "", 2, ""),  # an empty file: trec_eval cannot read it
+    *[(v, ["-m", flag], REPRO_RUN, 4, "") for v in ("10.0", "9.0.8")
+      for flag in ("utility.2,-1", "map_avgjg", "P_avgjg.5", "prefs_simp")],
+    *[(v, ["-m", "P."], REPRO_RUN, 1, "") for v in ("10.0", "9.0.8")],
+])
+def test_issue_18_reproducers(tmp_path, capsys, version, args, run_text, status, expected):
+    (tmp_path / "qrels").write_text(REPRO_QRELS)
+    (tmp_path / "run").write_text(run_text)
+    code, text, err = run_cli(["--compat", version, *args, str(tmp_path / "qrels"),
+                               str(tmp_path / "run")], capsys)
+    assert (code, text) == (status, expected), err
+    if status:
+        assert err.startswith("fastir trec_eval: ") and err.count("\n") == 1, err

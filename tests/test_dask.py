@@ -100,3 +100,17 @@ def test_sharded_trec_runs(tmp_path):
         got = fdask.evaluate(fdask.read_trec_run(str(tmp_path / "shard*.run"), blocksize=300),
                              qrels_frame, MEASURES, per_query=True)
     assert_same(got, fastir.evaluate(qrels_frame, str(whole), MEASURES))
+
+
+def test_scores_beyond_float32_under_9_0_8():
+    """9.0.8 stores scores in a C float: 2e39 and 1e39 both become +inf and tie (docno
+    breaks it), as in fastir.evaluate(..., compat="9.0.8")."""
+    qrels = {"q": {"d1": 1, "d2": 0}}
+    run = pd.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["d1", "d2", "d3"],
+                        "score": [2e39, 1e39, -1e39]})
+    ddf = dd.from_pandas(run, npartitions=1, sort=False)
+    with dask.config.set(scheduler="synchronous"):
+        for compat, expected in (("9.0.8", 0.0), ("10.0", 1.0)):
+            assert fdask.evaluate(ddf, qrels, ["P@1"], compat=compat) == {"P@1": expected}
+            assert fastir.evaluate(qrels, run, ["P@1"], compat=compat).mean == \
+                {"P@1": expected}

@@ -125,7 +125,7 @@ def test_a_long_malformed_line_is_reported_with_its_line(tmp_path):
 
 
 # -- measures ------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["P.inf", "P.1e30", "relstring.inf",
+@pytest.mark.parametrize("name", ["P.inf", "P.99999999999", "relstring.inf",
                                   "P@99999999999999999999", "P(rel=-1)@3", "ndcg.1=nan",
                                   "P.1_0", "P.5,5"])
 def test_measure_parameters_are_bounded(name):

@@ -75,7 +75,8 @@ def test_unknown_measures_suggest_close_names(name, hint):
 
 @pytest.mark.parametrize("name, message", [
     ("P", None), ("P@0", "integer from 1 to 2147483647"), ("IPrec@1.5", r"\[0, 1\]"),
-    ("P.inf", "finite"), ("P.1e30", "from 1 to"), ("P@99999999999999999999", "from 1 to"),
+    ("P.inf", "finite"), ("P.99999999999", "from 1 to"), ("P..5", "from 1 to"),
+    ("P@99999999999999999999", "from 1 to"),
     ("relstring.inf", "depth must be"), ("P(rel=-1)@3", "rel must be an integer from 0"),
     ("ndcg.1=nan", "finite"), ("SetF(beta=nan)", "finite"),
     ("AP(gain=2)", "no parameter 'gain'"), ("Rprec@5", "takes no cutoff"),
@@ -91,6 +92,17 @@ def test_bad_parameters(name, message):
         return
     with pytest.raises(UnknownMeasureError, match=message):
         parse(name)
+
+
+@pytest.mark.parametrize("name, keys", [
+    ("P.1e1", ["P_1"]), ("P.1e30", ["P_1"]), ("P.23.9", ["P_23"]), ("P.+5, 7", ["P_5", "P_7"]),
+    ("success.1e1", ["success_1"]), ("map_cut.2e0,10", ["map_cut_2", "map_cut_10"]),
+    ("Rprec_mult.1e0", ["Rprec_mult_1.00"]), ("iprec_at_recall.5e-1", ["iprec_at_recall_0.50"]),
+])
+def test_trec_cutoffs_are_read_as_trec_eval_reads_them(name, keys):
+    """Rank cutoffs with atol (the leading integer: 1e1 is 1, as trec_eval and pytrec_eval
+    read it), recall levels and multiples of R with atof."""
+    assert [key for key, _ in parse(name)] == keys
 
 
 def test_measure_objects_are_accepted():

@@ -9,6 +9,10 @@ divides 0 by 0 (``iprec_at_recall`` / ``11pt_avg`` on an empty ranking) it print
 0, so lines where the binary prints nan are left out of the comparison. Inputs avoid
 trec_eval's undefined behaviour: a query whose judgments are all negative, and a ``-Z`` file
 without a line for some evaluated (query, measure), which crash it or read garbage.
+
+The drawn-request test (issue 18) draws random subsets, orders and parameters of trec_eval's
+measures under random flags, several per input; ``without_known_differences`` says which
+README-listed differences it leaves out.
 """
 
 import contextlib
@@ -22,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastir.cli import main
+from fastir.measures import FAMILIES, MULT, RECALL, TREC_NAMES
 
 BINARIES = {"10.0": shutil.which("trec_eval"), "9.0.8": shutil.which("trec_eval-9.0.8")}
 pytestmark = [pytest.mark.one_engine,
@@ -129,3 +134,176 @@ def test_ids_that_are_not_utf8_are_printed_as_bytes(tmp_path, flags):
     (tmp_path / "qrels").write_bytes(b"q\xe9 0 d\xff 1\nq\xe9 0 d1 0\nq2 0 x 2\n")
     for version in ("10.0", "9.0.8"):
         compare(version, [*flags, str(tmp_path / "qrels"), str(tmp_path / "run")])
+
+
+# -- issue 18's reproducers: stdout and exit status as the binaries' ------------------------
+QRELS_TEXT = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 2\n"
+RUN_TEXT = "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 0.5 r\nq1 Q0 d3 3 2 r\nq2 Q0 d1 1 1 r\n"
+#: Scores finite as doubles, beyond float32: 9.0.8 keeps them in a C float (+-inf, tied
+#: among themselves and broken by docno), 10.0 in a double.
+BEYOND_FLOAT32 = ("q1 Q0 d1 1 2e39 r\nq1 Q0 d2 2 1e39 r\nq1 Q0 d3 3 -1e39 r\n"
+                  "q1 Q0 d5 4 -2e39 r\nq2 Q0 d4 1 1e39 r\nq2 Q0 d1 2 3.5e38 r\n")
+
+BLANK_RUN = "\n  \n\t\n\n"
+
+
+@pytest.mark.parametrize("flags, run_text", [
+    (["-q"], BEYOND_FLOAT32),
+    (["-q", "-c", "-m", "all_trec"], BEYOND_FLOAT32),
+    (["-m", "runid"], RUN_TEXT),  # runid alone: no measure, the line all the same
+    (["-q", "-c", "-m", "runid"], RUN_TEXT),
+    (["-N", "-5", "-m", "utility.1,-1,1,0", "-q"], RUN_TEXT),  # -N negative: as given
+    (["-N", "-5", "-m", "utility.1,-1,1,0.5", "-q", "-c"], RUN_TEXT),
+    (["-N", "-9007199254740992", "-m", "utility.0,0,0,1"], RUN_TEXT),
+    (["-q", "-m", "P.1e1"], RUN_TEXT),  # atol: P_1
+    (["-q", "-m", "success.1e1,3", "-m", "P.1e30", "-m", "map_cut.23.9"], RUN_TEXT),
+    (["-m", "P."], RUN_TEXT),  # refused as -m is read: exit 1
+    (["-m", "official."], RUN_TEXT),
+    (["-m", "utility.2,-1"], RUN_TEXT),  # trec_eval stops at the first query: exit 4
+    (["-q", "-m", "map", "-m", "utility.2,-1", "-c"], RUN_TEXT),
+    (["-m", "utility.2,-1", "-m", "P.5,5"], RUN_TEXT),  # (the set-up fails first: exit 2)
+    (["-m", "map_avgjg"], RUN_TEXT),  # judgment groups: with -R qrels, exit 4 likewise
+    (["-q", "-c", "-m", "P_avgjg.5,10", "-m", "prefs_simp", "-m", "map_avgjg.5"], RUN_TEXT),
+    (["-m", "P_avgjg.5,5"], RUN_TEXT),
+    ([], BLANK_RUN),  # only blank lines: a run without results (10.0: exit 4, 9.0.8: 7)
+    (["-q", "-m", "utility.2,-1"], BLANK_RUN),
+    (["-c", "-q", "-m", "map", "-m", "num_q", "-m", "P.2"], BLANK_RUN),  # (runid: garbage)
+    ([], ""),  # an empty file: exit 2
+    (["-m", "dcg", "-m", "ideal_dcg", "-q"], RUN_TEXT),  # 10.0 only (9.0.8: exit 1)
+    (["-m", "ideal_dcg.1=3", "-m", "map", "-c"], RUN_TEXT),
+])
+def test_reproducers(tmp_path, flags, run_text):
+    (tmp_path / "qrels").write_text(QRELS_TEXT)
+    (tmp_path / "run").write_text(run_text)
+    for version in ("10.0", "9.0.8"):
+        args = [*flags, str(tmp_path / "qrels"), str(tmp_path / "run")]
+        compare(version, args)
+        status, _, err = run_fastir(["--compat", version, *args])
+        if status:  # one clear line saying why
+            assert err.startswith("fastir trec_eval: ") and err.count("\n") == 1, err
+
+
+# -- drawn requests: a random subset and order of trec_eval's measures, with parameters ------
+RANKS = ["1", "2", "3", "4", "7", "12"]  # (mostly within the rankings)
+RECALLS = ["0", "0.1", ".25", "0.3", "0.5", "0.75", "1"]
+MULTS = ["0.2", "0.5", "1", "1.5", "2"]
+
+
+def _cutoffs(draw, values):
+    return ",".join(draw(st.lists(st.sampled_from(values), min_size=1, max_size=3,
+                                  unique=True)))
+
+
+SINGLE = {  # how a parameterised single measure's parameters are drawn
+    "relstring": lambda draw: draw(st.sampled_from(["0", "1", "3", "12"])),
+    "utility": lambda draw: ",".join(draw(st.sampled_from(["-1", "0", "0.5", "1", "2"]))
+                                     for _ in range(4)),
+    "11pt_avg": lambda draw: _cutoffs(draw, RECALLS),
+    "set_F": lambda draw: draw(st.sampled_from(["0.25", "0.5", "1", "2"])),
+    "rbp": lambda draw: "p=" + draw(st.sampled_from(["0.5", "0.8", "0.95"])),
+}
+
+
+@st.composite
+def trec_measure(draw, name):
+    """``name`` bare (its defaults) or with drawn parameters, as -m takes it."""
+    family, trec = TREC_NAMES[name]
+    if trec.style is None or draw(st.integers(0, 2)) == 0:
+        return name
+    if trec.style == "cut":
+        kind = FAMILIES[family].cutoff
+        values = RECALLS if kind is RECALL else MULTS if kind is MULT else RANKS
+        return f"{name}.{_cutoffs(draw, values)}"
+    if name in SINGLE:
+        return f"{name}.{SINGLE[name](draw)}"
+    labels = draw(st.lists(st.sampled_from(range(4)), min_size=1, max_size=3, unique=True))
+    return f"{name}." + ",".join(f"{label}={draw(st.sampled_from([0, 1, 2, 3, 5, 9]))}"
+                                 for label in labels)  # (gains apart by 1 or more: README)
+
+
+@st.composite
+def requests(draw):
+    """(-m arguments and flags for 10.0, the same for 9.0.8 or None)."""
+    names = draw(st.lists(st.sampled_from([*TREC_NAMES, "runid"]), min_size=1, max_size=4,
+                          unique=True))
+    measures = {n: n if n == "runid" else draw(trec_measure(n)) for n in names}
+    flags = [f for f in ("-q", "-c", "-J", "-n") if draw(st.integers(0, 3)) == 0]
+    if draw(st.booleans()):
+        flags += ["-l", draw(st.sampled_from(["0", "2"]))]
+    if draw(st.integers(0, 3)) == 0:
+        flags += ["-M", draw(st.sampled_from(["1", "3", "6"]))]
+    if "utility" in names and draw(st.booleans()):
+        flags += ["-N", draw(st.sampled_from(["0", "12", "-3"]))]
+
+    def args(version):
+        kept = [m for n, m in measures.items() if n == "runid" or
+                version in FAMILIES[TREC_NAMES[n][0]].versions]
+        return [a for m in kept for a in ("-m", m)] + flags if kept else None
+
+    return args("10.0"), args("9.0.8")
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs(), st.lists(requests(), min_size=1, max_size=16))
+def test_drawn_requests_identical_to_the_binaries(tmp_path_factory, texts, drawn):
+    """Issue 18: the values of a measure must not depend on what is asked beside it, as
+    trec_eval's do not; stdout and exit status as the binaries', for random measure subsets
+    (and orders, and parameters) under random flags, several requests per input."""
+    folder = tmp_path_factory.mktemp("drawn")
+    (folder / "qrels").write_text(texts[0])
+    (folder / "run").write_text(texts[1])
+    for version, args in [pair for request in drawn for pair in zip(("10.0", "9.0.8"),
+                                                                     request)]:
+        args = without_known_differences(version, args, *texts[:2])
+        if not args:
+            continue
+        args = [*args, str(folder / "qrels"), str(folder / "run")]
+        if run_binary(version, args)[0] < 0:  # the binary crashed: nothing to compare with
+            assert shares_a_gain_table(args), args
+            continue
+        compare(version, args)
+
+
+def without_known_differences(version, args, qrels_text, run_text):
+    """The request (None: no measure) less the measures that meet a difference the README
+    lists, on this input:
+
+    - utility or relstring with parameters under 10.0's -c, on a judged query absent from the
+      run: trec_eval's clean-up of its placeholder ranking compares names ("utility",
+      "relstring"), misses the parameterised ones and prints the placeholder's values
+      (utility b + c*R + d*(N-1-R), relstring '-'); fastir gives the intended 0 and ''.
+    - utility with parameters under -J: a ranking -J empties scores 0 in fastir (as an empty
+      ranking scores everywhere), c*R + d*(N-R) in trec_eval (and -0.0 for some signs).
+    - rbp beside a measure of gains (G, ndcg, ...): trec_eval's rbp scales its gains with a
+      min and max it never initialises, which then hold what the measure before left on the
+      stack (undefined behaviour; fastir uses the gains' true min and max).
+    """
+    if args is None:
+        return None
+    judged = {line.split()[0] for line in qrels_text.splitlines()}
+    ranked = {line.split()[0] for line in run_text.splitlines()}
+    dropped = set()
+    if version == "10.0" and "-c" in args and judged - ranked:
+        dropped |= {"utility", "relstring"}
+    if "-J" in args:
+        dropped.add("utility")
+    bases = {a.split(".")[0] for a in args}
+    uninitialised = bool(bases & {"G", "dcg", "ideal_dcg", "ndcg", "ndcg_cut", "ndcg_rel",
+                                  "Rndcg"})
+    kept, i = [], 0
+    while i < len(args):
+        base = args[i + 1].split(".")[0] if args[i] == "-m" else None
+        if base in dropped and "." in args[i + 1] or base == "rbp" and uninitialised:
+            i += 2
+            continue
+        kept.append(args[i])
+        i += 1
+    return kept if "-m" in kept else None
+
+
+def shares_a_gain_table(args):
+    """Whether two of ndcg, dcg, ideal_dcg are asked for, one with a gain table: trec_eval
+    10.0 keeps their parameters in one static struct and frees it twice (abort or segfault;
+    README: trec_eval's undefined behaviour)."""
+    names = [a for a in args if a.split(".")[0] in ("ndcg", "dcg", "ideal_dcg")]
+    return len(names) > 1 and any("." in a for a in names)

@@ -217,6 +217,11 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     return qrels
 
 
+class NoResultLines(InputError):
+    """A run file that is not empty but holds only blank or comment lines. An error like any
+    empty run, but ``fastir trec_eval`` reads it as trec_eval does: a run without results."""
+
+
 def read_run(path, name=None, third_column="auto", progress=False):
     """Read a TREC run file: ``qid iter docno rank score tag`` per line.
 
@@ -311,7 +316,8 @@ def _run_layout(buf, source):
     """(layout, run tag, whether the first doc id is canonical decimal)."""
     first = _content_fields(buf)
     if first is None:
-        raise InputError(f"{source}: empty run file (no result lines)")
+        raise (NoResultLines if len(buf) else InputError)(f"{source}: empty run file (no "
+                                                           "result lines)")
     layout = _scan.RUN3 if len(first) == 3 else _scan.RUN6
     last = _content_fields(buf, from_end=True)
     tag = last[5] if layout == _scan.RUN6 and len(last) > 5 else b""
