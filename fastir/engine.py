@@ -98,14 +98,15 @@ class Plan:
 
     def finish(self, values, in_run, query_ids=None):
         """Refuse values a measure is not defined on (:meth:`check`); text measures to NaN
-        (their values are :func:`relstrings`); under compat 9.0.8, judged queries absent
-        from the run to 0 but for the counts (9.0.8 does not evaluate them). ``values`` is
-        (..., n_queries, n_measures)."""
+        (their values are :func:`relstrings`); judged queries absent from the run to 0 for
+        the measures whose ``empty`` is "emptied", and under compat 9.0.8 for all but the
+        counts (9.0.8 does not evaluate them). ``values`` is (..., n_queries, n_measures)."""
         self.check(values, query_ids)
         for j, m in enumerate(self.parsed):
             if m.spec.kind == STRING:
                 values[..., j] = np.nan
-            elif self.compat == "9.0.8" and m.spec.path != "counts":
+            elif (self.compat == "9.0.8" and m.spec.path != "counts") \
+                    or m.spec.empty == "emptied":
                 values[..., ~in_run, j] = 0.0
 
     def check(self, values, query_ids=None):
@@ -164,7 +165,7 @@ def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
         table[j, kernels.LEVEL] = level
         table[j, kernels.GAIN] = gains[j]
         table[j, kernels.COMPAT] = compat == "9.0.8"
-        table[j, kernels.EMPTY] = spec.empty == "value"
+        table[j, kernels.EMPTY] = spec.empty in ("value", "emptied")
         params[j, :len(rows[j])] = rows[j]
     depth = kernels.prefix_depth(table)
     return kernels.Spec(table, params, kernels.log2_table(2), np.int64(depth))

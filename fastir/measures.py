@@ -229,8 +229,10 @@ class Family:
     ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
     "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
     ``level_free``: the relevance level does not apply (gains are the raw labels).
-    ``empty``: its value on an empty ranking ("zero", or "value": computed as on a one
-    document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``).
+    ``empty``: its value on an empty ranking ("zero"; "value": computed, as on a one
+    document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``; or
+    "emptied": computed on a ranking that max_docs / judged_only emptied, 0 on a judged
+    query absent from the run, which trec_eval 10.0 resets after its placeholder).
     ``ideal``: how much of the ideal ranking it reads: "none", "cutoff" (down to its cutoff,
     or all of it), "top" (the largest label) or "whole". ``num_docs``: whether it reads the
     collection size (trec_eval ``-N``): "read" (0 when not given) or "required".
@@ -316,7 +318,7 @@ FAMILIES = {f.name: f for f in (
            "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
-           num_docs="read", trec=(TrecName("utility", 17, "single"),),
+           num_docs="read", empty="emptied", trec=(TrecName("utility", 17, "single"),),
            examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)")),
     Family("IPrecAvg", K.IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),

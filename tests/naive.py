@@ -956,7 +956,9 @@ class Reference(NamedTuple):
     1 unless given. ``empty``: how trec_eval evaluates an empty ranking (a query missing
     from the run with -c, or one emptied by -M / -J): "own" (the function's value on no
     documents), "placeholder" (trec_eval 10.0 evaluates a one-document ranking of a doc
-    outside the pool; 9.0.8 gives 0) or "zero" (10.0 resets the value: 0)."""
+    outside the pool; 9.0.8 gives 0), "zero" (10.0 resets the value: 0) or "emptied" (the
+    function's value on a ranking -M / -J emptied, 0 on a query missing from the run: 10.0
+    resets it after its placeholder, 9.0.8 does not evaluate it)."""
 
     compute: Callable
     summary: str = "mean"
@@ -1135,7 +1137,7 @@ REFERENCES: dict[str, Reference] = {
     "BinG": Reference(lambda r, j, p: _bin_g(r.codes, _R(j, p), p["rel"]),
                       empty="placeholder"),
     "YAAP": Reference(lambda r, j, p: _yaap(r.codes, _R(j, p), p["rel"]), empty="placeholder"),
-    "Utility": Reference(_utility_value, empty="zero"),
+    "Utility": Reference(_utility_value, empty="emptied"),
     "SetP": Reference(lambda r, j, p: _rel_ret(r.codes, p) / len(r.codes) if r.codes else 0.0),
     "SetR": Reference(lambda r, j, p: _rel_ret(r.codes, p) / _R(j, p) if _R(j, p) else 0.0),
     "SetF": Reference(_set_f_value),
@@ -1162,13 +1164,14 @@ REFERENCES: dict[str, Reference] = {
 
 def measure(family: str, judged: dict, run_q: dict[str, float], *, max_docs: int | None = None,
             judged_only: bool = False, num_docs: int = 0, compat: str = "10.0",
-            **params) -> float:
+            in_run: bool = True, **params) -> float:
     """Value of one measure for one query: ``judged`` is the query's {doc: label} (or
     {doc: {subtopic: label}} for the diversity families), ``params`` the measure's
     parameters by their registry names (``cutoff``, ``rel``, ``dcg``, ``gains``,
     ``recalls``, ``a``..``d``, ``beta``, ``p``, ``max_grade``, ``normalize``, ``scaled``,
     ``min_rel``, ``max_rel``, ``T``, ``alpha``; ``sort_bug``: sort a gain table with
-    trec_eval's truncating comparator under glibc's merge sort).
+    trec_eval's truncating comparator under glibc's merge sort; ``in_run``: whether the
+    query is in the run, with ``run_q`` as its documents, or absent from it).
 
     Steps: rank the run (trec_eval order; 9.0.8: float32 scores), truncate to ``max_docs``
     (-M), drop docs with a negative code if ``judged_only`` (-J, order kept), then compute.
@@ -1183,7 +1186,10 @@ def measure(family: str, judged: dict, run_q: dict[str, float], *, max_docs: int
         labels = {doc: max(pairs.values()) for doc, pairs in judged.items() if pairs}
     docs = _ranked_docs(labels, run_q, max_docs, judged_only, compat)
     ranking = Ranking(judge(labels, docs), docs)
-    if not docs and (ref.empty != "own" or p.get("gains") is not None):
+    if ref.empty == "emptied" and not in_run:
+        return 0.0
+    if not docs and ref.empty != "emptied" and (ref.empty != "own" or p.get("gains")
+                                                 is not None):
         if compat == "9.0.8" or ref.empty == "zero":  # (9.0.8 does not evaluate it)
             return 0.0
         ranking = Ranking([NONPOOL], ["ceci_nest_pas_un_docno"])  # 10.0's placeholder
@@ -1416,7 +1422,8 @@ def evaluate(
         measures.append((family, params, subtopic_qrels if ref.subtopics else qrels))
     options = {"max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
                "compat": compat}
-    return {qid: [measure(family, judged[qid], run.get(qid, {}), **options, **params)
+    return {qid: [measure(family, judged[qid], run.get(qid, {}), in_run=qid in run, **options,
+                          **params)
                   for family, params, judged in measures]
             for qid in qrels if qid in run or missing == "zero"}
 
@@ -1511,7 +1518,8 @@ def _self_check() -> None:
     # utility with the default (1, -1, 0, 0) and with a collection size.
     assert measure("Utility", qrels, run) == 2 - 4
     assert measure("Utility", qrels, run, a=0, b=0, c=0, d=1, num_docs=100) == 100 + 2 - 6 - 4
-    assert measure("Utility", qrels, {}, a=0, b=0, c=1, d=0) == 0.0  # missing topic
+    assert measure("Utility", qrels, {}, a=0, b=0, c=1, d=0, in_run=False) == 0.0  # missing
+    assert measure("Utility", qrels, run, a=0, b=0, c=1, d=0, max_docs=0) == 4.0  # emptied
     # 11pt_avg is the mean of iprec_at_recall at ascending levels.
     ip = [measure("IPrec", qrels, run, cutoff=x) for x in DEFAULT_RECALLS]
     assert close(measure("IPrecAvg", qrels, run), sum(ip) / 11)
