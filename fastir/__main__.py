@@ -2,6 +2,6 @@
 
 import sys
 
-from fastir.cli import main
+from fastir.cli.main import main
 
 sys.exit(main())

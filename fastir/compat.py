@@ -9,9 +9,9 @@ import math
 from collections import namedtuple
 from collections.abc import Mapping
 
-from fastir import measures as registry
-from fastir.batch import Evaluator
-from fastir.kernels import MIN_GEO_MEAN
+from fastir.loops.evaluator import Evaluator
+from fastir.measures import registry
+from fastir.measures.kernels import MIN_GEO_MEAN
 
 #: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included.
 supported_measures = frozenset(

@@ -2,7 +2,7 @@
 :class:`~fastir.results.Results`. One path for ``evaluate``, ``Evaluator``, bound candidates,
 dense batches and the trec_eval formatter.
 
-What the kernel computes for a measure is read from the registry (:mod:`fastir.measures`):
+What the kernel computes for a measure is read from the registry (:mod:`fastir.measures.registry`):
 its kernel case, the cumulative rows it reads, its parameters, how much of the ideal it
 reads. Nothing here names a measure.
 """
@@ -11,10 +11,11 @@ import functools
 
 import numpy as np
 
-from fastir import _jit, kernels
-from fastir import diversity_kernels as DK
+from fastir import _jit
 from fastir._jit import chunk_bounds
-from fastir.measures import GAINS, MULT, RANK, RECALL, STRING, parse_all
+from fastir.measures import diversity as DK
+from fastir.measures import kernels
+from fastir.measures.registry import GAINS, MULT, RANK, RECALL, STRING, parse_all
 from fastir.results import Results, how
 
 
@@ -148,7 +149,7 @@ def check_options(parsed, relevance_level, compat):
 
 
 def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
-    """The kernel's measure table and float parameters (:data:`fastir.kernels.Spec`), and
+    """The kernel's measure table and float parameters (:data:`fastir.measures.kernels.Spec`), and
     the depth of its cumulative rows; ``log2`` is filled by :meth:`Plan.sized`."""
     table = np.zeros((len(parsed), kernels.N_COLUMNS), dtype=np.int64)
     gains = [_gain_kind(m) for m in parsed]
@@ -239,7 +240,7 @@ def ideals(qrels):
 
 
 def work(n_chunks, longest, codes=0):
-    """A :data:`fastir.kernels.Work` for ``n_chunks`` chunks of rankings and ideals up to
+    """A :data:`fastir.measures.kernels.Work` for ``n_chunks`` chunks of rankings and ideals up to
     ``longest`` long (``codes``: how many label and index rows a chunk needs)."""
     size = longest + 2
     return kernels.Work(np.empty((n_chunks, kernels.N_ROWS, size)),

@@ -4,11 +4,14 @@ import functools
 
 import numpy as np
 
-from fastir import _jit, kernels
+from fastir import _jit
+from fastir.measures import kernels
+from fastir.output.plots import Curve, plot_pr
+from fastir.output.tables import format_rows
 
 
 def how(parsed):
-    """The aggregation code of each measure (:data:`fastir.kernels.HOW`)."""
+    """The aggregation code of each measure (:data:`fastir.measures.kernels.HOW`)."""
     return np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
 
 
@@ -90,18 +93,15 @@ class Results:
     def plot_pr(self, ax=None, name="run"):
         """The interpolated precision-recall curve of the ``IPrec@r`` measures evaluated
         (e.g. ``iprec_at_recall``); :func:`fastir.pr_curve` draws a finer one."""
-        from fastir.curves import PRCurve
-        from fastir.plots import plot_pr
-
         columns = [(m.cutoff, j) for j, m in enumerate(self.parsed) if m.family == "IPrec"]
         if not columns:
             raise ValueError("plot_pr needs IPrec@r measures in the results (evaluate "
                              "'iprec_at_recall', or use fastir.pr_curve(qrels, run))")
         columns.sort()
         recall = np.array([r for r, _ in columns])
-        curve = PRCurve(name, recall, self.values[:, [j for _, j in columns]],
-                        self.query_ids, {})
-        return plot_pr([curve], ax=ax)
+        precision = self.values[:, [j for _, j in columns]]
+        mean = precision.mean(axis=0) if len(precision) else np.zeros(len(recall))
+        return plot_pr([Curve(name, recall, mean)], ax=ax)
 
     def __repr__(self):
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
@@ -132,9 +132,8 @@ class ResultsByRun(dict):
         return pd.DataFrame.from_dict(self.mean, orient="index").rename_axis("run")
 
     def format(self, fmt="table", digits=4):
-        """The means as text: ``fmt`` one of ``fastir.tables.FORMATS`` (as ``fastir eval``)."""
-        from fastir.tables import format_rows
-
+        """The means as text: ``fmt`` one of ``fastir.output.tables.FORMATS`` (as
+        ``fastir eval``)."""
         first = next(iter(self.values()), None)
         if first is None:
             return ""

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import fastir
-from fastir.api import Results
-from fastir.measures import parse_all
+from fastir.measures.registry import parse_all
+from fastir.results import Results
 
 NAMES = ["AP", "nDCG@10", "RR", "P@10", "R@100", "nDCG@20", "P@5", "R@10"]
 

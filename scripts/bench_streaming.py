@@ -21,7 +21,7 @@ MEASURES = ["RR@10", "nDCG@10", "AP", "R@1000", "NumRet"]
 CODE = {
     "memory": "fastir.evaluate(qrels, run, M).mean",
     "streamed": "fastir.evaluate_file(qrels, run, M, chunk_bytes={chunk}).mean",
-    "dask": ("__import__('fastir.dask').dask.evaluate("
+    "dask": ("__import__('fastir.scale.dask').dask.evaluate("
              "__import__('dask.dataframe').dataframe.read_csv(run, sep=' ', header=None, "
              "names=['query_id', 'q0', 'doc_id', 'rank', 'score', 'tag'], "
              "dtype={{'query_id': str, 'doc_id': str}}, float_precision='round_trip', "

@@ -32,7 +32,7 @@ q_d = docs[first + second]
 q_d = np.where(rng.random(len(q_d)) < 0.8, q_d, q_d + 2**33)  # some unretrieved
 input_bytes = qids.nbytes + docs.nbytes + scores.nbytes
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-from fastir.warmup import warmup
+from fastir.cli.warmup import warmup
 warmup(out=None)  # numba loaded and its kernels ready: the times below are the work alone
 t0 = time.perf_counter()
 qrels = fastir.Qrels.from_arrays(q_q, q_d, np.ones(len(q_q), dtype=np.int64))

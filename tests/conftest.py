@@ -19,7 +19,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 import naive  # noqa: E402
 
-from fastir.measures import FAMILIES  # noqa: E402
+from fastir.measures.registry import FAMILIES  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir.measures import UnknownMeasureError, parse
+from fastir.measures.registry import UnknownMeasureError, parse
 
 NAMES = ["AP", "nDCG@3", "P@5", "RR", "Bpref", "R@50", "NumRet", "NumRelRet"]
 FASTIR_DIR = os.path.dirname(fastir.__file__)

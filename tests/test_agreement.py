@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fastir
-from fastir.assessors import cohen, kendall_tau
+from fastir.analysis.agreement import cohen, kendall_tau
 
 pytestmark = pytest.mark.one_engine
 

@@ -15,7 +15,7 @@ from conftest import DATA
 from test_trec_eval_binary import compare, run_fastir
 
 import fastir
-from fastir.data import InputError
+from fastir.model.data import InputError
 
 pytestmark = pytest.mark.one_engine
 

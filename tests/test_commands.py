@@ -165,7 +165,7 @@ def test_large_runs_stream_with_the_same_output(tmp_path, second_run):
 
 
 def test_the_examples_files_hold_the_example(tmp_path):
-    from fastir.example import MEASURES, collection
+    from fastir.cli.example import MEASURES, collection
 
     printed = fastir_cli("example", "--write", str(tmp_path)).stdout.split()
     assert printed == [str(tmp_path / f) for f in ("qrels.txt", "weak.run", "strong.run")]

@@ -77,7 +77,7 @@ def test_scores_beyond_float32_rank_as_infinities_under_9_0_8():
 
 
 def test_scores_beyond_float32_in_a_streamed_file(tmp_path):
-    from fastir.streaming import evaluate_file
+    from fastir.scale.streaming import evaluate_file
 
     path = tmp_path / "run"
     path.write_text("".join(f"q Q0 {d} 1 {s!r} r\n" for d, s in BEYOND_FLOAT32_RUN["q"].items()))

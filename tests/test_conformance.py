@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import DATA
 
-from fastir.cli import main
+from fastir.cli.main import main
 
 
 def readme_cases():

@@ -13,7 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir import _jit, ids, join, kernels, stats_kernels
+from fastir import _jit
+from fastir.analysis import stats_kernels
+from fastir.measures import kernels
+from fastir.model import ids, join, ranking
 
 NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "RR", "Bpref", "IPrec@0.5", "GMAP", "infAP",
          "nDCGRel", "RnDCG", "G", "RBP", "Unj@5", "SetF", "IPrecAvg", "NumRelRet"]
@@ -193,6 +196,15 @@ def test_join_variant_matches_its_kernel(data, candidates):
 
 
 @settings(max_examples=100, deadline=None)
+@given(qrels_and_runs())
+def test_run_ranking_variant_matches_its_kernel(data):
+    run = fastir.Run.from_dict(data[1])
+    args = (run.starts, run.stops, run.scores, *run.doc_ids.args())
+    py, nb = _kernel_pair(ranking._rank_run)
+    assert np.array_equal(py(*args), nb(*args))
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 3), st.integers(0, 6), st.data())
 def test_summaries_variant_matches_its_kernel(n_runs, n_queries, data):
     values = np.array(data.draw(st.lists(
@@ -234,7 +246,7 @@ def test_resampling_variants_match_their_kernels(n_resamples, n_queries, width, 
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
-              "sign_flip_sums", "resample_sums", "permuted_ranges"}
+              "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run"}
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested
 

@@ -1,5 +1,6 @@
-"""fastir.fuse against a naive reference written from the definitions (fastir.fusion's module
-doc) and against ranx.fuse; optimize_fusion against evaluating each fused run."""
+"""fastir.fuse against a naive reference written from the definitions
+(fastir.analysis.fusion's module doc) and against ranx.fuse; optimize_fusion against
+evaluating each fused run."""
 
 import io
 import math
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir import fusion
+from fastir.analysis import fusion
 
 METHODS = ["rrf", "wrrf", "sum", "mnz", "max", "min", "med", "anz", "wsum", "borda", "isr",
            "log_isr"]
@@ -279,7 +280,7 @@ def test_write_run_round_trips(tmp_path):
     runs = distinct_runs(7)
     fused = fastir.fuse(runs, "rrf")
     path = tmp_path / "fused.run"
-    fusion.write_run(fused, path, tag="rrf60")
+    fastir.write_run(fused, path, tag="rrf60")
     back = fastir.read_run(str(path))
     assert back.name == "rrf60" and back.to_dict() == fused.to_dict()
     out = io.StringIO()
@@ -309,7 +310,7 @@ def test_errors_name_the_argument(call, message):
 
 # -- the command ---------------------------------------------------------------------------
 def test_fuse_command(tmp_path, capsys):
-    from fastir.commands import COMMANDS
+    from fastir.cli.commands import COMMANDS
 
     main = COMMANDS["fuse"][0]
     runs = distinct_runs(9, n_runs=2)

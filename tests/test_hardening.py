@@ -12,7 +12,7 @@ import pytest
 
 import fastir
 from fastir import _jit
-from fastir.ids import HASH_KEY, mix64
+from fastir.model.ids import HASH_KEY, mix64
 
 INPUTS = os.path.join(os.path.dirname(__file__), "data", "trec_eval", "inputs")
 
@@ -161,7 +161,7 @@ def test_crafted_ids_do_not_share_hash_bits():
 
 
 def test_each_process_has_its_own_hash_key():
-    probe = "from fastir.ids import HASH_KEY; print(int(HASH_KEY))"
+    probe = "from fastir.model.ids import HASH_KEY; print(int(HASH_KEY))"
     keys = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            check=True).stdout for _ in range(2)}
     assert len(keys) == 2

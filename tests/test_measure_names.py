@@ -3,7 +3,7 @@
 import pytest
 
 import fastir
-from fastir.measures import TREC_NAMES, Measure, UnknownMeasureError, parse
+from fastir.measures.registry import TREC_NAMES, Measure, UnknownMeasureError, parse
 
 SAME = [  # names that denote one measure, and its canonical string
     ("nDCG@10", "nDCG@10"), ("ndcg_cut_10", "nDCG@10"), ("ndcg@10", "nDCG@10"),

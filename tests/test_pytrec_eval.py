@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fastir
-from fastir.measures import parse
+from fastir.measures.registry import parse
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import MEASURES, SUBTOPIC_MEASURES
 
 import fastir
-from fastir.measures import FAMILIES, NICKNAMES, TREC_NAMES, TREC_ORDER, parse
+from fastir.measures.registry import FAMILIES, NICKNAMES, TREC_NAMES, TREC_ORDER, parse
 
 pytestmark = pytest.mark.one_engine
 TESTED = {parse(name)[0][1].family for name in MEASURES + SUBTOPIC_MEASURES}

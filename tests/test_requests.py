@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_batch import _matrix_to_dicts, _rows
 
 import fastir
-from fastir.measures import RANK, Measure, parse
+from fastir.measures.registry import RANK, Measure, parse
 
 #: Everything at once, as the reference tests evaluate it.
 LUMP = MEASURES

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import fastir
-from fastir import _jit, stats
-from fastir.api import Results
-from fastir.measures import parse_all
+from fastir import _jit
+from fastir.analysis import stats
+from fastir.measures.registry import parse_all
+from fastir.results import Results
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

@@ -118,7 +118,7 @@ def test_empty_run_and_bad_arguments(tmp_path):
 
 
 def test_import_stays_light():
-    code = "import sys, fastir; assert 'fastir.streaming' not in sys.modules"
+    code = "import sys, fastir; assert 'fastir.scale.streaming' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

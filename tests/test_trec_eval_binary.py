@@ -25,8 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastir.cli import main
-from fastir.measures import FAMILIES, MULT, RECALL, TREC_NAMES
+from fastir.cli.main import main
+from fastir.measures.registry import FAMILIES, MULT, RECALL, TREC_NAMES
 
 BINARIES = {"10.0": shutil.which("trec_eval"), "9.0.8": shutil.which("trec_eval-9.0.8")}
 pytestmark = [pytest.mark.one_engine,

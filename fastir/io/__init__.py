@@ -1,1 +1,1 @@
-"""I/O layer: files and frames into the CSR containers of :mod:`fastir.data`."""
+"""I/O layer: files and frames into the CSR containers of :mod:`fastir.model.data`."""

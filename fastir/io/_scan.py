@@ -14,7 +14,7 @@ correctly rounded ``float``; the result is always the double ``strtod`` gives.
 import numpy as np
 
 from fastir._jit import helper, jit, pjit, prange
-from fastir.ids import canonical_int
+from fastir.model.ids import canonical_int
 
 # Line layouts.
 RUN6 = 0  # qid iter docno rank score tag [ignored...]
@@ -164,7 +164,7 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
     integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
-    doc ids as integers when ``int_docs`` (see :meth:`fastir.ids.Ids.as_canonical_ints`).
+    doc ids as integers when ``int_docs`` (see :meth:`fastir.model.ids.Ids.as_canonical_ints`).
     Positions are unsigned so that numba indexes without negative-index checks (the loops
     are byte-at-a-time).
     """

@@ -13,9 +13,10 @@ import sys
 import numpy as np
 
 from fastir import _jit
-from fastir.data import FastirWarning, InputError, Qrels, Run, assemble
-from fastir.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.io import _scan
+from fastir.model.data import FastirWarning, InputError, Qrels, Run, assemble
+from fastir.model.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
+from fastir.model.subtopics import by_subtopic
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
 
@@ -202,9 +203,7 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     with _reading(path, progress) as (bar, parsing), parsing():
         buf = read_bytes(path, bar)
         if subtopics:
-            from fastir import subtopics as sub
-
-            return sub.read(buf, name)
+            return Qrels.from_dict(by_subtopic(_subtopic_rows(buf, name), name), name)
         with _jit.tier(len(buf) // 32):
             first = _content_fields(buf)
             int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
@@ -220,6 +219,32 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
 class NoResultLines(InputError):
     """A run file that is not empty but holds only blank or comment lines. An error like any
     empty run, but ``fastir trec_eval`` reads it as trec_eval does: a run without results."""
+
+
+def _subtopic_rows(buf, path):
+    """The ``(qid, subtopic, doc, label)`` rows of subtopic qrels (ndeval's ``qid subtopic
+    docno label`` lines; ``#`` comment lines and blank lines skipped)."""
+    rows = []
+    for number, line in enumerate(buf.tobytes().split(b"\n"), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) != 4:
+            raise InputError(f"{path}:{number}: malformed line: expected 4 fields (qid "
+                             f"subtopic docno label), found {len(fields)}")
+        try:
+            label = int(fields[3])
+        except ValueError:
+            label = None
+        if label is None or b"_" in fields[3]:
+            token = fields[3].decode(errors="replace")
+            raise InputError(f"{path}:{number}: relevance label {token!r} is not a 32-bit "
+                             "integer")
+        qid, subtopic, doc = (f.decode("utf-8", "surrogateescape") for f in fields[:3])
+        rows.append((qid, subtopic, doc, label))
+    if not rows:
+        raise InputError(f"{path}: no judgments")
+    return rows
 
 
 def read_run(path, name=None, third_column="auto", progress=False):
@@ -512,7 +537,7 @@ def _scan_python(buf, layout, source):
 
 _LONE_CR = re.compile(rb"\r(?=[^\n])")
 
-#: Space-separated canonical decimal ids (see :func:`fastir.ids.canonical_text`).
+#: Space-separated canonical decimal ids (see :func:`fastir.model.ids.canonical_text`).
 _CANONICAL_INTS = re.compile(rb"(?:0|[1-9][0-9]{0,17})(?: (?:0|[1-9][0-9]{0,17}))*")
 
 

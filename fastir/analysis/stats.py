@@ -34,8 +34,9 @@ import warnings
 import numpy as np
 
 from fastir import _jit
-from fastir import stats_kernels as SK
-from fastir.data import FastirWarning
+from fastir.analysis import stats_kernels as SK
+from fastir.model.errors import FastirWarning
+from fastir.output.tables import latex_escape
 
 TESTS = ("randomization", "t", "bootstrap", "wilcoxon", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -118,8 +119,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
 
 def _per_query_values(qrels, runs, measures, missing, options, bar):
     """The measure keys, and per system its (query ids, values (n_queries, n_measures))."""
-    from fastir.api import Results
-    from fastir.batch import Evaluator
+    from fastir.loops.evaluator import Evaluator
+    from fastir.results import Results
 
     evaluator = None
     keys = None
@@ -148,7 +149,7 @@ def _per_query_values(qrels, runs, measures, missing, options, bar):
 
 
 def _measure_keys(measures, res, name):
-    from fastir.measures import parse_all
+    from fastir.measures.registry import parse_all
 
     try:
         return parse_all(measures)[0]
@@ -376,7 +377,7 @@ class Comparison:
         letters = [_letter(i) for i in range(len(self.systems))]
         beats = self._beats()
         best = self.means.max(axis=0)
-        head = " & ".join(_latex_escape(k) for k in self.measures)
+        head = " & ".join(latex_escape(k) for k in self.measures)
         rows = []
         for s, name in enumerate(self.systems):
             cells = []
@@ -387,8 +388,8 @@ class Comparison:
                 if beats[s][m]:
                     text += "$^{" + "".join(letters[o] for o in beats[s][m]) + "}$"
                 cells.append(text)
-            rows.append(f"({letters[s]}) {_latex_escape(name)} & {' & '.join(cells)} \\\\")
-        caption = (_latex_escape(self._caption()) + r". The best value of each measure is in "
+            rows.append(f"({letters[s]}) {latex_escape(name)} & {' & '.join(cells)} \\\\")
+        caption = (latex_escape(self._caption()) + r". The best value of each measure is in "
                    r"bold; a superscript names a system this one is significantly better than.")
         return "\n".join([r"\begin{table}", r"\centering",
                           r"\begin{tabular}{l" + "r" * len(self.measures) + "}",
@@ -433,7 +434,7 @@ class Comparison:
     def plot_delta(self, measure=None, pair=0, ax=None):
         """The per-query differences of a pair on a measure (default: the first), sorted;
         returns the matplotlib axes."""
-        from fastir.plots import plot_delta
+        from fastir.output.plots import plot_delta
 
         m = 0 if measure is None else self.measures.index(measure)
         a, b = self._pair_index[pair]
@@ -581,11 +582,3 @@ def _letter(i):
     """a, b, ..., z, then a1, b1, ... (q is skipped: it has no superscript form)."""
     alphabet = "abcdefghijklmnoprstuvwxyz"
     return alphabet[i % 25] + (str(i // 25) if i >= 25 else "")
-
-
-def _latex_escape(text):
-    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"),
-                          ("$", r"\$"), ("#", r"\#"), ("_", r"\_"), ("{", r"\{"),
-                          ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        text = text.replace(char, escaped)
-    return text

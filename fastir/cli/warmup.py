@@ -6,6 +6,7 @@ in milliseconds. Warming up runs each code path once on a tiny input with the ke
 compiled, so that no later call waits for the compiler.
 """
 
+import io
 import os
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from fastir import _jit
 def _examples(keep):
     """The registry's example measures of the families ``keep`` accepts (every family's
     kernel path, with the parameters that select other paths)."""
-    from fastir.measures import FAMILIES
+    from fastir.measures.registry import FAMILIES
 
     return [name for f in FAMILIES.values() if keep(f) for name in f.examples]
 
@@ -96,7 +97,7 @@ def _steps(folder):
     def fusion():
         runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
                 {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
-        fastir.fuse(runs, "rrf")
+        fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
         fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
         fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 

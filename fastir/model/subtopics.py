@@ -1,16 +1,17 @@
 """Subtopic judgments: the qrels of the diversity measures (``alpha_nDCG@k``, ``ERR_IA@k``...).
 
 A diversity qrels file has ndeval's ``qid subtopic docno label`` lines (the TREC qrels format
-with the subtopic in the second column). fastir reads them into a :class:`~fastir.Qrels`
-whose labels are each document's largest label (what every other measure reads) and whose
-``subtopics`` (a :class:`Subtopics`) hold, per query, its judged documents in docno byte
-order with their (subtopic, label) pairs: the diversity kernel's input.
+with the subtopic in the second column). fastir reads them, as ``{qid: {doc: {subtopic:
+label}}}``, into a :class:`~fastir.Qrels` whose labels are each document's largest label
+(what every other measure reads) and whose ``subtopics`` (a :class:`Subtopics`) hold, per
+query, its judged documents in docno byte order with their (subtopic, label) pairs: the
+diversity kernel's input.
 """
 
 import numpy as np
 
-from fastir.data import InputError, Qrels, _integer_label
-from fastir.ids import listed
+from fastir.model.errors import InputError
+from fastir.model.ids import listed
 
 
 class Subtopics:
@@ -62,33 +63,24 @@ def _subtopic_order(names):
         return sorted(names, key=_doc_key)
 
 
-def from_rows(rows, source):
-    """A :class:`~fastir.Qrels` with subtopics from ``(qid, subtopic, doc, label)`` rows.
+def by_subtopic(rows, source):
+    """``{qid: {doc: {subtopic: label}}}`` of ``(qid, subtopic, doc, label)`` rows.
 
     A (query, subtopic, doc) judged twice is an error, as every duplicate judgment is.
     """
-    judged = {}  # qid -> doc -> {subtopic: label}
+    judged = {}
     for qid, subtopic, doc, label in rows:
         pairs = judged.setdefault(qid, {}).setdefault(doc, {})
         if subtopic in pairs:
             raise InputError(f"{source}: query {qid!r} judges doc {doc!r} twice for subtopic "
                              f"{subtopic!r}")
         pairs[subtopic] = label
-    return from_dict(judged, source)
+    return judged
 
 
-def from_dict(judged, source):
-    """From ``{qid: {doc: {subtopic: label}}}`` (labels checked in place)."""
-    doc_level = {}
-    for qid, docs in judged.items():
-        if not isinstance(docs, dict) or not all(isinstance(p, dict) for p in docs.values()):
-            raise InputError(f"{source}: query {qid!r}: subtopic qrels map each doc to "
-                             "{subtopic: label}")
-        for doc, pairs in docs.items():
-            for subtopic, label in pairs.items():
-                pairs[subtopic] = _integer_label(label, source, qid, doc)
-        doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
-    qrels = Qrels.from_dict(doc_level, source)
+def of_qrels(qrels, judged):
+    """The :class:`Subtopics` of ``judged`` (``{qid: {doc: {subtopic: label}}}``, labels
+    checked) laid out on ``qrels``, its doc-level qrels."""
     judged = {listed(q): {listed(d): p for d, p in docs.items()}
               for q, docs in judged.items()}  # (keyed as the id columns list them)
     docs_of = qrels.doc_ids.tolist()
@@ -114,32 +106,5 @@ def from_dict(judged, source):
             for s in sorted(pairs, key=number.__getitem__):
                 subtopic.append(number[s])
                 label.append(pairs[s])
-    qrels.subtopics = Subtopics(codes, np.cumsum(counts), np.array(subtopic, dtype=np.int32),
-                                np.array(label, dtype=np.int32), n_subtopics, names)
-    return qrels
-
-
-def read(buf, path):
-    """Subtopic qrels from a file's bytes: ``qid subtopic docno label`` per line (``#``
-    comment lines and blank lines skipped)."""
-    rows = []
-    for number, line in enumerate(buf.tobytes().split(b"\n"), 1):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) != 4:
-            raise InputError(f"{path}:{number}: malformed line: expected 4 fields (qid "
-                             f"subtopic docno label), found {len(fields)}")
-        try:
-            label = int(fields[3])
-        except ValueError:
-            label = None
-        if label is None or b"_" in fields[3]:
-            token = fields[3].decode(errors="replace")
-            raise InputError(f"{path}:{number}: relevance label {token!r} is not a 32-bit "
-                             "integer")
-        qid, subtopic, doc = (f.decode("utf-8", "surrogateescape") for f in fields[:3])
-        rows.append((qid, subtopic, doc, label))
-    if not rows:
-        raise InputError(f"{path}: no judgments")
-    return from_rows(rows, path)
+    return Subtopics(codes, np.cumsum(counts), np.array(subtopic, dtype=np.int32),
+                     np.array(label, dtype=np.int32), n_subtopics, names)

@@ -27,7 +27,7 @@ naive reference (``tests/naive.py``).
 import math
 import re
 
-from fastir import kernels as K
+from fastir.measures import kernels as K
 
 #: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
 MAX_CUTOFF = 2**31 - 1
@@ -217,14 +217,14 @@ class TrecName:
 class Family:
     """A kind of measure, described once (see the module doc).
 
-    ``path``: how the kernel computes it (:data:`fastir.kernels.PATHS`): "counts" (the
+    ``path``: how the kernel computes it (:data:`fastir.measures.kernels.PATHS`): "counts" (the
     query's counts only), "ranks" (the rank prefix rows: relevant and AP sums, unjudged
     counts; read at its cutoff k only, or at the end without one), "set" (the same rows,
     read anywhere down to the end of the ranking: interpolated precision, R-precision, the
     set measures), "gains" (the gain prefix rows: DCG and ideal DCG, read at its cutoff),
     "own" (its own loop over the ranking) or "subtopics" (the diversity kernel, over
     subtopic judgments). The kernel dispatches on it, and the depth of the prefix rows is
-    derived from it (:func:`fastir.kernels.prefix_depth`). ``cutoff``: a
+    derived from it (:func:`fastir.measures.kernels.prefix_depth`). ``cutoff``: a
     :class:`Param` for ``@`` (or None), ``cutoff_required`` when it must be given.
     ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
     "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).

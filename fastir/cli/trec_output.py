@@ -5,13 +5,12 @@ import os
 
 import numpy as np
 
-from fastir import _jit, kernels
-from fastir.api import as_qrels, as_run
-from fastir.data import InputError, Run
+from fastir import _jit
 from fastir.engine import Plan, relstrings
+from fastir.io.inputs import as_qrels, as_run
 from fastir.io.trec import NoResultLines, read_qrels, source_name
-from fastir.join import join
-from fastir.measures import (
+from fastir.measures import kernels
+from fastir.measures.registry import (
     FAMILIES,
     NICKNAMES,
     TREC_NAMES,
@@ -21,6 +20,8 @@ from fastir.measures import (
     parse_trec,
     trec_cutoff,
 )
+from fastir.model.data import InputError, Run
+from fastir.model.join import join
 from fastir.results import Results
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
@@ -95,7 +96,7 @@ def _library_measure(arg):
     name says exactly, or :class:`UnknownMeasureError` (with close names when unknown)."""
     import re
 
-    from fastir.measures import known_names, parse
+    from fastir.measures.registry import known_names, parse
 
     try:
         measures = [m for _, m in parse(arg)]
@@ -123,7 +124,7 @@ def _suggestion(arg):
     to ``arg`` (or nothing)."""
     import difflib
 
-    from fastir.measures import known_names
+    from fastir.measures.registry import known_names
 
     names = list(dict.fromkeys([*TREC_NAMES, *NICKNAMES, *known_names()]))
     close = difflib.get_close_matches(arg, names, n=4, cutoff=0.6)

@@ -1,13 +1,13 @@
 """Command line: the commands (``fastir -h``), ``fastir trec_eval ...`` (a drop-in for
 trec_eval), ``fastir measures``, ``example`` and ``warmup``; the commands for people are in
-:mod:`fastir.commands`."""
+:mod:`fastir.cli.commands`."""
 
 import os
 import sys
 import warnings
 
-from fastir.data import FastirWarning, InputError
-from fastir.measures import UnknownMeasureError
+from fastir.measures.registry import UnknownMeasureError
+from fastir.model.data import FastirWarning, InputError
 
 USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
          "[-o] [-D 0] [-R qrels] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... QRELS RUN")
@@ -163,7 +163,7 @@ TREC_EVAL_VERSIONS = {"10.0": "10.0-rc3", "9.0.8": "9.0.7"}
 
 
 def trec_eval_main(argv):
-    from fastir.trec_format import TrecEvalStop, format_trec_eval, read_zscores, trec_measures
+    from fastir.cli.trec_output import TrecEvalStop, format_trec_eval, read_zscores, trec_measures
 
     try:
         args = parse_trec_eval_args(argv)
@@ -259,14 +259,14 @@ def _fail(message, status):
 
 def example_main(argv):
     """Evaluate the bundled deterministic example and print a table."""
-    from fastir.example import main
+    from fastir.cli.example import main
 
     return main(argv)
 
 
 def warmup_main(argv):
     """Compile every numba kernel now (cached on disk for later processes)."""
-    from fastir.warmup import warmup
+    from fastir.cli.warmup import warmup
 
     print("fastir warmup: compiling numba kernels (cached on disk; once per install)",
           file=sys.stderr, flush=True)
@@ -278,7 +278,7 @@ def warmup_main(argv):
 def measures_main(argv):
     """List the measure families: name, an example, other names, cutoff, parameters,
     description."""
-    from fastir.measures import FAMILIES
+    from fastir.measures.registry import FAMILIES
 
     print("| family | example | trec_eval | cutoff | parameters | description |")
     print("|---|---|---|---|---|---|")
@@ -294,7 +294,7 @@ def measures_main(argv):
 
 def _friendly(name):
     def run(argv):
-        from fastir import commands
+        from fastir.cli import commands
 
         return commands.COMMANDS[name][0](argv)
     return run
@@ -324,7 +324,7 @@ EXAMPLES = """examples:
 def help_text():
     import textwrap
 
-    from fastir.commands import COMMANDS as FRIENDLY
+    from fastir.cli.commands import COMMANDS as FRIENDLY
 
     described = {name: text for name, (_, text) in FRIENDLY.items()} | OTHER_COMMANDS
     lines = ["usage: fastir COMMAND ...   (fastir COMMAND -h: its options and an example)",

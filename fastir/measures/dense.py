@@ -1,7 +1,7 @@
 """Kernels for repeated evaluation: fixed candidates with changing scores, and dense batches.
 
-Both build, per (run, query), the ranked label codes of :mod:`fastir.join` in a scratch row
-and hand it to :func:`fastir.kernels.query_value`, so every measure is exactly the one of
+Both build, per (run, query), the ranked label codes of :mod:`fastir.model.join` in a scratch row
+and hand it to :func:`fastir.measures.kernels.query_value`, so every measure is exactly the one of
 :func:`fastir.evaluate`.
 
 Ranking fixed candidates does not need a sort when few candidates are judged (MS MARCO has
@@ -16,8 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from fastir._jit import helper, pjit, prange
-from fastir.join import sort_by_score
-from fastir.kernels import (
+from fastir.measures.kernels import (
     CUTOFF,
     DCG,
     GAIN,
@@ -29,8 +28,9 @@ from fastir.kernels import (
     query_value,
     summarise,
 )
+from fastir.model.ranking import sort_by_score
 
-#: Fixed candidates (see :class:`fastir.batch.BoundCandidates`): query ``e``'s candidates
+#: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s candidates
 #: are ``indptr[e]:indptr[e + 1]``, in docno-descending order, with their row in the score
 #: vectors (``rows``), their label ``codes`` and their query's row in the ideals; rankings
 #: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``.
@@ -279,7 +279,7 @@ def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec
 def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, average, spec,
                            work, how, means, status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
-    summaries over rows (see :func:`fastir.kernels.summarise`). Returns 0, or BAD_SCORE /
+    summaries over rows (see :func:`fastir.measures.kernels.summarise`). Returns 0, or BAD_SCORE /
     BAD_LABEL (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):

@@ -1,4 +1,4 @@
-"""Resampling kernels of :mod:`fastir.stats`: the null and bootstrap distributions of every
+"""Resampling kernels of :mod:`fastir.analysis.stats`: the null and bootstrap distributions of every
 (pair, measure) in one pass per block of resamples.
 
 The random draws are made by the caller (numpy generators seeded by ``(seed, block)``), so a

@@ -1,7 +1,16 @@
 """Pictures with matplotlib (the ``plot`` extra, imported when a picture is drawn):
 precision-recall curves, per-query differences of two runs, measures by cutoff."""
 
+from collections import namedtuple
+
 import numpy as np
+
+#: The textbooks' (and trec_eval's 11pt_avg) recall levels.
+ELEVEN_POINTS = tuple(i / 10 for i in range(11))
+
+#: A mean precision-recall curve as :func:`plot_pr` draws it (``recall``, ``mean``: arrays
+#: of the levels; :class:`fastir.analysis.curves.PRCurve` is one too).
+Curve = namedtuple("Curve", "name recall mean")
 
 
 def pyplot():
@@ -19,19 +28,22 @@ def _axes(ax):
     return pyplot().subplots(figsize=(6, 4.5))[1]
 
 
-def plot_pr(curves, ax=None, eleven=True):
-    """The mean interpolated precision-recall curve of each :class:`~fastir.curves.PRCurve`,
-    the eleven standard points as markers; returns the axes."""
-    from fastir.curves import ELEVEN_POINTS
+def eleven_points(recall, mean):
+    """``{recall: mean}`` at 0.0, 0.1, ..., 1.0 (those among the curve's levels)."""
+    return {r: float(p) for r, p in zip(np.asarray(recall).tolist(),
+                                        np.asarray(mean).tolist()) if r in ELEVEN_POINTS}
 
+
+def plot_pr(curves, ax=None, eleven=True):
+    """The mean interpolated precision-recall curve of each :data:`Curve` (name, recall,
+    mean), the eleven standard points as markers; returns the axes."""
     ax = _axes(ax)
     for curve in curves:
         (line,) = ax.plot(curve.recall, curve.mean, label=curve.name, drawstyle="default")
-        if eleven:
-            points = curve.eleven_point()
-            if points:
-                ax.plot(list(points), list(points.values()), "o", color=line.get_color(),
-                        markersize=4)
+        points = eleven_points(curve.recall, curve.mean) if eleven else {}
+        if points:
+            ax.plot(list(points), list(points.values()), "o", color=line.get_color(),
+                    markersize=4)
     ax.set_xlabel("recall")
     ax.set_ylabel("interpolated precision")
     ax.set_xlim(0, 1)
@@ -61,8 +73,9 @@ def plot_delta(differences, measure, label, ax=None):
 
 
 def plot_cutoffs(curves, ax=None):
-    """Mean measures by cutoff (:class:`~fastir.curves.CutoffCurve`): one line per run and
-    family; returns the axes."""
+    """Mean measures by cutoff (each with ``name``, ``cutoffs`` and ``means``: ``{family:
+    array}``, as :class:`~fastir.analysis.curves.CutoffCurve`): one line per run and family;
+    returns the axes."""
     ax = _axes(ax)
     styles = ["-", "--", ":", "-."]
     for i, curve in enumerate(curves):

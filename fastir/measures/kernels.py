@@ -1,7 +1,7 @@
 """The fused measure kernel: every requested measure, for every query, in one parallel pass.
 
 The kernel sees only arrays. Per query ``e`` it reads the ranked label codes
-``labels[indptr[e]:indptr[e + 1]]`` (see :mod:`fastir.join`) and the query's judged labels
+``labels[indptr[e]:indptr[e + 1]]`` (see :mod:`fastir.model.join`) and the query's judged labels
 sorted in descending order (the ideal ranking), and evaluates each measure row of the spec:
 
 - ``kind``: which measure (the constants below);
@@ -70,7 +70,7 @@ NERR10 = 43
 NERR11 = 44
 INST = 45
 INSQ = 46
-# The diversity measures (fastir.diversity_kernels: their own pass over subtopic judgments)
+# The diversity measures (fastir.measures.diversity: their own pass over subtopic judgments)
 ALPHA_DCG = 47
 ALPHA_NDCG = 48
 ERR_IA = 49

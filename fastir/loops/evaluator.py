@@ -8,13 +8,14 @@ import warnings
 
 import numpy as np
 
-from fastir import _jit, engine, kernels
-from fastir import batch_kernels as BK
+from fastir import _jit, engine
 from fastir._jit import chunk_bounds
-from fastir.api import as_qrels, as_run, size_hint, warn_if_disjoint
-from fastir.data import InputError, Run, float32_scores, integer_labels
-from fastir.join import NO_LIMIT, join
-from fastir.measures import MAX_CUTOFF
+from fastir.io.inputs import as_qrels, as_run, size_hint, warn_if_disjoint
+from fastir.measures import dense as BK
+from fastir.measures import kernels
+from fastir.measures.registry import MAX_CUTOFF
+from fastir.model.data import InputError, Run, float32_scores, integer_labels
+from fastir.model.join import NO_LIMIT, join
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 

@@ -1,5 +1,5 @@
-"""Rank fusion (:func:`fuse`), a search of fusion weights (:func:`optimize_fusion`) and a
-TREC run writer (:func:`write_run`).
+"""Rank fusion (:func:`fuse`) and a search of fusion weights (:func:`optimize_fusion`); the
+fused runs are written by :func:`fastir.write_run` (:mod:`fastir.io.writers`).
 
 Runs are fused over the union of their (query, doc) pairs: each run becomes one dense row of
 values over those pairs (absent where the run did not retrieve the doc), so that every method
@@ -26,15 +26,14 @@ divides by 1e-9): ``min-max`` ``(s - min) / (max - min)``; ``zmuv`` ``(s - mean)
 not retrieve, ``0.5 - (m - 1) / (2 n)`` (so after it every run has every candidate).
 """
 
-import os
 
 import numpy as np
 
 from fastir import _jit
 from fastir._jit import jit, pjit, prange
-from fastir.api import as_qrels, as_run, size_hint
-from fastir.data import Qrels, Run
-from fastir.ids import Ids, intern_blocks, sort_ids
+from fastir.io.inputs import as_qrels, as_run, size_hint
+from fastir.model.data import Qrels, Run
+from fastir.model.ids import Ids, intern_blocks, sort_ids
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
            "combmnz": "mnz", "max": "max", "combmax": "max", "min": "min", "combmin": "min",
@@ -133,7 +132,7 @@ def optimize_fusion(qrels, runs, measure, method="wsum", norm="min-max", *, step
                          f"got {method!r}")
     names, loaded = _load(runs)
     points = _simplex(len(loaded), step) if grid is None else _grid(grid, len(loaded))
-    from fastir.batch import Evaluator
+    from fastir.loops.evaluator import Evaluator
 
     # (the work: every point re-scores every row)
     with _jit.tier(sum(len(r) for r in loaded) * len(points) + size_hint(qrels)):
@@ -197,33 +196,6 @@ class FusionSearch:
                 cells.append(f"{self.test_values[i]:.{digits}f}")
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
-
-
-def write_run(run, file, tag=None):
-    """Write a run as TREC text (``qid Q0 doc rank score tag``), ranked as fastir ranks
-    (score descending, ties by doc id descending); scores as Python's shortest exact repr.
-
-    ``file`` is a path or an open text file; ``tag`` defaults to the run's name.
-    """
-    run = as_run(run)
-    tag = run.name if tag is None else tag
-    if not tag or any(c.isspace() for c in str(tag)):
-        raise ValueError(f"tag: a run tag is one word without spaces, got {tag!r}")
-    order, query = _ranked_rows(run)
-    lengths = run.stops - run.starts
-    first = np.cumsum(lengths) - lengths
-    ranks = (np.arange(len(order)) - first[query] + 1).tolist()
-    qids, docs = run.query_ids.tolist(), run.doc_ids.take(order).tolist()
-    scores = run.scores[order].tolist()
-    lines = [f"{qids[q]} Q0 {d} {r} {s!r} {tag}\n"
-             for q, d, r, s in zip(query.tolist(), docs, ranks, scores)]
-    if isinstance(file, (str, os.PathLike)):
-        with open(file, "w", encoding="utf-8") as f:
-            f.writelines(lines)
-    elif hasattr(file, "write"):
-        file.writelines(lines)
-    else:
-        raise TypeError(f"file: a path or an open text file, got {type(file).__name__}")
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -595,4 +567,4 @@ def _search(bound, parts, points):
     return out
 
 
-__all__ = ["fuse", "optimize_fusion", "write_run", "FusionSearch"]
+__all__ = ["fuse", "optimize_fusion", "FusionSearch"]

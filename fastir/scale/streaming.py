@@ -16,12 +16,12 @@ import types
 import numpy as np
 
 from fastir import _jit
-from fastir.api import as_qrels, warn_if_disjoint
-from fastir.data import InputError, Run, assemble
 from fastir.engine import STRING, Plan, relstrings
-from fastir.ids import common_kind
 from fastir.io import _scan, trec
-from fastir.join import Joined, join
+from fastir.io.inputs import as_qrels, warn_if_disjoint
+from fastir.model.data import InputError, Run, assemble
+from fastir.model.ids import common_kind
+from fastir.model.join import Joined, join
 from fastir.results import Results
 
 __all__ = ["evaluate_file"]

@@ -8,8 +8,8 @@ query's candidates come in one update, and only one row of values per query is k
 
 import numpy as np
 
-from fastir import _jit, kernels
-from fastir.batch import (
+from fastir import _jit
+from fastir.loops.evaluator import (
     _as_float_array,
     _level,
     _matrix_plan,
@@ -17,6 +17,7 @@ from fastir.batch import (
     evaluate_matrix,
     matrix_labels,
 )
+from fastir.measures import kernels
 
 
 def _names(measures):

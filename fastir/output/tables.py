@@ -57,8 +57,6 @@ def _json_value(value):
 
 
 def _latex_table(head, cells, rows, per_query, digits):
-    from fastir.stats import _latex_escape
-
     first = 2 if per_query else 1
     best = {}
     for i in range(first, len(head)):
@@ -66,12 +64,21 @@ def _latex_table(head, cells, rows, per_query, digits):
         best[i] = max(numbers) if numbers else None
     body = []
     for (_, _, values), row in zip(rows, cells):
-        out = [_latex_escape(v) for v in row[:first]]
+        out = [latex_escape(v) for v in row[:first]]
         for i, text in enumerate(row[first:], first):
             value = values[i - first]
             out.append(rf"\textbf{{{text}}}" if value == best[i] and not per_query else
-                       _latex_escape(text))
+                       latex_escape(text))
         body.append(" & ".join(out) + r" \\")
     return "\n".join([r"\begin{tabular}{" + "l" * first + "r" * (len(head) - first) + "}",
-                      r"\toprule", " & ".join(_latex_escape(h) for h in head) + r" \\",
+                      r"\toprule", " & ".join(latex_escape(h) for h in head) + r" \\",
                       r"\midrule", *body, r"\bottomrule", r"\end{tabular}"]) + "\n"
+
+
+def latex_escape(text):
+    """``text`` with LaTeX's special characters escaped."""
+    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"),
+                          ("$", r"\$"), ("#", r"\#"), ("_", r"\_"), ("{", r"\{"),
+                          ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        text = text.replace(char, escaped)
+    return text

@@ -11,7 +11,7 @@ import os
 import sys
 import warnings
 
-from fastir.tables import FORMATS, format_rows
+from fastir.output.tables import FORMATS, format_rows
 
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
 INPUT_STATUS = 1
@@ -32,8 +32,8 @@ def _fail(command, message):
 def _guarded(command, function, argv):
     """Run a command: input errors become one line on stderr and exit status 1; warnings
     print as one line each."""
-    from fastir.data import InputError
-    from fastir.measures import UnknownMeasureError
+    from fastir.measures.registry import UnknownMeasureError
+    from fastir.model.data import InputError
 
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"fastir {command}: warning: {message}", file=sys.stderr)
@@ -137,7 +137,7 @@ def _stream_above():
 def _streamed(qrels, path, measures, args):
     """The run evaluated in chunks, or None when its queries are not together (then it is
     read whole, as trec_eval reads it)."""
-    from fastir.streaming import QueriesNotTogether, evaluate_file
+    from fastir.scale.streaming import QueriesNotTogether, evaluate_file
 
     try:
         return evaluate_file(qrels, path, measures, **_evaluation_options(args))
@@ -391,7 +391,7 @@ def _plot(args):
 
     matplotlib.use("Agg")
     import fastir
-    from fastir import plots
+    from fastir.output import plots
 
     paths = _run_paths(args.runs)
     names = _run_names(paths, args.name)
@@ -419,7 +419,7 @@ def _plot(args):
 
 # -- fastir fuse -------------------------------------------------------------------------
 def fuse_main(argv):
-    from fastir.fusion import METHODS, NORMS
+    from fastir.analysis.fusion import METHODS, NORMS
 
     parser = _Parser("fuse", "Fuse runs into one (RRF, CombSUM/MNZ/MAX/MIN/MED/ANZ, weighted "
                      "sum, weighted RRF, Borda, ISR, log-ISR), after an optional score "

@@ -12,9 +12,9 @@ are then dropped, keeping the order.
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
-from fastir.data import InputError
-from fastir.ids import (
+from fastir._jit import chunk_bounds, jit, pjit, prange, python_variant
+from fastir.model.data import InputError
+from fastir.model.ids import (
     HASH_KEY,
     _keys,
     _order_keys,
@@ -23,8 +23,8 @@ from fastir.ids import (
     id_equal,
     merge_sorted_ids,
     mix64,
-    sort_by_id,
 )
+from fastir.model.ranking import rank_rows
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -52,7 +52,7 @@ class Joined:
         Judged queries absent from the run (scored 0, or skipped with ``missing="skip"``).
     subtopic_codes : ndarray of int32
         With subtopic qrels: per ranked position, the doc's place in its query's
-        :class:`~fastir.subtopics.Subtopics` (or -1 / -2, as the labels).
+        :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
     """
 
     def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
@@ -161,70 +161,6 @@ def _compact(indptr, labels, kept):
     for e in range(len(kept)):
         new_labels[new_indptr[e]:new_indptr[e + 1]] = labels[indptr[e]:indptr[e] + kept[e]]
     return new_indptr, new_labels
-
-
-@helper
-def sort_by_score(order, n, scores, buf):
-    """Stable bottom-up merge sort of ``order[:n]`` by descending score."""
-    width = 1
-    src = order
-    dst = buf
-    in_buf = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if scores[src[j]] > scores[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[k] = buf[k]
-
-
-@helper
-def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
-    """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
-    descending, then docno descending.
-
-    Rows already in score order (the usual run file) cost one pass; otherwise a stable
-    merge sort by score. Then each group of equal scores is put in docno order.
-    """
-    n = stop - start
-    by_score = True
-    for i in range(1, n):
-        if scores[start + i] > scores[start + i - 1]:
-            by_score = False
-            break
-    for i in range(n):
-        order[i] = start + i
-    if not by_score:
-        sort_by_score(order, n, scores, buf)
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        while hi < n and scores[order[hi]] == scores[order[lo]]:
-            hi += 1
-        if hi - lo > 1:  # docno descending
-            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, -1)
-        lo = hi
 
 
 @pjit

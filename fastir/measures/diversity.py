@@ -14,7 +14,7 @@ import math
 from collections import namedtuple
 
 from fastir._jit import helper, pjit, prange
-from fastir.kernels import (
+from fastir.measures.kernels import (
     ALPHA_DCG,
     CUTOFF,
     ERR_IA,
@@ -27,7 +27,7 @@ from fastir.kernels import (
     ST_RECALL,
 )
 
-#: A query's subtopic judgments (see :class:`fastir.subtopics.Subtopics`): documents at
+#: A query's subtopic judgments (see :class:`fastir.model.subtopics.Subtopics`): documents at
 #: ``indptr[q]:indptr[q + 1]`` (the qrels rows' bounds), each with its pairs
 #: ``pairs[p]:pairs[p + 1]`` of ``subtopic`` and ``label``.
 Judgments = namedtuple("Judgments", "indptr pairs subtopic label n_subtopics")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from fastir.api import evaluate
-from fastir.data import Qrels, Run
+from fastir.model.data import Qrels, Run
 
 MEASURES = ["AP", "nDCG@10", "nDCG", "P@10", "R@20", "RR@10", "Bpref", "Success@1",
             "NumRelRet", "NumRel"]

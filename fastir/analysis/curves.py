@@ -6,16 +6,15 @@ import os
 
 import numpy as np
 
-#: The textbooks' (and trec_eval's 11pt_avg) recall levels.
-ELEVEN_POINTS = tuple(i / 10 for i in range(11))
+from fastir.engine import Plan
+from fastir.io.inputs import as_qrels, as_run
+from fastir.measures.registry import FAMILIES, RANK, make
+from fastir.model.join import join
+from fastir.output.plots import eleven_points, plot_cutoffs, plot_pr
 
 
 def _evaluate(qrels, run, measures, options):
     """(Results, the join, the qrels) of one evaluation (what fastir.evaluate does)."""
-    from fastir.api import as_qrels, as_run
-    from fastir.engine import Plan
-    from fastir.join import join
-
     plan = Plan.of(measures, options.get("relevance_level", 1))
     qrels = as_qrels(qrels)
     run = as_run(run)
@@ -42,8 +41,6 @@ def pr_curve(qrels, run, *, levels=101, name=None, **options):
     :func:`fastir.evaluate`). With ``levels - 1`` a multiple of 10 the curve holds the
     eleven standard points.
     """
-    from fastir.measures import make
-
     if not isinstance(levels, int) or not 2 <= levels <= 1001:
         raise ValueError(f"levels must be an integer from 2 to 1001, got {levels!r}")
     recall = np.array([i / (levels - 1) for i in range(levels)])
@@ -90,13 +87,10 @@ class PRCurve:
     def eleven_point(self):
         """``{recall: mean interpolated precision}`` at 0.0, 0.1, ..., 1.0 (when on the
         curve's levels)."""
-        return {r: float(p) for r, p in zip(self.recall.tolist(), self.mean.tolist())
-                if r in ELEVEN_POINTS}
+        return eleven_points(self.recall, self.mean)
 
     def plot(self, ax=None, **style):
         """Draw the mean curve (the eleven points as markers) on ``ax``; returns ax."""
-        from fastir.plots import plot_pr
-
         return plot_pr([self], ax=ax, **style)
 
     def __repr__(self):
@@ -107,8 +101,6 @@ class PRCurve:
 def cutoff_curve(qrels, run, *, measures=("P", "R", "nDCG"), k=100, name=None, **options):
     """Mean ``P@k``, ``R@k``, ``nDCG@k`` (or other families taking a rank cutoff) for
     k = 1..``k``: a :class:`CutoffCurve`."""
-    from fastir.measures import FAMILIES, RANK, make
-
     if not isinstance(k, int) or not 1 <= k <= 10_000:
         raise ValueError(f"k must be an integer from 1 to 10000, got {k!r}")
     families = [measures] if isinstance(measures, str) else list(measures)
@@ -129,8 +121,6 @@ class CutoffCurve:
         self.name, self.cutoffs, self.means = name, cutoffs, means
 
     def plot(self, ax=None):
-        from fastir.plots import plot_cutoffs
-
         return plot_cutoffs([self], ax=ax)
 
     def __repr__(self):

@@ -2,7 +2,7 @@
 
 Both containers keep their query ids sorted in trec_eval order (``strcmp`` of the ids), the
 rows of each query (qrels: an ``indptr``; runs: ``starts``/``stops``, so that a file keeps its
-row order) and per-row columns: document ids (an exact :class:`~fastir.ids.Ids` column) and
+row order) and per-row columns: document ids (an exact :class:`~fastir.model.ids.Ids` column) and
 int32 labels (qrels) or float64 scores (run).
 The qrels also carry the hash of every judged doc id, for the join's per-query lookups.
 """
@@ -14,7 +14,10 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import jit
-from fastir.ids import (
+from fastir.model import arrow as arrow_columns
+from fastir.model import subtopics as subtopic_judgments
+from fastir.model.errors import FastirWarning, InputError  # noqa: F401 (users import them here)
+from fastir.model.ids import (
     HASH_KEY,
     Ids,
     frozen,
@@ -24,15 +27,6 @@ from fastir.ids import (
     listed,
     sort_ids,
 )
-
-
-class InputError(ValueError):
-    """Invalid qrels or run content; the message names the source, line or query and doc."""
-
-
-class FastirWarning(UserWarning):
-    """fastir assumed something about the input, or evaluated something that is probably
-    not what was meant (no query in common); the message says what and how to be explicit."""
 
 
 class Qrels:
@@ -63,7 +57,7 @@ class Qrels:
         self._conversions = {}
         self._ideal = None
         self._repeated = None  # per row: judges a doc its query judged before
-        self.subtopics = None  # subtopic judgments (fastir.subtopics), when read with them
+        self.subtopics = None  # subtopic judgments (fastir.model.subtopics), when read with them
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -72,9 +66,7 @@ class Qrels:
         judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
         if any(isinstance(judged, dict) and any(isinstance(v, dict) for v in judged.values())
                for judged in qrels.values()):
-            from fastir import subtopics
-
-            return subtopics.from_dict(qrels, source)
+            return cls._from_subtopic_dict(qrels, source)
         qids, docs, labels = [], [], []
         for qid, judged in qrels.items():
             if not isinstance(judged, dict):
@@ -92,6 +84,23 @@ class Qrels:
         return built
 
     @classmethod
+    def _from_subtopic_dict(cls, judged, source):
+        """From ``{qid: {doc: {subtopic: label}}}`` (labels checked in place): the doc-level
+        qrels (a doc's largest label), with their :class:`~fastir.model.subtopics.Subtopics`."""
+        doc_level = {}
+        for qid, docs in judged.items():
+            if not isinstance(docs, dict) or not all(isinstance(p, dict) for p in docs.values()):
+                raise InputError(f"{source}: query {qid!r}: subtopic qrels map each doc to "
+                                 "{subtopic: label}")
+            for doc, pairs in docs.items():
+                for subtopic, label in pairs.items():
+                    pairs[subtopic] = _integer_label(label, source, qid, doc)
+            doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
+        qrels = cls.from_dict(doc_level, source)
+        qrels.subtopics = subtopic_judgments.of_qrels(qrels, judged)
+        return qrels
+
+    @classmethod
     def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays"):
         """From three equal-length arrays: query ids, doc ids, integer labels (and a fourth,
         ``subtopics``, for subtopic judgments).
@@ -101,14 +110,13 @@ class Qrels:
         """
         qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
         if subtopics is not None:
-            from fastir import subtopics as sub
-
             names = np.asarray(subtopics)
             if names.shape != labels.shape:
                 raise InputError(f"{source}: subtopics {names.shape} and labels "
                                  f"{labels.shape} differ in shape")
-            return sub.from_rows(zip(qids.tolist(), names.tolist(), docs.tolist(),
-                                     labels.tolist()), source)
+            return cls.from_dict(subtopic_judgments.by_subtopic(
+                zip(qids.tolist(), names.tolist(), docs.tolist(), labels.tolist()), source),
+                source)
         return _build(cls, qids, docs, integer_labels(labels, f"{source}: labels"), source)
 
     @classmethod
@@ -130,9 +138,9 @@ class Qrels:
                    source="qrels arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels."""
-        from fastir.arrow import qrels_from_arrow
-
-        return qrels_from_arrow(data, query_col, doc_col, label_col, source)
+        qids, docs, labels = arrow_columns.columns(data, (query_col, doc_col, label_col),
+                                                   source)
+        return _build(cls, qids, docs, integer_labels(labels, f"{source}: {label_col}"), source)
 
     # -- derived structures -------------------------------------------------------------
     @property
@@ -147,7 +155,7 @@ class Qrels:
 
     def docs_matching(self, run_docs):
         """(qrels doc column, run doc column, qrels doc hashes) in one representation:
-        integers match text by their decimal strings (see :func:`fastir.ids.common_kind`).
+        integers match text by their decimal strings (see :func:`fastir.model.ids.common_kind`).
         The qrels side is converted and hashed once per representation, and the hashing
         checks that no query judges a doc twice."""
         q_docs, r_docs = self.doc_ids, run_docs
@@ -292,9 +300,10 @@ class Run:
                    name="run", source="run arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, numeric scores."""
-        from fastir.arrow import run_from_arrow
-
-        return run_from_arrow(data, query_col, doc_col, score_col, name, source)
+        qids, docs, scores = arrow_columns.columns(data, (query_col, doc_col, score_col),
+                                                   source)
+        return _build(cls, qids, docs, finite_scores(scores, f"{source}: {score_col}"), source,
+                      name=name)
 
     @property
     def n_queries(self):

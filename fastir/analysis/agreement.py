@@ -35,7 +35,7 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
     -------
     Agreement
     """
-    from fastir.api import as_qrels
+    from fastir.io.inputs import as_qrels
 
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
@@ -67,7 +67,7 @@ def _system_rankings(qrels, runs, measure, level):
         return None
     if not isinstance(runs, dict) or len(runs) < 2:
         raise ValueError("runs must be a dict {system: run} of at least two systems")
-    from fastir.batch import Evaluator
+    from fastir.loops.evaluator import Evaluator
 
     means = []
     for q in qrels:

@@ -1,0 +1,3 @@
+"""Evaluation in loops: one qrels, many runs or score vectors (``evaluator``: ``Evaluator``,
+bound candidates, ``evaluate_matrix``) and training steps (``training``:
+``MetricAccumulator``, ``evaluate_flat``)."""

@@ -1,0 +1,85 @@
+"""Arrow columns (needs pyarrow) as fastir's columns: text id columns from their Arrow
+buffers (no Python string per row), a dictionary-encoded column as its dictionary taken at
+its indices; and id columns back to Arrow. ``Qrels.from_arrow`` and ``Run.from_arrow`` build
+on :func:`columns`; Parquet files are :mod:`fastir.io.parquet`'s."""
+
+import numpy as np
+
+from fastir.model.errors import InputError
+from fastir.model.ids import Ids
+
+
+def pyarrow_module():
+    try:
+        import pyarrow
+    except ImportError:
+        raise ImportError("Arrow and Parquet need pyarrow: pip install 'fastir[arrow]'") from None
+    return pyarrow
+
+
+def columns(data, names, source):
+    """(query Ids, doc Ids, values as numpy) of three named columns of equal length."""
+    pa = pyarrow_module()
+    have = list(data.keys()) if isinstance(data, dict) else list(data.column_names)
+    absent = [n for n in names if n not in have]
+    if absent:
+        raise InputError(f"{source}: no column {absent[0]!r} (columns: {have}); pass the "
+                         "column names, e.g. query_col=, doc_col=")
+    columns = [data[n] if isinstance(data, dict) else data.column(n) for n in names]
+    columns = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else pa.array(c)
+               if not isinstance(c, pa.Array) else c for c in columns]
+    lengths = {n: len(c) for n, c in zip(names, columns)}
+    if len(set(lengths.values())) > 1:
+        raise InputError(f"{source}: columns differ in length ({lengths})")
+    for n, c in zip(names, columns):
+        if c.null_count:
+            raise InputError(f"{source}: column {n!r} has {c.null_count} nulls (first at row "
+                             f"{_first_null(c)}): fill or drop them first")
+    return (ids_from_arrow(columns[0], f"{source}: {names[0]}"),
+            ids_from_arrow(columns[1], f"{source}: {names[1]}"),
+            _numbers(columns[2], f"{source}: {names[2]}"))
+
+
+def _first_null(column):
+    return int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
+
+
+def ids_from_arrow(column, where):
+    """An :class:`~fastir.model.ids.Ids` column from an Arrow array of text, binary or integers,
+    or a dictionary of those."""
+    pa = pyarrow_module()
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        indices = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        return ids_from_arrow(column.dictionary, where).take(indices)
+    if pa.types.is_integer(kind):
+        return Ids.from_array(column.to_numpy(zero_copy_only=False))
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        column = column.cast(pa.large_string())
+    elif pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        column = column.cast(pa.large_binary())
+    else:
+        raise InputError(f"{where}: ids must be text, binary or integers, got Arrow type {kind}")
+    _, offsets, data = column.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[column.offset:column.offset + len(column)
+                                                     + 1]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return Ids(data[offsets[0]:offsets[-1]], offsets - offsets[0])
+
+
+def _numbers(column, where):
+    pa = pyarrow_module()
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        raise InputError(f"{where} must be numbers, got Arrow type {column.type}")
+    return column.to_numpy(zero_copy_only=False)
+
+
+def ids_to_arrow(ids):
+    """An Arrow array of an :class:`~fastir.model.ids.Ids` column (integers kept as text when
+    they came from text)."""
+    pa = pyarrow_module()
+    if ids.is_int and not ids.text:
+        return pa.array(ids.values)
+    ids = ids.as_text() if ids.is_int else ids
+    return pa.Array.from_buffers(pa.large_string(), len(ids),
+                                 [None, pa.py_buffer(ids.offsets), pa.py_buffer(ids.data)])
