@@ -20,7 +20,7 @@ from fastir.measures.registry import (
     parse_trec,
     trec_cutoff,
 )
-from fastir.model.data import InputError, Run
+from fastir.model.data import Run
 from fastir.model.join import join
 from fastir.results import Results
 
@@ -137,39 +137,6 @@ def _in_version(name, compat):
     """Whether the trec_eval version of ``compat`` has the measure ``name`` (runid: yes)."""
     return name == "runid" or name in OTHER_FORMAT_MEASURES or \
         (compat or "10.0") in FAMILIES[TREC_NAMES[name][0]].versions
-
-
-def read_zscores(path):
-    """``{(qid, measure): (mean, stddev)}`` from a trec_eval ``-Z`` file."""
-    table = {}
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().split(b"\n")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the -Z file: {exc.strerror}") from None
-    for number, line in enumerate(lines, 1):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) != 4:
-            raise InputError(f"{path}:{number}: malformed line: expected 4 fields "
-                             "(qid measure mean stddev)")
-        mean, stddev = (_number(token) for token in fields[2:])
-        if mean is None or stddev is None:
-            raise InputError(f"{path}:{number}: mean and stddev must be numbers")
-        key = (fields[0].decode("utf-8", "surrogateescape"),
-               fields[1].decode("utf-8", "surrogateescape"))
-        table[key] = (mean, stddev)
-    return table
-
-
-def _number(token):
-    """A number as strtod reads a whole token (``nan`` too, as in trec_eval's own -Z files;
-    not Python's ``1_0``), or None."""
-    try:
-        return float(token) if b"_" not in token else None
-    except ValueError:
-        return None
 
 
 class TrecEvalStop(Exception):

@@ -593,3 +593,36 @@ def _raise_line_error(buf, layout, code, offset, source):
 
 def _raise_at(buf, offset, source, message):
     _fail(source, int(np.count_nonzero(buf[:offset] == 10)) + 1, message)
+
+
+def read_zscores(path):
+    """``{(qid, measure): (mean, stddev)}`` from a trec_eval ``-Z`` file."""
+    table = {}
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the -Z file: {exc.strerror}") from None
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) != 4:
+            raise InputError(f"{path}:{number}: malformed line: expected 4 fields "
+                             "(qid measure mean stddev)")
+        mean, stddev = (_number(token) for token in fields[2:])
+        if mean is None or stddev is None:
+            raise InputError(f"{path}:{number}: mean and stddev must be numbers")
+        key = (fields[0].decode("utf-8", "surrogateescape"),
+               fields[1].decode("utf-8", "surrogateescape"))
+        table[key] = (mean, stddev)
+    return table
+
+
+def _number(token):
+    """A number as strtod reads a whole token (``nan`` too, as in trec_eval's own -Z files;
+    not Python's ``1_0``), or None."""
+    try:
+        return float(token) if b"_" not in token else None
+    except ValueError:
+        return None

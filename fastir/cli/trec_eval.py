@@ -1,0 +1,255 @@
+"""``fastir trec_eval``: trec_eval's command line (its options read as getopt reads them,
+its exit statuses), evaluated and printed by :mod:`fastir.cli.trec_output`."""
+
+import re
+import sys
+import warnings
+
+from fastir.io.trec import read_zscores
+from fastir.measures.registry import UnknownMeasureError
+from fastir.model.errors import FastirWarning, InputError
+
+USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
+         "[-o] [-D 0] [-R qrels] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... QRELS RUN")
+
+TREC_EVAL_HELP = f"""usage: {USAGE}
+
+Evaluate RUN against QRELS; output byte-identical to trec_eval 10.0. Options are read as
+trec_eval reads them (getopt: -mP.5 or -m P.5, options anywhere, long names too).
+
+  -q, --query_eval_wanted        print per-query values too
+  -c, --complete_rel_info_wanted average over every qrels query (missing ones score 0)
+  -l N, --level_for_rel N        relevance level: relevant means label >= N (default 1)
+  -M N, --Max_retrieved_per_topic N  evaluate only the top N documents per query
+  -J, --Judged_docs_only         drop unjudged documents first
+  -n, --nosummary                no summary ('all') lines
+  -N N, --Number_docs_in_coll N  number of documents in the collection (for utility)
+  -Z FILE, --Zscore FILE         print z-scores against the per-query means/stddevs in FILE
+  -m MEASURE, --measure MEASURE  trec_eval measure (map, P.5,10), nickname (official,
+                                 all_trec, set) or library name (nDCG@10, AP), printed
+                                 under its trec_eval name; repeatable
+  -o, -D 0, -R qrels, -T trec_results  accepted and change nothing, as in trec_eval
+                                 (-D above 0 or with a query, -R prefs, qrels_prefs and
+                                 qrels_jg are not supported)
+  --compat 9.0.8                 reproduce trec_eval 9.0.8 (pytrec_eval's version)
+  -v, --version                  trec_eval's version line, then fastir's (on stderr)
+  -h, --help                     this help (`fastir measures` lists the measures)
+
+Either file may be gzip, bz2 or xz (known by its first bytes); RUN may be - (standard
+input).
+"""
+
+#: trec_eval's options: long name -> (short flag, whether it takes a value). As in
+#: trec_eval, --Output_old_results_format takes a value and -o does not.
+_OPTIONS = {"help": ("-h", False), "version": ("-v", False), "query_eval_wanted": ("-q", False),
+            "measure": ("-m", True), "complete_rel_info_wanted": ("-c", False),
+            "level_for_rel": ("-l", True), "nosummary": ("-n", False),
+            "Debug_level": ("-D", True), "Judged_docs_only": ("-J", False),
+            "Number_docs_in_coll": ("-N", True), "Max_retrieved_per_topic": ("-M", True),
+            "Rel_info_format": ("-R", True), "Results_format": ("-T", True),
+            "Output_old_results_format": ("-o", True), "Zscore": ("-Z", True),
+            "compat": ("--compat", True)}
+_SHORT = {"h": False, "v": False, "q": False, "m": True, "c": False, "l": True, "n": False,
+          "D": True, "J": False, "N": True, "M": True, "R": True, "T": True, "o": False,
+          "Z": True}
+#: trec_eval's -R formats fastir does not read (its preference and judgment-group measures).
+UNSUPPORTED_FORMATS = ("prefs", "qrels_prefs", "qrels_jg")
+
+
+class UsageError(Exception):
+    """Bad command-line usage: the message says what, the usage line follows it."""
+
+
+def _getopt(argv, positional):
+    """Yield trec_eval's ``(flag, value)`` pairs in order as GNU getopt_long reads them
+    (options anywhere, ``--`` ends them, unique prefixes of long names, trec_eval's before
+    ``--compat``); other arguments go
+    to ``positional``. A bad option raises :class:`UsageError` when it is reached."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positional += argv[i:]
+            return
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            found = [n for n in _OPTIONS if n.startswith(name)]
+            if len(found) > 1:  # an exact name, else trec_eval's own names come first
+                found = [n for n in found if n == name] or [n for n in found if n != "compat"]
+            if len(found) != 1:
+                what = "not recognized" if not found else "not a unique prefix"
+                raise UsageError(f"option --{name} {what}")
+            flag, takes = _OPTIONS[found[0]]
+            if takes and not eq:
+                if i == len(argv):
+                    raise UsageError(f"option --{found[0]} requires argument")
+                value, i = argv[i], i + 1
+            elif eq and not takes:
+                raise UsageError(f"option --{found[0]} must not have an argument")
+            yield flag, value
+        elif arg.startswith("-") and arg != "-":
+            for k, letter in enumerate(arg[1:], 2):
+                if letter not in _SHORT:
+                    raise UsageError(f"option -{letter} not recognized")
+                if not _SHORT[letter]:
+                    yield f"-{letter}", ""
+                    continue
+                value = arg[k:]
+                if not value:
+                    if i == len(argv):
+                        raise UsageError(f"option -{letter} requires argument")
+                    value, i = argv[i], i + 1
+                yield f"-{letter}", value
+                break
+        else:
+            positional.append(arg)
+
+
+def parse_trec_eval_args(argv):
+    """trec_eval's options, read as trec_eval reads them, as a dict. As in trec_eval, ``-v``
+    ends the reading: what follows it is not looked at."""
+    args = {"q": False, "c": False, "l": 1, "M": None, "J": False, "n": False, "N": 0,
+            "Z": None, "compat": "10.0", "m": [], "help": False, "version": False,
+            "D": "0", "R": "qrels", "T": "trec_results"}
+    positional = []
+    for flag, value in _getopt(argv, positional):
+        if flag == "-v":
+            args["version"] = True
+            return args
+        if flag == "-h":
+            args["help"] = True
+        elif flag in ("-q", "-c", "-J", "-n"):
+            args[flag[1]] = True
+        elif flag in ("-l", "-M", "-N"):
+            args[flag[1]] = _integer_option(flag, value)
+        elif flag == "-m":
+            args["m"].append(value)
+        elif flag in ("-Z", "-D", "-R", "-T"):
+            args[flag[1]] = value
+        elif flag == "--compat":
+            if value not in ("10.0", "9.0.8"):
+                raise UsageError(f"--compat must be 10.0 or 9.0.8, got {value!r}")
+            args["compat"] = value
+    if not args["help"]:
+        if len(positional) != 2:
+            raise UsageError(f"expected QRELS and RUN, got {len(positional)} argument(s)")
+        args["qrels"], args["run"] = positional
+    return args
+
+
+def _integer_option(flag, value):
+    """An integer option; beyond 64 bits it saturates, as trec_eval's atol does (-M and -l
+    beyond any ranking or label mean no limit and nothing relevant)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise UsageError(f"option {flag} needs an integer, got {value!r}") from None
+    if flag == "-N" and not -(2**53) <= number <= 2**53:  # (exact in a double; trec_eval
+        # takes a negative size too: utility's d coefficient then counts negative documents)
+        raise UsageError(f"option -N needs a collection size from -2**53 to 2**53, got "
+                         f"{value}")
+    return max(-(2**63), min(number, 2**63 - 1))
+
+
+#: trec_eval's exit statuses, which `fastir trec_eval` keeps.
+USAGE_STATUS = 1  # bad options or measures
+INPUT_STATUS = 2  # a file that cannot be read or parsed
+ZSCORE_STATUS = 255  # a -Z file that cannot be read (trec_eval returns -1 from main)
+
+
+#: What each trec_eval binary's -v prints (9.0.8's build still calls itself 9.0.7).
+TREC_EVAL_VERSIONS = {"10.0": "10.0-rc3", "9.0.8": "9.0.7"}
+
+
+def trec_eval_main(argv):
+    from fastir.cli.trec_output import TrecEvalStop, format_trec_eval, trec_measures
+
+    try:
+        args = parse_trec_eval_args(argv)
+    except UsageError as exc:
+        return _fail(f"{exc}\nusage: {USAGE}", USAGE_STATUS)
+    compat = None if args["compat"] == "10.0" else args["compat"]
+    if args["version"]:
+        try:  # trec_eval checks the measure names before -v as it reads them
+            trec_measures(args["m"], compat)
+        except (UnknownMeasureError, ValueError) as exc:
+            return _fail(exc, USAGE_STATUS)
+        print(f"trec_eval version {TREC_EVAL_VERSIONS[args['compat']]}\n{version_line()}",
+              file=sys.stderr)
+        return 0
+    if args["help"]:
+        _write(TREC_EVAL_HELP)
+        return 0
+    try:
+        names = trec_measures(args["m"] or ["official"], compat)
+    except (UnknownMeasureError, ValueError) as exc:
+        return _fail(exc, USAGE_STATUS)
+    unsupported = _unsupported(args)
+    if unsupported:
+        return _fail(unsupported, USAGE_STATUS)
+    if args["R"] != "qrels":
+        return _fail(f"Illegal rel_format {args['R']!r} (-R: trec_eval reads qrels, prefs, "
+                     "qrels_prefs, qrels_jg)", INPUT_STATUS)
+    if args["T"] != "trec_results":
+        return _fail(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
+                     "only trec_results)", INPUT_STATUS)
+    try:
+        zscores = read_zscores(args["Z"]) if args["Z"] else None
+    except InputError as exc:
+        return _fail(exc, ZSCORE_STATUS)
+    notes = []
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", FastirWarning)
+        try:
+            text = format_trec_eval(args["qrels"], args["run"], names, per_query=args["q"],
+                                    complete=args["c"], relevance_level=args["l"],
+                                    max_docs=args["M"], judged_only=args["J"],
+                                    summary=not args["n"], num_docs=args["N"],
+                                    zscores=zscores, compat=compat, notes=notes)
+        except TrecEvalStop as stop:
+            _write(stop.output)  # what trec_eval prints before it stops
+            return _fail(stop, stop.status)
+        except InputError as exc:
+            return _fail(exc, INPUT_STATUS)
+        except UnknownMeasureError as exc:  # bad parameters: trec_eval's measure set-up fails
+            return _fail(exc, INPUT_STATUS)
+        except ValueError as exc:
+            return _fail(exc, USAGE_STATUS)
+    _write(text)  # byte-identical to trec_eval; notes go to stderr
+    for note in notes + [str(w.message) for w in said if issubclass(w.category, FastirWarning)]:
+        print(f"fastir trec_eval: note: {note}", file=sys.stderr)
+    return 0
+
+
+def _unsupported(args):
+    """What the trec_eval flags fastir does not implement say, or None: debug output or a
+    single debug query (-D), and the relevance formats of the preference and judgment-group
+    measures (-R)."""
+    level = re.match(r"\s*([+-]?[0-9]*)", args["D"]).group(1)  # atol, as trec_eval reads it
+    if "." in args["D"] or level.lstrip("+-") and int(level):
+        return (f"-D {args['D']} is not supported (trec_eval's debug output and debug query); "
+                "-D 0 is accepted, and -q prints every query's values")
+    if args["R"] in UNSUPPORTED_FORMATS:
+        return (f"-R {args['R']} is not supported (trec_eval's preference and judgment-group "
+                "measures are not implemented); fastir reads -R qrels only")
+    return None
+
+
+def version_line():
+    """fastir's version, as ``fastir --version`` (and trec_eval's ``-v``) print it."""
+    from fastir import __version__
+
+    return f"fastir {__version__}"
+
+
+def _write(text):
+    """Write to stdout as raw bytes: ids that are not UTF-8 come out as they came in."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
+    sys.stdout.buffer.flush()
+
+
+def _fail(message, status):
+    print(f"fastir trec_eval: {message}", file=sys.stderr)
+    return status
