@@ -2,7 +2,7 @@
 ``RelevanceEvaluator`` and ir_measures' ``iter_calc`` / ``calc_aggregate``.
 
 Code written for either runs unchanged after swapping the import, and gets the same keys
-and values (``tests/test_compat.py`` runs both side by side).
+and values (``tests/peers/test_compat.py`` runs both side by side).
 """
 
 import math
@@ -34,7 +34,7 @@ class RelevanceEvaluator:
     recall levels, as trec_eval 9.0.8 inside pytrec_eval does. fastir's own names
     (``nDCG@10``) are accepted too, keyed as written.
 
-    The request is read as pytrec_eval reads it (``tests/test_compat.py`` checks each case
+    The request is read as pytrec_eval reads it (``tests/peers/test_compat.py`` checks each case
     against it):
 
     - the nicknames ``official``, ``set`` and ``all_trec`` are their trec_eval 9 members,

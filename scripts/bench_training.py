@@ -7,7 +7,7 @@ One epoch of ``--queries`` queries with ``--candidates`` candidates each, in bat
 metrics (update per batch, compute at the end) against fastir.MetricAccumulator
 (update_flat per batch, compute), and fastir.evaluate_flat on the whole epoch at once.
 Prints seconds (best of --repeat) and the largest difference between the means. Scores are
-distinct positive float32 values, where the definitions coincide (see tests/test_training.py).
+distinct positive float32 values, where the definitions coincide (see tests/loops/test_training.py).
 """
 
 import argparse

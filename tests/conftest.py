@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -69,6 +70,39 @@ def subtopic_qrels_and_runs(draw):
         min_size=1, max_size=4))
     run = draw(st.dictionaries(QUERY_IDS, st.dictionaries(DOC_IDS, SCORES, max_size=12),
                                max_size=4))
+    return qrels, run
+
+
+# -- shared conversions -----------------------------------------------------------------
+def run_rows(run):
+    """A run dict as (query ids, doc ids, scores) rows."""
+    qids, docs, scores = [], [], []
+    for q, ranked in run.items():
+        for d, s in ranked.items():
+            qids.append(q)
+            docs.append(d)
+            scores.append(s)
+    return qids, docs, np.array(scores, dtype=np.float64)
+
+
+def matrix_to_dicts(scores, labels, mask=None, n_relevant=None, level=1):
+    """The batch as qrels/run dicts: column j is doc id 'd{999999 - j}', so that trec_eval's
+    docno-descending tie order is the column order."""
+    qrels, run = {}, {}
+    for b in range(scores.shape[0]):
+        q = f"q{b:05d}"
+        qrels[q] = {}
+        run[q] = {}
+        for j in range(scores.shape[1]):
+            if mask is not None and not mask[b, j]:
+                continue
+            doc = f"d{999999 - j}"
+            qrels[q][doc] = int(labels[b, j])
+            run[q][doc] = float(scores[b, j])
+        if n_relevant is not None:
+            have = sum(1 for v in qrels[q].values() if v >= level)
+            for k in range(max(0, int(n_relevant[b]) - have)):
+                qrels[q][f"outside{k}"] = level
     return qrels, run
 
 

@@ -14,7 +14,7 @@ import fastir
 from fastir import _jit
 from fastir.model.ids import HASH_KEY, mix64
 
-INPUTS = os.path.join(os.path.dirname(__file__), "data", "trec_eval", "inputs")
+INPUTS = os.path.join(os.path.dirname(__file__), os.pardir, "data", "trec_eval", "inputs")
 
 
 def cli(*args, env=None, stdin=None):

@@ -12,13 +12,14 @@ import numpy as np
 from conftest import (
     MEASURES,
     SUBTOPIC_MEASURES,
+    matrix_to_dicts,
     naive_values,
     qrels_and_runs,
+    run_rows,
     subtopic_qrels_and_runs,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_batch import _matrix_to_dicts, _rows
 
 import fastir
 from fastir.measures.registry import RANK, Measure, parse
@@ -107,7 +108,7 @@ def test_dense_batch_requests_match_evaluate(batch, width, masked, rnd, request)
     labels = rng.integers(0, 4, size=(batch, width))
     mask = rng.random((batch, width)) < 0.7 if masked else None
     _, per_row = fastir.evaluate_matrix(scores, labels, request, valid=mask, per_row=True)
-    qrels, run = _matrix_to_dicts(scores, labels, mask)
+    qrels, run = matrix_to_dicts(scores, labels, mask)
     want = fastir.evaluate(qrels, run, request)
     assert np.array_equal(per_row, want.values, equal_nan=True), request
 
@@ -123,7 +124,7 @@ def test_bound_candidate_requests_match_evaluate(data, request, rnd):
     """Bound candidates rank each score vector and hand the rankings to the same kernel."""
     qrels, run = data
     run = {q: d for q, d in run.items() if d}  # a bound query always has candidates
-    qids, docs, _ = _rows(run)
+    qids, docs, _ = run_rows(run)
     if not qids:
         return
     bound = fastir.Evaluator(qrels, request).bind(np.array(qids), np.array(docs))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parent.parent
 
-SUBSET = ["test_reference.py", "test_requests.py", "test_batch.py", "test_engines.py", "test_io.py",
-          "test_invariants.py"]
+SUBSET = ["measures/test_reference.py", "measures/test_requests.py", "loops/test_batch.py",
+          "engine/test_engines.py", "io/test_io.py", "engine/test_invariants.py"]
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import fastir
 
 pytestmark = pytest.mark.one_engine
 
-INPUTS = os.path.join(os.path.dirname(__file__), "data", "trec_eval", "inputs")
+INPUTS = os.path.join(os.path.dirname(__file__), os.pardir, "data", "trec_eval", "inputs")
 QRELS = os.path.join(INPUTS, "qrels.test")
 RUN = os.path.join(INPUTS, "results.test")
 

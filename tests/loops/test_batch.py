@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import naive_values, qrels_and_runs
+from conftest import matrix_to_dicts, naive_values, qrels_and_runs, run_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,23 +32,13 @@ def test_evaluator_matches_evaluate(data, missing, level, max_docs, judged_only)
     assert np.array_equal(ev.evaluate(run).values, want.values)  # reusable
 
 
-def _rows(run):
-    qids, docs, scores = [], [], []
-    for q, ranked in run.items():
-        for d, s in ranked.items():
-            qids.append(q)
-            docs.append(d)
-            scores.append(s)
-    return qids, docs, np.array(scores, dtype=np.float64)
-
-
 @settings(max_examples=80, deadline=None)
 @given(qrels_and_runs(), st.sampled_from(["zero", "skip"]),
        st.one_of(st.none(), st.integers(0, 4)), st.booleans(), st.randoms())
 def test_bound_candidates_match_evaluate(data, missing, max_docs, judged_only, rnd):
     qrels, run = data
     run = {q: d for q, d in run.items() if d}  # a bound query always has candidates
-    qids, docs, scores = _rows(run)
+    qids, docs, scores = run_rows(run)
     if not qids:
         return
     options = {"missing": missing, "max_docs": max_docs, "judged_only": judged_only}
@@ -85,27 +75,6 @@ def test_bind_rejects_duplicates_and_bad_scores():
         bound.evaluate(np.array([np.nan, 1.0]))
 
 
-def _matrix_to_dicts(scores, labels, mask=None, n_relevant=None, level=1):
-    """The batch as qrels/run dicts: column j is doc id 'd{999999 - j}', so that trec_eval's
-    docno-descending tie order is the column order."""
-    qrels, run = {}, {}
-    for b in range(scores.shape[0]):
-        q = f"q{b:05d}"
-        qrels[q] = {}
-        run[q] = {}
-        for j in range(scores.shape[1]):
-            if mask is not None and not mask[b, j]:
-                continue
-            doc = f"d{999999 - j}"
-            qrels[q][doc] = int(labels[b, j])
-            run[q][doc] = float(scores[b, j])
-        if n_relevant is not None:
-            have = sum(1 for v in qrels[q].values() if v >= level)
-            for k in range(max(0, int(n_relevant[b]) - have)):
-                qrels[q][f"outside{k}"] = level
-    return qrels, run
-
-
 MATRIX_NAMES = ["AP", "nDCG", "nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR",
                 "IPrec@0.5", "Rprec", "Success@1", "NumRelRet", "SetP"]
 CUTOFF_NAMES = ["nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR@4", "Success@1",
@@ -125,7 +94,7 @@ def test_evaluate_matrix_matches_evaluate(batch, width, masked, outside, level, 
     got, per_row = fastir.evaluate_matrix(scores, labels, names, valid=mask,
                                           n_relevant=n_relevant, relevance_level=level,
                                           per_row=True)
-    qrels, run = _matrix_to_dicts(scores, labels, mask, n_relevant, level)
+    qrels, run = matrix_to_dicts(scores, labels, mask, n_relevant, level)
     want = fastir.evaluate(qrels, run, names, relevance_level=level)
     assert np.array_equal(per_row, want.values)
     assert got == want.mean
