@@ -85,6 +85,6 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         qrels = as_qrels(qrels, progress)
         run = as_run(run, compat, progress)
         joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
-        warn_if_disjoint(joined, qrels, run)
+        warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
         values = plan.values(joined, qrels)
     return plan.results(joined, values, missing)

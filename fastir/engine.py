@@ -124,11 +124,21 @@ class Plan:
 
     def results(self, joined, values, missing):
         """A :class:`Results` of a join's ``values``."""
-        strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
-                   for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
-        return Results(joined.query_ids, list(self.keys), list(self.parsed), values,
-                       joined.ignored_run_queries, joined.missing_queries, missing,
-                       joined.in_run, strings)
+        return self.results_of(joined.query_ids, values, joined.in_run, missing,
+                               joined.ignored_run_queries, joined.missing_queries,
+                               self.texts(joined))
+
+    def results_of(self, query_ids, values, in_run, missing, ignored, missing_queries,
+                   texts):
+        """A :class:`Results` of these measures (the one place one is built): ``values``
+        of the queries ``query_ids`` (an id column), ``texts`` as :meth:`texts` gives."""
+        return Results(query_ids, list(self.keys), list(self.parsed), values, ignored,
+                       missing_queries, missing, in_run, texts)
+
+    def texts(self, joined):
+        """``{key: [text per query]}`` of the text measures (relstring) on a join."""
+        return {key: relstrings(joined, m.cut()) for key, m in zip(self.keys, self.parsed)
+                if m.spec.kind == STRING}
 
 
 @functools.lru_cache(maxsize=128)

@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from fastir import _jit
-from fastir.engine import Plan, relstrings
+from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run
 from fastir.io.trec import NoResultLines, read_qrels, source_name
 from fastir.measures import kernels
@@ -22,7 +22,6 @@ from fastir.measures.registry import (
 )
 from fastir.model.data import Run
 from fastir.model.join import join
-from fastir.results import Results
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
@@ -209,18 +208,18 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         if joined.ignored_run_queries:
             notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
                          f"are ignored: {_listing(joined.ignored_run_queries)}")
-    values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
-    names_ = [name for _, name, m in columns if m is not None]
-    results = Results(joined.query_ids, names_, measures, values, joined.ignored_run_queries,
-                      joined.missing_queries, "zero" if complete else "skip", joined.in_run)
-    if zscores is not None:
-        values = _zscores(results, zscores)
-    texts = {j: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
-             for j, m in enumerate(measures) if m.family == "RelString"}
+    query_ids = joined.query_ids.tolist()
+    values, texts = np.zeros((len(query_ids), 0)), {}
+    if plan:
+        results = plan.results(joined, plan.values(joined, qrels), "zero" if complete else
+                               "skip")
+        values = results.values if zscores is None else _zscores(results, zscores)
+        texts = {j: results.strings[key] for j, key in enumerate(results.measures)
+                 if key in results.strings}
     prefix = "Z" if zscores is not None else ""
     lines = []
     if per_query:
-        for i, qid in enumerate(results.query_ids[:stop]):
+        for i, qid in enumerate(query_ids[:stop]):
             if not evaluated[i]:
                 continue
             j = 0
@@ -237,7 +236,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
         raise TrecEvalStop(4, blank + why, "".join(lines))
     # 9.0.8 -c divides by every judged query, evaluated or not
     divisor = len(evaluated) if old and complete else int(evaluated.sum())
-    means = _summaries(results.parsed, values[evaluated], divisor, zscores is not None)
+    means = _summaries(measures, values[evaluated], divisor, zscores is not None)
     if complete and "NumRel" in [m.family for m in measures]:
         # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
         means[[m.family for m in measures].index("NumRel")] = np.count_nonzero(qrels.labels > 0)
@@ -320,7 +319,7 @@ def _zscores(results, table):
     against the (mean, stddev) of ``table``; trec_eval's marker where it has none."""
     values = results.values.copy()
     qids = [str(q) for q in results.query_ids]
-    names = results.measures
+    names = [m.trec_name() for m in results.parsed]
     for j, m in enumerate(results.parsed):
         gm = m.spec.aggregate == "gmean"
         for i, qid in enumerate(qids):

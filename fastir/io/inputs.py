@@ -10,15 +10,15 @@ from fastir.model.data import Qrels, Run
 from fastir.model.errors import FastirWarning, InputError
 
 
-def warn_if_disjoint(joined, qrels, run):
-    """A :class:`FastirWarning` when no query is both in the run and judged: the means are
-    then 0 (or there is no query at all), which is rarely what was meant (mismatched query
-    ids, swapped files)."""
-    if joined.in_run.any():
+def warn_if_disjoint(in_run, qrels, n_run_queries, run_source):
+    """A :class:`FastirWarning` when no query is both in the run and judged (``in_run``: per
+    evaluated query, whether the run has it): the means are then 0 (or there is no query at
+    all), which is rarely what was meant (mismatched query ids, swapped files)."""
+    if in_run.any():
         return
-    outcome = ("every judged query scores 0 (missing='zero')" if len(joined.in_run)
+    outcome = ("every judged query scores 0 (missing='zero')" if len(in_run)
                else "nothing is evaluated and every mean is 0")
-    warnings.warn(f"no query is both in the run ({run.n_queries} queries, from {run.source}) "
+    warnings.warn(f"no query is both in the run ({n_run_queries} queries, from {run_source}) "
                   f"and judged ({qrels.n_queries} queries, from {qrels.source}): {outcome}; "
                   "check that the query ids match", FastirWarning, stacklevel=3)
 

@@ -60,7 +60,7 @@ class Evaluator:
         with _jit.tier(size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
             joined = join(self.qrels, run, **self.options)
-            warn_if_disjoint(joined, self.qrels, run)
+            warn_if_disjoint(joined.in_run, self.qrels, run.n_queries, run.source)
             values = self.plan.values(joined, self.qrels)
         return self.plan.results(joined, values, self.options["missing"])
 

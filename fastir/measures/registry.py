@@ -192,7 +192,7 @@ DIVERSITY_NOTE = (" Needs subtopic judgments (qid subtopic docno label); intents
 
 #: Cutoff parameters: the ``@`` of a measure.
 RANK = Param("cutoff", "rank", doc="rank cutoff k")
-DEPTH = Param("cutoff", "depth", doc="depth (0 prints an empty string)")
+DEPTH = Param("cutoff", "depth", 10, doc="depth (0 prints an empty string; 10 without one)")
 RECALL = Param("cutoff", "float", low=0.0, high=1.0, doc="recall level")
 MULT = Param("cutoff", "float", low=0.0, doc="multiple of R")
 
@@ -496,7 +496,6 @@ FAMILIES = {f.name: f for f in (
 
 #: trec_eval names: name -> (family, TrecName); and the order trec_eval prints them in.
 TREC_NAMES = {t.name: (f.name, t) for f in FAMILIES.values() for t in f.trec}
-RUNID_ORDER = 0  # runid, not a measure: first in trec_eval's output
 TREC_ORDER = ("runid",) + tuple(sorted(TREC_NAMES, key=lambda n: TREC_NAMES[n][1].order))
 
 #: trec_eval's "official" measure set (printed when no -m is given), in its print order.
@@ -572,6 +571,10 @@ class Measure:
             text += f"@{self.cutoff:g}" if isinstance(self.cutoff, float) else f"@{self.cutoff}"
         return text
 
+    def cut(self):
+        """The cutoff, or its parameter's default when none is given (relstring: 10)."""
+        return self.spec.cutoff.default if self.cutoff is None else self.cutoff
+
     def trec_name(self):
         """The trec_eval output name (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``)."""
         if self.label:
@@ -582,7 +585,7 @@ class Measure:
         if self.spec.cutoff in (RECALL, MULT):
             return f"{cut}_{self.cutoff:3.2f}"
         if self.family == "RelString":
-            return plain if self.cutoff in (None, 10) else f"{plain}_{self.cutoff}"
+            return plain if self.cut() == DEPTH.default else f"{plain}_{self.cutoff}"
         return plain if self.cutoff is None else f"{cut}_{self.cutoff}"
 
 

@@ -11,18 +11,16 @@ import collections
 import os
 import re
 import sys
-import types
 
 import numpy as np
 
 from fastir import _jit
-from fastir.engine import STRING, Plan, relstrings
+from fastir.engine import STRING, Plan
 from fastir.io import _scan, trec
 from fastir.io.inputs import as_qrels, warn_if_disjoint
 from fastir.model.data import InputError, Run, assemble
 from fastir.model.ids import common_kind
 from fastir.model.join import Joined, join
-from fastir.results import Results
 
 __all__ = ["evaluate_file"]
 
@@ -86,8 +84,7 @@ def evaluate_part(qrels, plan, run, max_docs, judged_only):
     """The :class:`Part` of ``run``, whose queries are complete (in no other part)."""
     joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="skip")
     values = plan.values(joined, qrels)
-    strings = {key: relstrings(joined, 10 if m.cutoff is None else m.cutoff)
-               for key, m in zip(plan.keys, plan.parsed) if m.spec.kind == STRING}
+    strings = plan.texts(joined)
     text_ids = qrels.query_ids.is_int and not common_kind(qrels.query_ids,
                                                           run.query_ids)[0].is_int
     return Part(joined.qrels_query, values, strings, joined.ignored_run_queries, text_ids,
@@ -136,12 +133,10 @@ class Combined:
         ignored = [str(q) for q in self.ignored] if self.text_ids else self.ignored
         ignored.sort(key=_strcmp_key)
         in_run = self.in_run[keep]
-        joined = types.SimpleNamespace(in_run=in_run)
-        run = types.SimpleNamespace(n_queries=self.n_run_queries, source=source)
-        warn_if_disjoint(joined, qrels, run)
+        warn_if_disjoint(in_run, qrels, self.n_run_queries, source)
         strings = {key: [texts[q] for q in keep.tolist()] for key, texts in self.strings.items()}
-        return Results(ids.take(keep), list(plan.keys), list(plan.parsed), self.values[keep],
-                       ignored, ids.take(absent).tolist(), self.missing, in_run, strings)
+        return plan.results_of(ids.take(keep), self.values[keep], in_run, self.missing,
+                               ignored, ids.take(absent).tolist(), strings)
 
 
 def _strcmp_key(query_id):
