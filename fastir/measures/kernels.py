@@ -1,19 +1,20 @@
 """The fused measure kernel: every requested measure, for every query, in one parallel pass.
 
 The kernel sees only arrays. Per query ``e`` it reads the ranked label codes
-``labels[indptr[e]:indptr[e + 1]]`` (see :mod:`fastir.model.join`) and the query's judged labels
-sorted in descending order (the ideal ranking), and evaluates each measure row of the spec:
-
-- ``kind``: which measure (the constants below);
-- ``cutoff``: rank cutoff k (0: the whole ranking);
-- ``level``: relevance level (relevant means label >= level);
-- ``gain``: nDCG gain (``GAIN_LINEAR``: the label; ``GAIN_EXP``: 2**label - 1);
-- ``param``: a float parameter (IPrec recall level, SetF beta).
+``labels[indptr[e]:indptr[e + 1]]`` (see :mod:`fastir.model.join`) and the query's judged
+labels sorted in descending order (the ideal ranking), and evaluates each row of the measure
+table (:data:`Spec`; columns ``KIND``, ``PATH``, ``CUTOFF``, ``LEVEL``, ``GAIN``, ``COMPAT``,
+``EMPTY``, float parameters in ``params``). :func:`query_value` dispatches on ``PATH``, the
+registry's ``Family.path``: the query's counts; the rank prefix rows read at the cutoff
+("ranks") or anywhere down to the end ("set"); the gain prefix rows (DCG and ideal DCG); a
+loop of the measure's own. Each path is one small function, and each measure one case of its
+path's function (or a helper it calls). The prefix rows are built once per query and level,
+down to :func:`prefix_depth`, and read through views of exactly the ranks built.
 
 Floating-point operations follow trec_eval's order (sequential sums in rank order, the same
 divisions, the C library's ``log2`` through a precomputed table), so values are
-bit-identical to trec_eval 10.0. A query with an empty ranking scores 0 everywhere except
-``NUM_REL`` and ``NUM_Q``.
+bit-identical to trec_eval 10.0. An empty ranking scores 0 but for the measures whose
+``EMPTY`` column is set.
 """
 
 import math
