@@ -104,7 +104,7 @@ def _run_names(paths, names):
 
 
 def _evaluate_runs(args, paths, names, measures):
-    """(qrels, {name: Results}) with one progress bar over the files' bytes."""
+    """``{name: Results}`` with one progress bar over the files' bytes."""
     import fastir
     from fastir.progress import Progress, wanted
 
@@ -125,7 +125,7 @@ def _evaluate_runs(args, paths, names, measures):
             run = fastir.read_run(path, progress=bar)
             with bar.stage(f"evaluating {name}", size):
                 results[name] = evaluator.evaluate(run)
-    return qrels, results
+    return results
 
 
 def _stream_above():
@@ -184,7 +184,7 @@ def _eval(args):
     paths = _run_paths(args.runs)
     names = _run_names(paths, args.name)
     measures = args.measure or DEFAULT_MEASURES
-    qrels, results = _evaluate_runs(args, paths, names, measures)
+    results = _evaluate_runs(args, paths, names, measures)
     if args.compare:
         import fastir
 
