@@ -143,9 +143,21 @@ def _per_query_values(qrels, runs, measures, missing, options, bar):
         if text:
             raise ValueError(f"{', '.join(text)}: text measures cannot be compared")
         columns = [res.measures.index(k) for k in keys]
-        out.append((res.query_ids, res.values[:, columns]))
+        values = res.values[:, columns]
+        _check_finite(values, keys, res.query_ids, name)
+        out.append((res.query_ids, values))
         bar.advance(description=f"evaluated {name}")
     return keys, out
+
+
+def _check_finite(values, keys, query_ids, name):
+    """A ValueError naming the run, the measure and the query of a value that is not a
+    finite number: a test on it would declare a winner from nothing."""
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        row, column = bad[0]
+        raise ValueError(f"run {name!r}: {keys[column]} is {values[row, column]} on query "
+                         f"{query_ids[row]!r}; a comparison needs finite per-query values")
 
 
 def _measure_keys(measures, res, name):

@@ -88,6 +88,7 @@ FALLOUT = 57  # torchmetrics' RetrievalFallOut
 GAIN_LINEAR = 0  # the label (labels below the level count 0)
 GAIN_EXP = 1  # 2**label - 1
 GAIN_TABLE = 2  # params[m, label] where not NaN, else the label (trec_eval "ndcg.1=3,2=9")
+MAX_EXP_LABEL = 1024  # 2**1024 - 1 overflows a double: exponential gains stop below it
 
 INFAP_EPSILON = 0.00001
 
@@ -854,6 +855,8 @@ def _gain_value(e, spec, m, ranked, ideal, sc, state):
     row = spec.table[m]
     kind, cutoff, level, gain_kind = row[KIND], row[CUTOFF], row[LEVEL], row[GAIN]
     params = spec.params[m]
+    if gain_kind == GAIN_EXP and len(ideal) > 0 and ideal[0] >= MAX_EXP_LABEL:
+        return np.nan  # 2**label - 1 overflows: not defined here (the registry's invalid)
     if gain_kind == GAIN_TABLE:
         count = _ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
         idcg = _ideal_dcg(sc[IDEAL_GAINS], count, cutoff, spec.log2)

@@ -166,6 +166,8 @@ DCG_GAIN = Param("dcg", "choice", "log2", choices=tuple(GAINS),
 GAIN_TABLE = Param("gains", "gains", doc="label=gain table, other labels are their own gain")
 
 MAX_GRADE = Param("max_grade", "rank", 4, high=64, doc="the largest label (gdeval: 4)")
+EXP_GAIN_OVERFLOW = (f"a judged label is {K.MAX_EXP_LABEL} or more, whose exponential gain "
+                     "2**label - 1 overflows (dcg='exp-log2'); use dcg='log2' or smaller labels")
 LABEL_ABOVE_MAX_GRADE = ("a judged label is above max_grade; give the largest label, e.g. "
                          "ERR(max_grade=5)@20")
 
@@ -331,17 +333,19 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("G", 20, "single"),)),
     Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
-           trec=(TrecName("dcg", 21, "single", all_trec=False),), versions=("10.0",),
-           ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')")),
+           invalid=EXP_GAIN_OVERFLOW, trec=(TrecName("dcg", 21, "single", all_trec=False),),
+           versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')")),
     Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
-           params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, empty="value", ideal="cutoff",
+           params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, invalid=EXP_GAIN_OVERFLOW,
+           empty="value", ideal="cutoff",
            trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2")),
     Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
-           level_free=True, ideal="cutoff", trec=(TrecName("ndcg", 23, "single"),
-                                  TrecName("ndcg_cut", 26, "cut", TREC_CUTOFFS, cut=True)),
+           level_free=True, invalid=EXP_GAIN_OVERFLOW, ideal="cutoff",
+           trec=(TrecName("ndcg", 23, "single"),
+                 TrecName("ndcg_cut", 26, "cut", TREC_CUTOFFS, cut=True)),
            aliases=("NDCG",), ranx=("ndcg",),
            examples=("nDCG", "nDCG@3", "nDCG@20", "nDCG(dcg='exp-log2')@5", "nDCG(rel=2)@5",
                      "nDCG(gains='1=3,2=9')")),

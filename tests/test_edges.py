@@ -1,0 +1,61 @@
+"""The edges an adversarial trial found (issue 21), each a case: the right value, or one
+clear error naming the argument or the file and line; never a traceback from Python's or a
+library's internals, never a silently wrong number or conclusion."""
+
+import numpy as np
+import pytest
+from test_adversarial import useful
+
+import fastir
+from fastir.measures.kernels import MAX_EXP_LABEL
+
+pytestmark = pytest.mark.one_engine
+
+EXP_NDCG = "nDCG(dcg='exp-log2')@3"
+
+
+# -- no conclusion from NaN -------------------------------------------------------------------
+def _results_with(value):
+    qrels = {f"q{i}": {"a": 1, "b": i % 2} for i in range(6)}
+    runs = {name: {q: {"a": 1.0 + k, "b": 2.0 - k} for q in qrels}
+            for k, name in enumerate(["x", "y"])}
+    results = {name: fastir.evaluate(qrels, run, ["AP"]) for name, run in runs.items()}
+    results["x"].values[2, 0] = value
+    return results
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "tukey", "t", "wilcoxon"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_compare_refuses_values_that_are_not_numbers(test, value):
+    with pytest.raises(ValueError) as info:
+        fastir.compare(None, _results_with(value), ["AP"], test=test, n_resamples=64)
+    useful(info.value, "AP", "'x'", "q2")
+
+
+@pytest.mark.parametrize("names", [[EXP_NDCG], ["DCG(dcg='exp-log2')"], ["IDCG(dcg='exp-log2')@2"]])
+def test_exponential_gains_refuse_labels_that_overflow(names):
+    qrels = {"q1": {"a": MAX_EXP_LABEL + 76, "b": 1}, "q2": {"a": 2}}
+    run = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"a": 1.0}}
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate(qrels, run, names)
+    useful(info.value, "q1")
+    assert "1024" in str(info.value) and names[0] in str(info.value)
+    # one label below: the gain is finite, and so is the value
+    qrels["q1"]["a"] = MAX_EXP_LABEL - 1
+    assert np.isfinite(fastir.evaluate(qrels, run, names).values).all()
+
+
+@pytest.mark.parametrize("ties", ["column", "average"])
+def test_exponential_gains_refuse_overflowing_labels_in_dense_batches(ties):
+    scores, labels = np.array([[0.5, 0.9, 0.1]]), np.array([[MAX_EXP_LABEL, 0, 2]])
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate_matrix(scores, labels, EXP_NDCG, ties=ties)
+    useful(info.value, "row 0")
+
+
+def test_a_comparison_on_an_overflowing_label_says_so_instead_of_a_winner():
+    qrels = {f"q{i}": {"a": 1100 if i == 0 else 1, "b": 1} for i in range(5)}
+    runs = {"x": {q: {"a": 2.0, "b": 1.0} for q in qrels},
+            "y": {q: {"a": 1.0, "b": 2.0} for q in qrels}}
+    with pytest.raises(ValueError, match="1024 or more"):
+        fastir.compare(qrels, runs, [EXP_NDCG])
