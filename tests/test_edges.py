@@ -59,3 +59,52 @@ def test_a_comparison_on_an_overflowing_label_says_so_instead_of_a_winner():
             "y": {q: {"a": 1.0, "b": 2.0} for q in qrels}}
     with pytest.raises(ValueError, match="1024 or more"):
         fastir.compare(qrels, runs, [EXP_NDCG])
+
+
+# -- inputs -----------------------------------------------------------------------------------
+def test_an_arrow_dictionary_holding_a_null_is_refused():
+    pa = pytest.importorskip("pyarrow")
+    query = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()),
+                                           pa.array(["q1", None]))
+    table = pa.table({"query_id": query, "doc_id": pa.array(["a", "b", "c"]),
+                      "score": pa.array([1.0, 2.0, 3.0])})
+    with pytest.raises(fastir.InputError) as info:
+        fastir.Run.from_arrow(table)
+    useful(info.value, "query_id", "row 1")
+    # a null the indices never take is no id at all
+    query = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0], pa.int32()),
+                                           pa.array(["q1", None, "q2"]))
+    run = fastir.Run.from_arrow(table.set_column(0, "query_id", query))
+    assert run.query_ids.tolist() == ["q1", "q2"]
+
+
+def _fifo(tmp_path, name, data):
+    """A named pipe fed ``data`` by a thread (as a shell's <(...) gives it)."""
+    import os
+    import threading
+
+    path = tmp_path / name
+    os.mkfifo(path)
+
+    def feed():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return str(path)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_named_pipes_are_read_whole(tmp_path, data_dir, compressed):
+    import gzip
+
+    run_bytes = (data_dir / "inputs" / "results.test").read_bytes()
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    want = fastir.evaluate(qrels, str(data_dir / "inputs" / "results.test"), ["AP"]).mean
+    data = gzip.compress(run_bytes) if compressed else run_bytes
+    assert fastir.evaluate(qrels, _fifo(tmp_path, "run", data), ["AP"]).mean == want
+    assert fastir.evaluate_file(qrels, _fifo(tmp_path, "run2", data), ["AP"],
+                                chunk_bytes=4096).mean == want
+    qrels_pipe = _fifo(tmp_path, "qrels", (data_dir / "inputs" / "qrels.test").read_bytes())
+    assert fastir.evaluate(qrels_pipe, str(data_dir / "inputs" / "results.test"),
+                           ["AP"]).mean == want

@@ -8,6 +8,7 @@ import math
 import mmap
 import os
 import re
+import stat
 import sys
 
 import numpy as np
@@ -141,6 +142,8 @@ def _raw_bytes(path, progress=None):
         return _in_memory(sys.stdin.buffer.read(), "-")
     try:
         with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # a pipe, /dev/fd/N: no size
+                return _in_memory(f.read(), path)
             kind = _compression(f.read(10))
             if kind is not None:
                 f.seek(0)

@@ -51,7 +51,14 @@ def ids_from_arrow(column, where):
     kind = column.type
     if pa.types.is_dictionary(kind):
         indices = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        return ids_from_arrow(column.dictionary, where).take(indices)
+        if column.dictionary.null_count:  # (the column's own null check sees indices only)
+            null = column.dictionary.is_null().to_numpy(zero_copy_only=False)[indices]
+            if null.any():
+                raise InputError(f"{where}: {int(null.sum())} ids are null (its dictionary "
+                                 f"holds a null; first at row {int(np.argmax(null))}): fill "
+                                 "or drop them first")
+        return ids_from_arrow(column.dictionary.filter(column.dictionary.is_valid()), where) \
+            .take(_valid_positions(column.dictionary, indices))
     if pa.types.is_integer(kind):
         return Ids.from_array(column.to_numpy(zero_copy_only=False))
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
@@ -65,6 +72,12 @@ def ids_from_arrow(column, where):
                                                      + 1]
     data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
     return Ids(data[offsets[0]:offsets[-1]], offsets - offsets[0])
+
+
+def _valid_positions(dictionary, indices):
+    """``indices`` into a dictionary with its nulls filtered out (none are taken)."""
+    valid = dictionary.is_valid().to_numpy(zero_copy_only=False)
+    return (np.cumsum(valid) - 1)[indices]
 
 
 def _numbers(column, where):
