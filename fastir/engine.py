@@ -14,7 +14,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import chunk_bounds
 from fastir.measures import diversity as DK
-from fastir.measures import kernels
+from fastir.measures import kernels, registry
 from fastir.measures.registry import GAINS, MULT, RANK, RECALL, STRING, parse_all
 from fastir.results import Results, how
 
@@ -147,9 +147,7 @@ def _plan(names, relevance_level, num_docs, compat):
 
 
 def check_options(parsed, relevance_level, compat):
-    if int(relevance_level) != relevance_level or relevance_level < 0:
-        raise ValueError(f"relevance_level must be a non-negative integer, "
-                         f"got {relevance_level!r}")
+    registry.relevance_level(relevance_level)
     if compat not in (None, "10.0", "9.0.8"):
         raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {compat!r}")
     if compat == "9.0.8":

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from fastir.measures import registry
+
 #: Reading kappa as Manning, Raghavan & Schuetze (IIR 8.5) do: above 0.8, from 0.67 to
 #: 0.8, below 0.67.
 BANDS = ("good agreement", "fair agreement: tentative conclusions only",
@@ -39,16 +41,14 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
 
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
-    if int(relevance_level) != relevance_level or relevance_level < 0:
-        raise ValueError(f"relevance_level must be a non-negative integer, got "
-                         f"{relevance_level!r}")
+    level = registry.relevance_level(relevance_level)
     names = list(names) if names is not None else [f"qrels {i + 1}" for i in range(len(qrels))]
     if len(names) != len(qrels):
         raise ValueError(f"names has {len(names)} entries for {len(qrels)} qrels")
     loaded = [as_qrels(q) for q in qrels]
     judged = [_judgments(q) for q in loaded]
-    return Agreement(names, judged, int(relevance_level),
-                     _system_rankings(loaded, runs, measure, int(relevance_level)), measure)
+    return Agreement(names, judged, level, _system_rankings(loaded, runs, measure, level),
+                     measure)
 
 
 def _judgments(qrels):
@@ -69,10 +69,14 @@ def _system_rankings(qrels, runs, measure, level):
         raise ValueError("runs must be a dict {system: run} of at least two systems")
     from fastir.loops.evaluator import Evaluator
 
+    keys, parsed = registry.parse_all([measure])
+    if len(parsed) != 1 or parsed[0].spec.aggregate == "none":
+        raise ValueError(f"measure must be one numeric measure (its means rank the systems), "
+                         f"got {measure!r}")
     means = []
     for q in qrels:
-        evaluator = Evaluator(q, [measure], relevance_level=level)
-        means.append([evaluator.evaluate(run).mean[measure] for run in runs.values()])
+        evaluator = Evaluator(q, parsed, relevance_level=level)
+        means.append([evaluator.evaluate(run).mean[str(parsed[0])] for run in runs.values()])
     return list(runs), np.array(means)
 
 

@@ -40,6 +40,7 @@ from fastir.output.tables import latex_escape
 
 TESTS = ("randomization", "t", "bootstrap", "wilcoxon", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+MAX_RESAMPLES = 10_000_000  # (the bootstrap keeps every resample's statistics)
 BLOCK = 1024  # resamples drawn and evaluated together (fixed: results depend on the seed only)
 TOLERANCE = 1e-12  # relative: a resampled statistic this close to the observed one ties it
 _STREAM = {"randomization": 0, "bootstrap": 1, "tukey": 2}
@@ -89,8 +90,9 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got "
                          f"{correction!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
-            or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+            or not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got "
+                         f"{n_resamples!r}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

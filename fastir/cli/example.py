@@ -5,7 +5,6 @@ machine), ranks 100 documents per query with a weak and a strong system, and pri
 of the usual measures. It needs no file and no network.
 """
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,14 +78,18 @@ def table(qrels, runs, measures=MEASURES):
 
 
 def main(argv=()):
-    if argv and argv[0] == "--write" and len(argv) == 2:
-        for path in write(argv[1]):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="fastir example", description="Evaluate the "
+                                     "bundled example: its qrels and two runs, a table of "
+                                     "means.")
+    parser.add_argument("--write", metavar="DIR", help="write the example's qrels and two "
+                        "runs as TREC files into DIR instead")
+    args = parser.parse_args(argv)
+    if args.write is not None:
+        for path in write(args.write):
             print(path)
         return 0
-    if argv:
-        print("usage: fastir example [--write DIR]   (DIR: the example's qrels and two runs "
-              "as TREC files)", file=sys.stderr)
-        return 2
     qrels, runs = collection()
     print(table(qrels, runs))
     return 0

@@ -8,6 +8,16 @@ import sys
 from fastir.cli.trec_eval import trec_eval_main, version_line
 
 
+def _no_options(name, argv):
+    """Read the options of a command that takes none but ``-h`` (argparse's help and exit
+    statuses: 0 for help, 2 for a flag it does not know); its help is its OTHER_COMMANDS
+    line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"fastir {name}", description=OTHER_COMMANDS[name])
+    parser.parse_args(argv)
+
+
 def example_main(argv):
     """Evaluate the bundled deterministic example and print a table."""
     from fastir.cli.example import main
@@ -19,6 +29,7 @@ def warmup_main(argv):
     """Compile every numba kernel now (cached on disk for later processes)."""
     from fastir.cli.warmup import warmup
 
+    _no_options("warmup", argv)
     print("fastir warmup: compiling numba kernels (cached on disk; once per install)",
           file=sys.stderr, flush=True)
     seconds = warmup()
@@ -31,6 +42,7 @@ def measures_main(argv):
     description."""
     from fastir.measures.registry import FAMILIES
 
+    _no_options("measures", argv)
     print("| family | example | trec_eval | cutoff | parameters | description |")
     print("|---|---|---|---|---|---|")
     for f in FAMILIES.values():

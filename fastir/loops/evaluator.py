@@ -12,7 +12,7 @@ from fastir import _jit, engine
 from fastir._jit import chunk_bounds
 from fastir.io.inputs import as_qrels, as_run, size_hint, warn_if_disjoint
 from fastir.measures import dense as BK
-from fastir.measures import kernels
+from fastir.measures import kernels, registry
 from fastir.measures.registry import MAX_CUTOFF
 from fastir.model.data import InputError, Run, float32_scores, integer_labels
 from fastir.model.join import NO_LIMIT, join
@@ -265,7 +265,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     if ties not in ("column", "average"):
         raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
-    level = _level(relevance_level)
+    level = registry.relevance_level(relevance_level)
     plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level)
     average = ties == "average"
     if average:
@@ -353,18 +353,6 @@ def _flags(x, name):
     if x.dtype.kind not in "iuf" or not np.isin(x, (0, 1)).all():
         raise ValueError(f"{name} must be booleans or 0/1 (True where a candidate exists)")
     return x != 0
-
-
-def _level(relevance_level):
-    """The relevance level as an integer from 0, or a clear error."""
-    level = relevance_level
-    if isinstance(level, (float, np.floating)) and float(level).is_integer():
-        level = int(level)
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not \
-            0 <= level <= MAX_CUTOFF:
-        raise ValueError(f"relevance_level must be an integer from 0 to {MAX_CUTOFF}, got "
-                         f"{relevance_level!r}")
-    return int(level)
 
 
 def _counts(n_relevant, batch):

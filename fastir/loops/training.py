@@ -6,18 +6,19 @@ Each query is evaluated when its batch arrives (by :func:`fastir.evaluate_matrix
 query's candidates come in one update, and only one row of values per query is kept.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from fastir import _jit
 from fastir.loops.evaluator import (
     _as_float_array,
-    _level,
     _matrix_plan,
     as_array,
     evaluate_matrix,
     matrix_labels,
 )
-from fastir.measures import kernels
+from fastir.measures import kernels, registry
 
 
 def _names(measures):
@@ -129,7 +130,7 @@ class MetricAccumulator:
         if ties not in ("column", "average"):
             raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
         self.measures = _names(measures)
-        self.relevance_level = _level(relevance_level)
+        self.relevance_level = registry.relevance_level(relevance_level)
         self.ties = ties
         self.plan = _matrix_plan(self.measures, self.relevance_level)[0]
         self.keys = list(self.plan.keys)
@@ -203,6 +204,12 @@ class MetricAccumulator:
     @classmethod
     def from_state(cls, state):
         """An accumulator holding ``state`` (from :meth:`state_dict`)."""
+        keys = ("values", "indexes", "measures", "relevance_level", "ties")
+        if not isinstance(state, Mapping) or any(k not in state for k in keys):
+            raise ValueError(f"state must be a dict from MetricAccumulator.state_dict() (keys "
+                             f"{', '.join(keys)}), got {type(state).__name__}"
+                             + (f" with keys {sorted(state)}" if isinstance(state, Mapping)
+                                else ""))
         acc = cls(state["measures"].tolist(), relevance_level=int(state["relevance_level"]),
                   ties=str(state["ties"]))
         acc.merge(state)

@@ -25,6 +25,7 @@ naive reference (``tests/naive.py``).
 """
 
 import math
+import numbers
 import re
 
 from fastir.measures import kernels as K
@@ -39,6 +40,19 @@ TREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 GAINS = {"log2": K.GAIN_LINEAR, "exp-log2": K.GAIN_EXP}
 STRING = -1  # kernel kind of measures whose value is text (relstring)
+
+
+def relevance_level(value):
+    """``value`` as a relevance level (an integer from 0 to :data:`MAX_CUTOFF`; a float that
+    holds one is accepted), or a ValueError naming ``relevance_level``."""
+    level = value
+    if isinstance(level, float) and level.is_integer():
+        level = int(level)
+    if isinstance(level, bool) or not isinstance(level, numbers.Integral) or not \
+            0 <= level <= MAX_CUTOFF:
+        raise ValueError(f"relevance_level must be an integer from 0 to {MAX_CUTOFF}, got "
+                         f"{value!r}")
+    return int(level)
 
 
 class UnknownMeasureError(ValueError):

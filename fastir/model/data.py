@@ -268,12 +268,16 @@ class Run:
                 docs.append(doc)
                 scores.append(score)
         empty = [qid for qid, ranked in run.items() if not ranked]
-        scores = np.array(scores, dtype=np.float64)
+        given = scores
+        try:
+            scores = np.array(given, dtype=np.float64)
+        except OverflowError:  # an integer beyond a double's range
+            scores = np.array([float(s) if abs(s) < 2**1024 else math.inf for s in given])
         bad = ~np.isfinite(scores)
         if bad.any():
             i = int(np.argmax(bad))
             raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
-                             f"{scores[i]!r} is not finite")
+                             f"{given[i]!r} is not a finite double")
         built = _build(cls, _id_column(qids + empty, "query ids", source),
                        _id_column(docs, "doc ids", source), scores, source,
                        n_rows=len(scores), name=name)

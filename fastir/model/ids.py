@@ -91,6 +91,10 @@ class Ids:
         if array.dtype.kind == "O":
             items = array.tolist()
             if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in items):
+                wide = [x for x in items if not -2**63 <= x < 2**63][:1]
+                if wide:
+                    raise ValueError(f"integer ids must fit in 64 bits, got {wide[0]}: give "
+                                     "such ids as text")
                 return cls(values=np.array(items, dtype=np.int64))
             bad = [x for x in items if not isinstance(x, (str, bytes))][:1]
             if bad:

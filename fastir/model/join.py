@@ -9,6 +9,8 @@ when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``
 are then dropped, keeping the order.
 """
 
+import numbers
+
 import numpy as np
 
 from fastir import _jit
@@ -94,9 +96,10 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if max_docs is not None and (int(max_docs) != max_docs or max_docs < 0):
+    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(
+            max_docs, numbers.Real) or not max_docs >= 0 or int(max_docs) != max_docs):
         raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
-    limit = NO_LIMIT if max_docs is None else int(max_docs)
+    limit = NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))

@@ -8,6 +8,7 @@ are placed in the qrels' query order (trec_eval order, as the in-memory join giv
 """
 
 import collections
+import numbers
 import os
 import re
 import sys
@@ -25,6 +26,7 @@ from fastir.model.join import Joined, join
 __all__ = ["evaluate_file"]
 
 CHUNK_BYTES = 64 << 20
+MAX_CHUNK = 1 << 40  # a larger chunk_bytes reads as this: a chunk of the whole file
 _READ = 1 << 20  # compressed bytes read per step
 
 
@@ -44,8 +46,11 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     about ``chunk_bytes`` of (decompressed) text plus the query cut at its end.
     ``third_column`` is as in :func:`fastir.read_run`.
     """
-    if int(chunk_bytes) != chunk_bytes or chunk_bytes < 1:
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, numbers.Real) or \
+            not chunk_bytes >= 1 or int(min(chunk_bytes, MAX_CHUNK)) != min(chunk_bytes,
+                                                                           MAX_CHUNK):
         raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
+    chunk_bytes = int(min(chunk_bytes, MAX_CHUNK))  # (larger chunks: the whole file)
     if third_column not in ("auto", "rank", "score"):
         raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
                          f"{third_column!r}")
@@ -336,8 +341,16 @@ def _decompressed(f, source, size):
 
 
 def _read(f, source, n):
-    data = f.read(n)
-    if isinstance(data, str):
-        raise InputError(f"{source}: evaluate_file reads bytes: open the file in binary mode "
-                         "('rb') or pass its path")
-    return bytes(data)
+    """Up to ``n`` bytes of ``f``, read in steps of at most ``_READ`` (a huge ``n`` allocates
+    what the file holds, not ``n``)."""
+    parts, left = [], n
+    while left > 0:
+        data = f.read(min(left, _READ))
+        if isinstance(data, str):
+            raise InputError(f"{source}: evaluate_file reads bytes: open the file in binary "
+                             "mode ('rb') or pass its path")
+        if not data:
+            break
+        parts.append(bytes(data))
+        left -= len(data)
+    return b"".join(parts)
