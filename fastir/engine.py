@@ -51,8 +51,9 @@ class Plan:
         """The plan of these measures and options: built once per distinct request (a loop
         that evaluates the same measures pays for parsing them once)."""
         names = (measures,) if isinstance(measures, str) else measures
+        level = registry.relevance_level(relevance_level)  # (True == 1 as a cache key)
         try:
-            return _plan(tuple(names), relevance_level, num_docs, compat)
+            return _plan(tuple(names), level, num_docs, compat)
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
                         compat=compat)

@@ -108,3 +108,76 @@ def test_named_pipes_are_read_whole(tmp_path, data_dir, compressed):
     qrels_pipe = _fifo(tmp_path, "qrels", (data_dir / "inputs" / "qrels.test").read_bytes())
     assert fastir.evaluate(qrels_pipe, str(data_dir / "inputs" / "results.test"),
                            ["AP"]).mean == want
+
+
+# -- no bare OverflowError, no error from Python's internals ---------------------------------
+QRELS, RUN = {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 2.0}}
+
+
+def test_max_docs_beyond_int64_is_no_limit():
+    want = fastir.evaluate(QRELS, RUN, ["AP"]).mean
+    assert fastir.evaluate(QRELS, RUN, ["AP"], max_docs=2**70).mean == want
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate(QRELS, RUN, ["AP"], max_docs=float("nan"))
+    useful(info.value, "max_docs")
+
+
+@pytest.mark.parametrize("qrels, run, names", [
+    ({10**30: {"a": 1}}, {10**30: {"a": 1.0}}, ["64 bits"]),
+    (QRELS, {"q": {"a": 10**400}}, ["not a finite double", "'a'"]),
+])
+def test_numbers_beyond_the_columns_are_refused(qrels, run, names):
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate(qrels, run, ["AP"])
+    useful(info.value, *names)
+
+
+@pytest.mark.parametrize("chunk_bytes", [float("nan"), None, 0, -3, 2.5, "64", True])
+def test_chunk_bytes_must_be_a_positive_integer(data_dir, chunk_bytes):
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate_file(QRELS, str(data_dir / "inputs" / "results.test"), ["AP"],
+                             chunk_bytes=chunk_bytes)
+    useful(info.value, "chunk_bytes")
+
+
+def test_a_huge_chunk_reads_the_file_whole(data_dir):
+    qrels, run = (str(data_dir / "inputs" / name) for name in ("qrels.test", "results.test"))
+    want = fastir.evaluate(qrels, run, ["AP"]).mean
+    assert fastir.evaluate_file(qrels, run, ["AP"], chunk_bytes=2**70).mean == want
+
+
+@pytest.mark.parametrize("level", ["x", float("nan"), -1, 2.5, 2**40, True])
+def test_relevance_level_is_checked_everywhere(level):
+    calls = [lambda: fastir.evaluate(QRELS, RUN, ["AP"], relevance_level=level),
+             lambda: fastir.agreement(QRELS, QRELS, relevance_level=level),
+             lambda: fastir.evaluate_matrix(np.ones((1, 2)), np.ones((1, 2), int), "AP",
+                                            relevance_level=level),
+             lambda: fastir.MetricAccumulator(["AP"], relevance_level=level)]
+    for call in calls:
+        with pytest.raises(ValueError) as info:
+            call()
+        useful(info.value, "relevance_level")
+
+
+@pytest.mark.parametrize("measure", ["relstring", "P", "official"])
+def test_agreement_ranks_systems_by_one_numeric_measure(measure):
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1}}
+    runs = {"x": {"q1": {"a": 1.0, "b": 2.0}}, "y": {"q1": {"a": 2.0, "b": 1.0}}}
+    with pytest.raises(ValueError) as info:
+        fastir.agreement(qrels, qrels, runs=runs, measure=measure)
+    useful(info.value, "measure", measure)
+
+
+@pytest.mark.parametrize("state", [{}, None, {"values": []}, [1, 2]])
+def test_an_accumulator_state_that_is_not_one(state):
+    with pytest.raises(ValueError) as info:
+        fastir.MetricAccumulator.from_state(state)
+    useful(info.value, "state")
+
+
+def test_resamples_are_bounded():
+    qrels = {f"q{i}": {"a": 1} for i in range(3)}
+    runs = {"x": {q: {"a": 1.0} for q in qrels}, "y": {q: {"a": 2.0} for q in qrels}}
+    with pytest.raises(ValueError) as info:
+        fastir.compare(qrels, runs, ["AP"], n_resamples=10**23)
+    useful(info.value, "n_resamples")
