@@ -181,3 +181,29 @@ def test_resamples_are_bounded():
     with pytest.raises(ValueError) as info:
         fastir.compare(qrels, runs, ["AP"], n_resamples=10**23)
     useful(info.value, "n_resamples")
+
+
+@pytest.mark.parametrize("lines, where", [
+    ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 abc t\n", ":2:"),
+    ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 inf t\n", ":2:"),
+    ("q1 Q0 d1 1 1.5 t\n# a comment\nq1 Q0 d2\n", ":3:"),
+])
+def test_dask_run_files_name_the_file_and_line_of_a_bad_row(tmp_path, lines, where):
+    pytest.importorskip("dask.dataframe")
+    import fastir.dask
+
+    path = tmp_path / "bad.run"
+    path.write_text(lines)
+    with pytest.raises(fastir.InputError) as info:
+        fastir.dask.read_trec_run(str(path)).compute()
+    useful(info.value, f"{path}{where}")
+
+
+def test_dask_globs_matching_nothing_say_so(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    import fastir.dask
+
+    for paths in (str(tmp_path / "*.run"), [str(tmp_path / "absent.run")]):
+        with pytest.raises(fastir.InputError) as info:
+            fastir.dask.read_trec_run(paths)
+        useful(info.value, str(tmp_path))

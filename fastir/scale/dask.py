@@ -14,6 +14,7 @@ from fastir import _jit
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels
 from fastir.model.data import Run
+from fastir.model.errors import InputError
 from fastir.scale.streaming import Combined, evaluate_part
 
 __all__ = ["evaluate", "read_trec_run"]
@@ -74,18 +75,67 @@ def read_trec_run(paths, blocksize="64MB"):
     list of shards, ``qid iter docno rank score tag`` per line, read in ``blocksize`` blocks.
 
     Ids stay text and scores are parsed round-trip exact, so :func:`evaluate` on it gives
-    :func:`fastir.evaluate`'s values on the same files. (Parquet datasets: dask's own
+    :func:`fastir.evaluate`'s values on the same files; a line without a doc id or a finite
+    score is an :class:`~fastir.InputError` naming the file and line (when the partition is
+    computed). A glob matching no file is one at once. (Parquet datasets: dask's own
     ``dask.dataframe.read_parquet``.)
     """
     import dask.dataframe as dd
     import pandas as pd
 
-    # (pandas 3 parses floats round-trip exact by default and deprecates the option)
-    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-    return dd.read_csv(paths, sep=r"\s+", header=None, usecols=[0, 2, 4],
-                       names=["query_id", "iter", "doc_id", "rank", "score", "tag"],
-                       dtype={"query_id": str, "doc_id": str, "score": "float64"},
-                       comment="#", blocksize=blocksize, **exact)
+    frame = dd.read_csv(_run_files(paths), sep=r"\s+", header=None, usecols=[0, 2, 4],
+                        names=["query_id", "iter", "doc_id", "rank", "score", "tag"],
+                        dtype={"query_id": str, "doc_id": str, "score": str}, comment="#",
+                        blocksize=blocksize, include_path_column="path")
+    meta = pd.DataFrame({"query_id": pd.Series(dtype=object),
+                         "doc_id": pd.Series(dtype=object), "score": pd.Series(dtype="float64")})
+    return frame.map_partitions(_checked_rows, meta=meta)
+
+
+def _run_files(paths):
+    """The files of a glob or a list of paths; an InputError when there are none."""
+    import glob
+    import os
+
+    listed = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike))
+                                     else paths)]
+    files = [f for p in listed for f in (sorted(glob.glob(p)) if glob.has_magic(p) else [p])]
+    if not files:
+        raise InputError(f"{', '.join(listed) or 'paths'}: no run file matches")
+    absent = [f for f in files if not os.path.isfile(f)]
+    if absent:
+        raise InputError(f"{absent[0]}: no such run file")
+    return files
+
+
+def _checked_rows(frame):
+    """A partition's rows with their scores as doubles (pandas' parse is round-trip exact),
+    or an InputError naming the file and line of the first row without a doc id or a
+    finite score."""
+    import numpy as np
+    import pandas as pd
+
+    scores = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(scores) | frame["doc_id"].isna().to_numpy()
+    if bad.any():
+        row = frame.iloc[int(np.argmax(bad))]
+        raise InputError(f"{row['path']}:{_line_number(row)}: expected 'qid iter docno rank "
+                         f"score tag' with a finite score, found doc {row['doc_id']!r} and "
+                         f"score {row['score']!r}")
+    return pd.DataFrame({"query_id": frame["query_id"].to_numpy(dtype=object),
+                         "doc_id": frame["doc_id"].to_numpy(dtype=object), "score": scores},
+                        index=frame.index)
+
+
+def _line_number(row):
+    """The first line of ``row``'s file holding its query and doc ids (on an error only)."""
+    with open(row["path"], encoding="utf-8", errors="surrogateescape") as f:
+        for number, line in enumerate(f, 1):
+            fields = line.split()
+            if fields[:1] == [row["query_id"]] and (len(fields) < 3 or fields[2] ==
+                                                    row["doc_id"]):
+                return number
+    return "?"
 
 
 def _queries_complete(parts):
