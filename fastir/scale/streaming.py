@@ -249,39 +249,45 @@ def _shifted(exc, source, lines_before):
 
 def _query_chunks(path, source, chunk_bytes):
     """(bytes, lines before them) of about ``chunk_bytes``, each ending where a query ends
-    (but the last); a query cut by a chunk's end is carried to the next chunk."""
-    carry, lines_before = b"", 0
+    (but the last); a query cut by a chunk's end is carried to the next chunk. A query
+    longer than a chunk is held, not rescanned: each block's lines are read once."""
+    carry, lines_before = bytearray(), 0
+    scanned, qid = 0, None  # carry[:scanned] is whole lines of query qid only
     for block, last in _blocks(path, source, chunk_bytes):
-        data = carry + block
+        carry += block
         if last:
-            cut = len(data)
+            cut = len(carry)
         else:
-            end = data.rfind(b"\n") + 1
-            cut = _last_query_start(data, end)
+            cut, qid, scanned = _last_query_start(carry, carry.rfind(b"\n") + 1, scanned, qid)
         if cut == 0:
-            carry = data
             continue
-        chunk, carry = data[:cut], data[cut:]
+        chunk = bytes(carry[:cut])
+        del carry[:cut]
+        scanned -= cut
         yield chunk, lines_before
         lines_before += chunk.count(b"\n")
     if carry:
-        yield carry, lines_before
+        yield bytes(carry), lines_before
 
 
-def _last_query_start(data, end):
-    """Where the lines of the last query in ``data[:end]`` (whole lines) start: 0 if it
-    holds one query only (or none)."""
-    qid, pos = None, end
-    while pos > 0:
-        start = data.rfind(b"\n", 0, pos - 1) + 1
-        fields = data[start:pos].split(None, 1)
+def _last_query_start(data, end, scanned, qid):
+    """Where the last query of ``data[:end]`` (whole lines) starts, 0 if it holds one query
+    only (or none), given that ``data[:scanned]`` holds query ``qid`` only; with that
+    query's id and how far ``data`` is now known to hold it only (after the cut)."""
+    last, pos = None, end
+    while pos > scanned:
+        found = data.rfind(b"\n", scanned, pos - 1)
+        start = found + 1 if found >= 0 else scanned
+        fields = bytes(data[start:pos]).split(None, 1)
         if fields and fields[0][:1] != b"#":
-            if qid is None:
-                qid = fields[0]
-            elif fields[0] != qid:
-                return pos
+            if last is None:
+                last = fields[0]
+            elif fields[0] != last:
+                return pos, last, end
         pos = start
-    return 0
+    if last is not None and qid is not None and last != qid:
+        return scanned, last, end
+    return 0, last if qid is None else qid, end
 
 
 def _blocks(path, source, size):
