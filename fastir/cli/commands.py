@@ -11,7 +11,7 @@ import os
 import sys
 import warnings
 
-from fastir.output.tables import FORMATS, format_rows
+from fastir.output.tables import FORMATS, format_rows, plain
 
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
 INPUT_STATUS = 1
@@ -44,6 +44,8 @@ def _guarded(command, function, argv):
             return function(argv)
         except (InputError, UnknownMeasureError, ValueError, ImportError) as exc:
             return _fail(command, str(exc))
+        except BrokenPipeError:  # the reader left (fastir fuse ... | head): main's to handle
+            raise
         except OSError as exc:
             return _fail(command, f"{exc.filename or ''}: {exc.strerror or exc}")
 
@@ -185,6 +187,8 @@ def _eval(args):
     names = _run_names(paths, args.name)
     measures = args.measure or DEFAULT_MEASURES
     results = _evaluate_runs(args, paths, names, measures)
+    for name, path in zip(names, paths):
+        _warn_if_unjudged(name, path, results[name], args)
     if args.compare:
         import fastir
 
@@ -212,9 +216,24 @@ def _eval(args):
     return 0
 
 
+def _warn_if_unjudged(name, path, results, args):
+    """A warning when a run scores 0 everywhere because no document of its top 10 is judged
+    (ids that do not match the qrels': another collection, a different id format)."""
+    import fastir
+
+    if path == "-" or results.values.size == 0 or results.values.any():
+        return
+    judged = fastir.evaluate(args.qrels, path, ["Judged@10"], **_evaluation_options(args))
+    if judged.values.size and not judged.values.any():
+        warnings.warn(f"run {name}: no document of its top 10 is judged, in any query: its "
+                      "values are 0 (do its doc ids match the qrels'?)", stacklevel=2)
+
+
 def _comparison_text(comparison, fmt, digits):
-    if fmt in ("table", "markdown"):
+    if fmt == "markdown":
         return comparison.to_markdown(digits)
+    if fmt == "table":
+        return plain(comparison.to_markdown(digits))
     if fmt == "latex":
         return comparison.to_latex(digits)
     if fmt == "json":
@@ -387,11 +406,10 @@ def plot_main(argv):
 
 
 def _plot(args):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import fastir
     from fastir.output import plots
+
+    plots.to_files()
 
     paths = _run_paths(args.runs)
     names = _run_names(paths, args.name)

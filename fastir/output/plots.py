@@ -13,13 +13,26 @@ ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 Curve = namedtuple("Curve", "name recall mean")
 
 
+MISSING = "pictures need matplotlib: pip install 'fastir[plot]'"
+
+
 def pyplot():
     """matplotlib's pyplot, or an ImportError that says how to install it."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("pictures need matplotlib: pip install 'fastir[plot]'") from None
+        raise ImportError(MISSING) from None
     return plt
+
+
+def to_files():
+    """Draw into files, with no screen (matplotlib's Agg backend); an ImportError that says
+    how to install matplotlib when it is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(MISSING) from None
+    matplotlib.use("Agg")
 
 
 def _axes(ax):

@@ -41,13 +41,43 @@ def format_rows(rows, keys, integers, fmt, digits, per_query):
         return "\n".join(lines) + "\n"
     if fmt == "latex":
         return _latex_table(head, cells, rows, per_query, digits)
-    widths = [max(len(str(row[i])) for row in [head] + cells) for i in range(len(head))]
-    left = 2 if per_query else 1
-    lines = []
-    for row in [head] + cells:
-        lines.append("  ".join(str(v).ljust(w) if i < left else str(v).rjust(w)
-                               for i, (v, w) in enumerate(zip(row, widths))).rstrip())
-    return "\n".join(lines) + "\n"
+    return aligned([head] + cells, 2 if per_query else 1) + "\n"
+
+
+def aligned(rows, left):
+    """Rows of cells as aligned text: the first ``left`` columns to the left, the others to
+    the right."""
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(str(v).ljust(w) if i < left else str(v).rjust(w)
+                               for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+                     for row in rows)
+
+
+def plain(markdown):
+    """Markdown's tables as aligned text (the rest as it is): the table format of text a
+    report writes as markdown. Columns of numbers are aligned to the right."""
+    out, table = [], []
+    for line in markdown.split("\n") + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):  # (the separator row)
+                table.append(cells)
+            continue
+        if table:
+            numeric = [all(_is_number(row[i]) for row in table[1:]) for i in range(len(table[0]))]
+            left = numeric.index(True) if True in numeric else len(numeric)
+            out.append(aligned(table, left))
+            table = []
+        out.append(line)
+    return "\n".join(out[:-1])
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _json_value(value):
