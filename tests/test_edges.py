@@ -230,3 +230,82 @@ def test_a_query_longer_than_a_chunk_is_scanned_once(tmp_path, monkeypatch):
     got = fastir.evaluate_file(qrels, str(path), ["AP", "NumRet"], chunk_bytes=4096).mean
     assert got == fastir.evaluate(qrels, str(path), ["AP", "NumRet"]).mean
     assert len(scanned) > 50 and sum(scanned) <= path.stat().st_size
+
+
+def test_flat_indexes_beyond_int64_are_refused():
+    preds, target = np.array([0.5, 0.2, 0.9]), np.array([1, 0, 1])
+    indexes = np.array([2**63 + 5, 2**63 + 5, 7], dtype=np.uint64)
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate_flat(preds, target, indexes, "AP")
+    useful(info.value, "indexes", "2**63")
+
+
+def test_agreement_matches_integer_ids_with_the_same_ids_as_text():
+    pair = fastir.agreement({"q": {"1": 1, "2": 0}}, {"q": {1: 1, 2: 1}}).pairs[0]
+    assert pair["both"] == 2 and pair["table"].tolist() == [[1, 0], [1, 0]]
+
+
+# -- the command line -------------------------------------------------------------------------
+def _cli(*args, stdin=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+                          text=True, input=stdin)
+
+
+COMMANDS = ["eval", "stats", "agree", "plot", "fuse", "trec_eval", "measures", "example",
+            "warmup"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_helps_and_refuses_bad_flags(command):
+    helped = _cli(command, "-h")
+    assert helped.returncode == 0 and "usage" in helped.stdout.lower(), helped.stderr
+    bad = _cli(command, "--no-such-flag")
+    assert bad.returncode in (1, 2) and "Traceback" not in bad.stderr, bad.stderr
+    assert any(line.startswith(f"fastir {command}: ") for line in bad.stderr.splitlines()), \
+        bad.stderr
+
+
+@pytest.mark.parametrize("command", ["eval", "fuse", "trec_eval", "measures", "stats"])
+def test_a_closed_pipe_ends_a_command_quietly(command, data_dir, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    qrels, run = (str(data_dir / "inputs" / n) for n in ("qrels.test", "results.test"))
+    other = str(tmp_path / "other.test")
+    shutil.copy(run, other)
+    args = {"eval": [qrels, run, "-q"], "fuse": [run, other], "trec_eval": ["-q", qrels, run],
+            "measures": [], "stats": [qrels, run]}[command]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "fastir", command, *args], stdout=reader.stdin,
+                          stderr=subprocess.PIPE, text=True)
+    reader.stdin.close()
+    reader.wait()
+    said = [line for line in done.stderr.splitlines()
+            if not line.startswith("fastir: compiling")]  # (a fresh cache's one-time note)
+    assert done.returncode == 0 and said == [], done.stderr
+
+
+def test_compare_as_a_table_is_text_not_markdown(data_dir, tmp_path):
+    import shutil
+
+    qrels, run = (str(data_dir / "inputs" / n) for n in ("qrels.test", "results.test"))
+    other = str(tmp_path / "other.test")
+    shutil.copy(run, other)
+    args = ["eval", qrels, run, other, "--name", "a", "--name", "b", "--compare",
+            "--resamples", "99", "-m", "AP"]
+    table, markdown = _cli(*args).stdout, _cli(*args, "--format", "markdown").stdout
+    assert "|" not in table and "| a) a |" in markdown
+    assert table.splitlines()[0].split() == ["system", "AP"]
+
+
+def test_a_run_with_nothing_judged_in_its_top_10_says_so(data_dir, tmp_path):
+    run = tmp_path / "unjudged.run"
+    run.write_text("".join(f"{q} Q0 nowhere{d} {d + 1} {1 - d / 100} t\n"
+                           for q in ("301", "302") for d in range(20)))
+    done = _cli("eval", str(data_dir / "inputs" / "qrels.test"), str(run), "-m", "AP")
+    assert done.returncode == 0 and "no document of its top 10 is judged" in done.stderr

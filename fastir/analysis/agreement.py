@@ -52,12 +52,13 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
 
 
 def _judgments(qrels):
-    """{(query, doc): label} of the labels >= 0."""
+    """{(query, doc): label} of the labels >= 0, ids as text (integer ids match the same
+    ids written as text, as they do in an evaluation)."""
     out = {}
     for qid, docs in qrels.to_dict().items():
         for doc, label in docs.items():
             if label >= 0:
-                out[(qid, doc)] = label
+                out[(str(qid), str(doc))] = label
     return out
 
 

@@ -34,6 +34,9 @@ def _indexes(indexes, n, name="indexes", lowest=0):
         raise TypeError(f"{name} must be integers (the query of each row), got dtype {x.dtype}")
     if x.size and x.min() < lowest:
         raise ValueError(f"{name} must be integers from {lowest}, got {x.min().item()}")
+    if x.size and x.dtype == np.uint64 and x.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} must be integers below 2**63 (kept as int64), got "
+                         f"{x.max().item()}")
     return x.astype(np.int64, copy=False)
 
 
