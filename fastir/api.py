@@ -5,6 +5,7 @@ from fastir import _jit
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run, is_several_runs, size_hint, warn_if_disjoint
 from fastir.model.join import join
+from fastir.progress import Progress, wanted
 from fastir.results import Results, ResultsByRun
 
 __all__ = ["Results", "evaluate"]
@@ -84,7 +85,10 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     with _jit.tier(size_hint(qrels) + size_hint(run)):
         qrels = as_qrels(qrels, progress)
         run = as_run(run, compat, progress)
-        joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing=missing)
-        warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
-        values = plan.values(joined, qrels)
+        with Progress(len(run), "evaluating", wanted(progress), unit="row") as bar, \
+                bar.stage("evaluating", len(run)):
+            joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only,
+                          missing=missing)
+            warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
+            values = plan.values(joined, qrels)
     return plan.results(joined, values, missing)

@@ -9,6 +9,9 @@ import time
 
 #: A bar appears only when the work has taken this long (short work shows nothing).
 DELAY = 0.3
+#: What a bar shows: done, rate and time left (a counter where the total is unknown).
+BAR = "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
+COUNTER = "{desc}{n_fmt} [{elapsed}, {rate_fmt}]"
 
 
 def wanted(progress):
@@ -34,7 +37,7 @@ class Progress:
             self.bar = tqdm(total=total, desc=description, unit=unit, unit_scale=scale,
                             unit_divisor=1024 if scale else 1000, delay=DELAY, leave=False,
                             file=sys.stderr, ncols=min(size.columns, 100), nrows=size.lines,
-                            bar_format="{desc}{percentage:3.0f}%|{bar}| {elapsed}")
+                            bar_format=BAR if total else COUNTER)
 
     def add_total(self, n):
         """More work to come (known once the earlier steps ran)."""

@@ -309,3 +309,20 @@ def test_a_run_with_nothing_judged_in_its_top_10_says_so(data_dir, tmp_path):
                            for q in ("301", "302") for d in range(20)))
     done = _cli("eval", str(data_dir / "inputs" / "qrels.test"), str(run), "-m", "AP")
     assert done.returncode == 0 and "no document of its top 10 is judged" in done.stderr
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_streaming_progress_advances_with_the_bytes_read(tmp_path, data_dir, compressed):
+    import gzip
+
+    from fastir.progress import Progress
+
+    data = (data_dir / "inputs" / "results.test").read_bytes()
+    path = tmp_path / ("run.gz" if compressed else "run")
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    with Progress(path.stat().st_size, "test", True, unit="B") as bar:
+        got = fastir.evaluate_file(qrels, str(path), ["AP"], chunk_bytes=2048, progress=bar)
+        assert bar.bar.n == path.stat().st_size
+    assert got.mean == fastir.evaluate(qrels, str(path), ["AP"]).mean
+    assert fastir.evaluate_file(qrels, str(path), ["AP"], progress=True).mean == got.mean

@@ -120,9 +120,9 @@ def _evaluate_runs(args, paths, names, measures):
         results = {}
         for path, name, size in zip(paths, names, sizes[1:]):
             if size > _stream_above():
-                with bar.stage(f"evaluating {name} in chunks", 2 * size):
-                    results[name] = _streamed(qrels, path, measures, args)
+                results[name] = _streamed(qrels, path, measures, args, bar)
                 if results[name] is not None:
+                    bar.advance(size)  # (its evaluation went along with the reads)
                     continue
             run = fastir.read_run(path, progress=bar)
             with bar.stage(f"evaluating {name}", size):
@@ -136,13 +136,13 @@ def _stream_above():
     return int(os.environ.get("FASTIR_STREAM_BYTES", 2 << 30))
 
 
-def _streamed(qrels, path, measures, args):
+def _streamed(qrels, path, measures, args, bar):
     """The run evaluated in chunks, or None when its queries are not together (then it is
     read whole, as trec_eval reads it)."""
     from fastir.scale.streaming import QueriesNotTogether, evaluate_file
 
     try:
-        return evaluate_file(qrels, path, measures, **_evaluation_options(args))
+        return evaluate_file(qrels, path, measures, progress=bar, **_evaluation_options(args))
     except QueriesNotTogether as exc:
         print(f"fastir eval: note: {exc}; reading it whole instead", file=sys.stderr)
         return None

@@ -8,6 +8,7 @@ are placed in the qrels' query order (trec_eval order, as the in-memory join giv
 """
 
 import collections
+import contextlib
 import numbers
 import os
 import re
@@ -22,6 +23,7 @@ from fastir.io.inputs import as_qrels, warn_if_disjoint
 from fastir.model.data import InputError, Run, assemble
 from fastir.model.ids import common_kind
 from fastir.model.join import Joined, join
+from fastir.progress import Progress, wanted
 
 __all__ = ["evaluate_file"]
 
@@ -36,7 +38,7 @@ class QueriesNotTogether(InputError):
 
 def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevance_level=1,
                   missing="zero", max_docs=None, judged_only=False, num_docs=0, compat=None,
-                  third_column="auto"):
+                  third_column="auto", progress=False):
     """Evaluate a TREC run file chunk by chunk: memory follows ``chunk_bytes``, not the file.
 
     Takes the options of :func:`fastir.evaluate` and gives the same :class:`Results`,
@@ -44,7 +46,9 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     object. Each query's lines must be contiguous (as TREC runs are): a query id seen again
     after another query raises an :class:`~fastir.InputError` naming the line. A chunk is
     about ``chunk_bytes`` of (decompressed) text plus the query cut at its end.
-    ``third_column`` is as in :func:`fastir.read_run`.
+    ``third_column`` is as in :func:`fastir.read_run`. ``progress``: a bar on standard
+    error over the file's bytes as they are read (``True``, or a
+    :class:`~fastir.progress.Progress` to advance).
     """
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, numbers.Real) or \
             not chunk_bytes >= 1 or int(min(chunk_bytes, MAX_CHUNK)) != min(chunk_bytes,
@@ -59,8 +63,13 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     qrels = as_qrels(qrels)
     state = Combined(qrels, plan, missing)
     reader = _ChunkReader(source, third_column)
-    with _jit.tier(len(qrels) + min(chunk_bytes, _size(run_path) or chunk_bytes) // 32):
-        for chunk, lines_before in _query_chunks(run_path, source, int(chunk_bytes)):
+    size = _size(run_path)
+    own = not isinstance(progress, Progress)
+    bar = Progress(size or None, f"evaluating {os.path.basename(source)} in chunks",
+                   wanted(progress), unit="B") if own else progress
+    with _jit.tier(len(qrels) + min(chunk_bytes, size or chunk_bytes) // 32), \
+            contextlib.closing(bar) if own else contextlib.nullcontext():
+        for chunk, lines_before in _query_chunks(run_path, source, chunk_bytes, bar):
             run = reader.parse(chunk, lines_before)
             if run is None:
                 continue
@@ -247,13 +256,13 @@ def _shifted(exc, source, lines_before):
     return InputError(f"{source}:{line}:{message[prefix.end():]}")
 
 
-def _query_chunks(path, source, chunk_bytes):
+def _query_chunks(path, source, chunk_bytes, progress=None):
     """(bytes, lines before them) of about ``chunk_bytes``, each ending where a query ends
     (but the last); a query cut by a chunk's end is carried to the next chunk. A query
     longer than a chunk is held, not rescanned: each block's lines are read once."""
     carry, lines_before = bytearray(), 0
     scanned, qid = 0, None  # carry[:scanned] is whole lines of query qid only
-    for block, last in _blocks(path, source, chunk_bytes):
+    for block, last in _blocks(path, source, chunk_bytes, progress):
         carry += block
         if last:
             cut = len(carry)
@@ -290,9 +299,9 @@ def _last_query_start(data, end, scanned, qid):
     return 0, last if qid is None else qid, end
 
 
-def _blocks(path, source, size):
+def _blocks(path, source, size, progress=None):
     """(bytes, whether last) of the file's (decompressed) content, about ``size`` at a time,
-    without a leading UTF-8 byte order mark."""
+    without a leading UTF-8 byte order mark; ``progress`` advances by the bytes read."""
     if hasattr(path, "read"):
         f, close = path, False
     elif str(path) == "-":
@@ -304,7 +313,7 @@ def _blocks(path, source, size):
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     try:
         pending = None
-        for block in _decompressed(f, source, size):
+        for block in _decompressed(_Advancing(f, progress), source, size):
             if pending is None and block.startswith(trec.BOM):
                 block = block[len(trec.BOM):]
             if pending is not None:
@@ -344,6 +353,19 @@ def _decompressed(f, source, size):
             parts, held = [], 0
     if held:
         yield b"".join(parts)
+
+
+class _Advancing:
+    """A binary file whose reads advance a progress bar (None: none)."""
+
+    def __init__(self, f, progress):
+        self.f, self.progress = f, progress
+
+    def read(self, n):
+        data = self.f.read(n)
+        if self.progress is not None:
+            self.progress.advance(len(data))
+        return data
 
 
 def _read(f, source, n):
