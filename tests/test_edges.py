@@ -326,3 +326,86 @@ def test_streaming_progress_advances_with_the_bytes_read(tmp_path, data_dir, com
         assert bar.bar.n == path.stat().st_size
     assert got.mean == fastir.evaluate(qrels, str(path), ["AP"]).mean
     assert fastir.evaluate_file(qrels, str(path), ["AP"], progress=True).mean == got.mean
+
+
+# -- the newer surfaces, drawn ----------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ODD = st.sampled_from([None, -1, 0, 1, 0.5, 2.5, float("nan"), float("inf"), 2**70, "x", "",
+                       True, [], {}, (1,), np.int64(3), "zero", "skip", "9.0.8", "AP"])
+SMALL_QRELS = {f"q{i}": {"a": i % 3, "b": 1, "c": 0} for i in range(4)}
+SMALL_RUNS = {"x": {q: {"a": 1.0, "b": 0.5, "c": 2.0} for q in SMALL_QRELS},
+              "y": {q: {"a": 0.2, "b": 0.9, "c": 0.1} for q in SMALL_QRELS}}
+
+
+def _odd_call(call, options):
+    """The call with the drawn options: a result, or an error of fastir's own naming one of
+    them."""
+    try:
+        return call(**options)
+    except (ValueError, TypeError) as exc:
+        useful(exc, *options, *[str(v) for v in options.values()], "measure")
+        return None
+
+
+def _options(names):
+    return st.dictionaries(st.sampled_from(names), ODD, max_size=3)
+
+
+@settings(max_examples=50, deadline=None)
+@given(_options(["n_resamples", "alpha", "seed", "test", "correction", "baseline", "missing",
+                 "relevance_level", "max_docs"]))
+def test_compare_takes_any_options(options):
+    _odd_call(lambda **kw: fastir.compare(SMALL_QRELS, SMALL_RUNS, ["AP"], **kw), options)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_options(["relevance_level", "names", "runs", "measure"]))
+def test_agreement_takes_any_options(options):
+    other = {q: {d: (v + 1) % 3 for d, v in docs.items()} for q, docs in SMALL_QRELS.items()}
+    _odd_call(lambda **kw: fastir.agreement(SMALL_QRELS, other, **kw), options)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_options(["chunk_bytes", "relevance_level", "missing", "max_docs", "judged_only",
+                 "num_docs", "compat", "third_column"]))
+def test_evaluate_file_takes_any_options(data_dir, options):
+    run = str(data_dir / "inputs" / "results.test")
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    got = _odd_call(lambda **kw: fastir.evaluate_file(qrels, run, ["AP", "P@5"], **kw), options)
+    if got is not None:  # the same as the whole file in memory
+        whole = {k: v for k, v in options.items() if k not in ("chunk_bytes",)}
+        assert got.mean == fastir.evaluate(qrels, run, ["AP", "P@5"], **whole).mean
+
+
+@settings(max_examples=100, deadline=None)
+@given(_options(["relevance_level", "ties"]), _options(["valid", "n_relevant", "per_row"]))
+def test_training_shapes_take_any_options(built, called):
+    scores, labels = np.array([[0.5, 0.2, 0.9], [0.1, 0.3, 0.2]]), np.array([[1, 0, 2], [0, 1, 0]])
+    acc = _odd_call(lambda **kw: fastir.MetricAccumulator(["AP", "nDCG@2"], **kw), built)
+    if acc is not None:
+        _odd_call(lambda **kw: acc.update(scores, labels, **kw),
+                  {k: v for k, v in called.items() if k != "per_row"})
+    _odd_call(lambda **kw: fastir.evaluate_matrix(scores, labels, ["AP"], **kw),
+              {**built, **called})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([b"q1", b"q2", b"", b"\xff", b"d1", None]), min_size=3,
+                max_size=3), st.sampled_from(["string", "binary", "dictionary", "int64"]))
+def test_arrow_columns_of_any_content(values, kind):
+    pa = pytest.importorskip("pyarrow")
+    texts = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    column = {"string": lambda: pa.array(texts), "binary": lambda: pa.array(values),
+              "dictionary": lambda: pa.array(texts).dictionary_encode(),
+              "int64": lambda: pa.array([None if v is None else len(v) for v in values],
+                                        pa.int64())}[kind]()
+    table = pa.table({"query_id": column, "doc_id": pa.array(["a", "b", "c"]),
+                      "score": pa.array([1.0, 2.0, 3.0])})
+    try:
+        run = fastir.Run.from_arrow(table)
+    except fastir.InputError as exc:
+        useful(exc, "query_id")
+        return
+    assert None not in values and len(run.query_ids) == len(set(column.to_pylist()))

@@ -42,9 +42,13 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
     level = registry.relevance_level(relevance_level)
-    names = list(names) if names is not None else [f"qrels {i + 1}" for i in range(len(qrels))]
-    if len(names) != len(qrels):
-        raise ValueError(f"names has {len(names)} entries for {len(qrels)} qrels")
+    if names is None:
+        names = [f"qrels {i + 1}" for i in range(len(qrels))]
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__len__") or \
+            len(names) != len(qrels):
+        raise ValueError(f"names must be a list of one name per qrels ({len(qrels)}), got "
+                         f"{names!r}")
+    names = [str(name) for name in names]
     loaded = [as_qrels(q) for q in qrels]
     judged = [_judgments(q) for q in loaded]
     return Agreement(names, judged, level, _system_rankings(loaded, runs, measure, level),

@@ -100,6 +100,8 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
             max_docs, numbers.Real) or not max_docs >= 0 or int(max_docs) != max_docs):
         raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
     limit = NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise ValueError(f"judged_only must be True or False, got {judged_only!r}")
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
