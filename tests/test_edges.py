@@ -124,7 +124,7 @@ def test_max_docs_beyond_int64_is_no_limit():
 
 @pytest.mark.parametrize("qrels, run, names", [
     ({10**30: {"a": 1}}, {10**30: {"a": 1.0}}, ["64 bits"]),
-    (QRELS, {"q": {"a": 10**400}}, ["not a finite double", "'a'"]),
+    (QRELS, {"q": {"a": 10**400}}, ["not finite", "'a'"]),
 ])
 def test_numbers_beyond_the_columns_are_refused(qrels, run, names):
     with pytest.raises(ValueError) as info:
@@ -146,7 +146,7 @@ def test_a_huge_chunk_reads_the_file_whole(data_dir):
     assert fastir.evaluate_file(qrels, run, ["AP"], chunk_bytes=2**70).mean == want
 
 
-@pytest.mark.parametrize("level", ["x", float("nan"), -1, 2.5, 2**40, True])
+@pytest.mark.parametrize("level", ["x", float("nan"), -1, 2.5, 2**70, True])
 def test_relevance_level_is_checked_everywhere(level):
     calls = [lambda: fastir.evaluate(QRELS, RUN, ["AP"], relevance_level=level),
              lambda: fastir.agreement(QRELS, QRELS, relevance_level=level),

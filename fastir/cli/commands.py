@@ -124,7 +124,8 @@ def _evaluate_runs(args, paths, names, measures):
                 if results[name] is not None:
                     bar.advance(size)  # (its evaluation went along with the reads)
                     continue
-            run = fastir.read_run(path, progress=bar)
+            run = fastir.read_run(path, progress=bar,
+                                  third_column=getattr(args, "third_column", "auto"))
             with bar.stage(f"evaluating {name}", size):
                 results[name] = evaluator.evaluate(run)
     return results
@@ -142,7 +143,9 @@ def _streamed(qrels, path, measures, args, bar):
     from fastir.scale.streaming import QueriesNotTogether, evaluate_file
 
     try:
-        return evaluate_file(qrels, path, measures, progress=bar, **_evaluation_options(args))
+        return evaluate_file(qrels, path, measures, progress=bar,
+                             third_column=getattr(args, "third_column", "auto"),
+                             **_evaluation_options(args))
     except QueriesNotTogether as exc:
         print(f"fastir eval: note: {exc}; reading it whole instead", file=sys.stderr)
         return None
@@ -159,6 +162,9 @@ def eval_main(argv):
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="output format (default: an aligned table)")
     parser.add_argument("-q", "--per-query", action="store_true", help="a row per query too")
+    parser.add_argument("--third-column", choices=("auto", "rank", "score"), default="auto",
+                        help="in runs of 3 columns, the third: a rank or a score (default: "
+                        "guessed from the values)")
     parser.add_argument("--digits", type=int, default=4, help="decimals (default 4)")
     _add_evaluation_options(parser)
     group = parser.add_argument_group("significance (fastir.compare)")

@@ -22,8 +22,8 @@ from fastir.model.subtopics import by_subtopic
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
 
 _MESSAGES = {
-    _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found fewer",
-    _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found more",
+    _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found {found}",
+    _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found {found}",
     _scan.BAD_LABEL: "relevance label {token!r} is not a 32-bit integer",
     _scan.LONE_CR: ("a carriage return inside a line (old Mac line ends?): convert the line "
                     "ends to \\n, e.g. with tr '\\r' '\\n'"),
@@ -300,8 +300,8 @@ def _third_column_holds_scores(third_column, negated, block_first, source):
 
     warnings.warn(f"{source}: three fields per line, and the third is not a rank (integers "
                   "from 1 that increase within each query, or each query's 1..n): read as "
-                  "scores, higher first; pass third_column='rank' or 'score' to say which it "
-                  "is", FastirWarning, stacklevel=5)
+                  "scores, higher first; say which it is with third_column='rank' or 'score' "
+                  "(fastir eval: --third-column rank or score)", FastirWarning, stacklevel=5)
     return True
 
 
@@ -583,9 +583,15 @@ def _raise_line_error(buf, layout, code, offset, source):
     token = fields[3].decode("utf-8", "replace") if len(fields) > 3 else ""
     if len(token) > 40:
         token = token[:40] + "..."
-    message = _MESSAGES[code].format(needed=needed, token=token)
+    message = _MESSAGES[code].format(needed=needed, token=token, found=len(fields))
     if layout == _scan.RUN3 and code == _scan.TOO_MANY_FIELDS:
         message += " (the first line has 3 fields, qid docno rank, so every line must)"
+    if layout == _scan.RUN6 and code == _scan.TOO_FEW_FIELDS:
+        message += (" (a run line is 'qid Q0 docno rank score tag', or 'qid docno score' in "
+                    "MS MARCO's 3 columns)")
+    if layout == _scan.QRELS and code == _scan.TOO_FEW_FIELDS and len(fields) == 3:
+        message += (" (a qrels line is 'qid iter docno label': the iteration column, which "
+                    "is not read, is missing; add one, e.g. awk '{print $1, 0, $2, $3}')")
     other = {_scan.QRELS: (6, "a run"), _scan.RUN6: (4, "a qrels")}.get(layout)
     if other and code in (_scan.TOO_FEW_FIELDS, _scan.TOO_MANY_FIELDS) and \
             len(_content_fields(buf) or ()) == other[0]:

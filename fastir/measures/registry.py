@@ -32,6 +32,8 @@ from fastir.measures import kernels as K
 
 #: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
 MAX_CUTOFF = 2**31 - 1
+#: The largest evaluation-wide relevance level (trec_eval's -l is a long).
+MAX_LEVEL = 2**63 - 1
 
 #: trec_eval's default parameters of its cutoff measures.
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -43,14 +45,15 @@ STRING = -1  # kernel kind of measures whose value is text (relstring)
 
 
 def relevance_level(value):
-    """``value`` as a relevance level (an integer from 0 to :data:`MAX_CUTOFF`; a float that
-    holds one is accepted), or a ValueError naming ``relevance_level``."""
+    """``value`` as a relevance level (an integer from 0 to 2**63 - 1, a float that holds
+    one accepted; above the largest label, 2**31 - 1, no document is relevant), or a
+    ValueError naming ``relevance_level``."""
     level = value
     if isinstance(level, float) and level.is_integer():
         level = int(level)
     if isinstance(level, bool) or not isinstance(level, numbers.Integral) or not \
-            0 <= level <= MAX_CUTOFF:
-        raise ValueError(f"relevance_level must be an integer from 0 to {MAX_CUTOFF}, got "
+            0 <= level <= MAX_LEVEL:
+        raise ValueError(f"relevance_level must be an integer from 0 to 2**63 - 1, got "
                          f"{value!r}")
     return int(level)
 

@@ -277,7 +277,7 @@ class Run:
         if bad.any():
             i = int(np.argmax(bad))
             raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
-                             f"{given[i]!r} is not a finite double")
+                             f"{given[i]!r} is not finite (as a double)")
         built = _build(cls, _id_column(qids + empty, "query ids", source),
                        _id_column(docs, "doc ids", source), scores, source,
                        n_rows=len(scores), name=name)

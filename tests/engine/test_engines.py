@@ -120,7 +120,7 @@ def test_python_reader_reads_qrels_as_the_scanner(tmp_path_factory, text):
 
 
 @pytest.mark.parametrize("text, message", [
-    (b"q Q0 d 1 2.0 t\nq Q0 e 1\n", ":2: malformed line: expected 6 fields, found fewer"),
+    (b"q Q0 d 1 2.0 t\nq Q0 e 1\n", ":2: malformed line: expected 6 fields, found 4"),
     (b"q Q0 d 1 2.0 t\nq Q0 e 1 1_000 t\n", ":2: score '1_000' is not a number"),
     (b"q Q0 d 1 inf t\n", ":1: score 'inf' is not a finite number"),
 ])
@@ -128,7 +128,7 @@ def test_one_bad_line_gives_the_same_message(tmp_path, text, message):
     path = tmp_path / "run.txt"
     path.write_bytes(text)
     py, nb = both(_run_arrays, path)
-    assert py == nb and py.startswith("InputError:") and py.endswith(message)
+    assert py == nb and py.startswith("InputError:") and message in py
 
 
 # -- each Python variant against its kernel -------------------------------------------------

@@ -106,8 +106,8 @@ def test_run_errors(tmp_path, text, message):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("q1 0 d1 1\nq1 0 d2\n", r"qrels:2: malformed line: expected 4 fields, found fewer"),
-    ("q1 0 d1 1 extra\n", r"qrels:1: malformed line: expected 4 fields, found more"),
+    ("q1 0 d1 1\nq1 0 d2\n", r"qrels:2: malformed line: expected 4 fields, found 3"),
+    ("q1 0 d1 1 extra\n", r"qrels:1: malformed line: expected 4 fields, found 5"),
     ("q1 0 d1 1.5\n", r"qrels:1: relevance label '1.5' is not a 32-bit integer"),
     ("q1 0 d1 x\n", r"qrels:1: relevance label 'x'"),
     ("q1 0 d1 1\nq1 0 d1 0\n", r"query 'q1' judges doc 'd1' twice"),
