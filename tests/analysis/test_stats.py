@@ -219,7 +219,7 @@ def test_bad_input_is_refused_clearly():
         fastir.compare(None, data, ["AP"], test="anova")
     with pytest.raises(ValueError, match="correction must be one of holm"):
         fastir.compare(None, data, ["AP"], correction="sidak")
-    with pytest.raises(ValueError, match="n_resamples must be a positive integer"):
+    with pytest.raises(ValueError, match="n_resamples must be an integer from 1 to 10,000,000"):
         fastir.compare(None, data, ["AP"], n_resamples=0)
     with pytest.raises(ValueError, match="needs qrels"):
         fastir.compare(None, {"a": {"q": {"d": 1.0}}, "b": data["s0"]}, ["AP"])
