@@ -152,7 +152,7 @@ def _kernel_pair(kernel):
 @given(TEXT | INTS)
 def test_id_variants_match_their_kernels(items):
     col = _column(items)
-    for kernel, args in [(ids.sort_ids, col.args()),
+    for kernel, args in [(ids.sort_ids, (col.args(),)),
                          (ids._intern_int_blocks if col.is_int else ids._intern_text_blocks,
                           (col.values, ids.HASH_KEY) if col.is_int
                          else (col.data, col.offsets, ids.HASH_KEY))]:
@@ -199,7 +199,7 @@ def test_join_variant_matches_its_kernel(data, candidates):
 @given(qrels_and_runs())
 def test_run_ranking_variant_matches_its_kernel(data):
     run = fastir.Run.from_dict(data[1])
-    args = (run.starts, run.stops, run.scores, *run.doc_ids.args())
+    args = (run.starts, run.stops, run.scores, run.doc_ids.args())
     py, nb = _kernel_pair(ranking._rank_run)
     assert np.array_equal(py(*args), nb(*args))
 

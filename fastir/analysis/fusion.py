@@ -255,7 +255,7 @@ def _one_kind(columns):
 
 def _codes(column):
     """Per row, the code of its id (codes in first-seen order), and each code's first row."""
-    block_first, block_code, first = intern_blocks(*column.args())
+    block_first, block_code, first = intern_blocks(column.args())
     lengths = np.diff(np.append(block_first, len(column)))
     return np.repeat(block_code, lengths), first
 
@@ -264,7 +264,7 @@ def _id_ranks(column, first):
     """The distinct ids sorted in trec_eval's order, and each code's rank among them
     (``first``: each code's first row in ``column``)."""
     unique = column.take(first)
-    order = _jit.select(sort_ids, len(unique))(*unique.args())
+    order = _jit.select(sort_ids, len(unique))(unique.args())
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return unique.take(order), rank

@@ -444,7 +444,7 @@ def _finish(buf, starts, ends, layout, row0, groups, docs, values, source):
         _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
     # Intern the query ids of the groups (blocks of lines with one query id).
     group_ids = _gather_tokens(buf, groups[:, :2])
-    block_first, block_code, first = intern_blocks(*group_ids.args())
+    block_first, block_code, first = intern_blocks(group_ids.args())
     return group_ids.take(first), block_code, groups[block_first, 2], docs, values
 
 

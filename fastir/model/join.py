@@ -17,12 +17,12 @@ from fastir.model.data import InputError
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    _order_keys,
     bytes_hash,
     common_kind,
     id_equal,
     merge_sorted_ids,
     mix64,
+    order_keys,
 )
 from fastir.model.ranking import rank_rows
 
@@ -100,7 +100,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_qrels, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    in_qrels, in_run = merge(q_qids.args(), r_qids.args())
     judged = in_qrels >= 0
     ignored = r_qids.take(in_run[~judged]).tolist()
     missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
@@ -129,9 +129,9 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         kept = np.empty(len(run_query), dtype=np.int64)
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
         _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts,
-                    run.stops, scores, *r_docs.args()[:3], qrels.indptr, qrels_labels,
-                    *q_docs.args()[:3], r_docs.is_int, row_hash, HASH_KEY, judged_only,
-                    labels, kept, duplicate, scratch, as_candidates, rows_out, tie_out)
+                    run.stops, scores, r_docs.args(), qrels.indptr, qrels_labels,
+                    q_docs.args(), row_hash, HASH_KEY, judged_only, labels, kept, duplicate,
+                    scratch, as_candidates, rows_out, tie_out)
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
             e = int(dup[0])
@@ -164,14 +164,14 @@ def _compact(indptr, labels, kept):
 
 
 @pjit
-def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
-                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
-                 rows_out, tie_out):
+def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, docs,
+                 q_indptr, q_labels, j_docs, row_hash, key, judged_only, labels, kept,
+                 duplicate, scratch, candidates, rows_out, tie_out):
     """Rank each evaluated query's rows and label them (see :func:`join`). With
     ``candidates`` the rows keep their input order and each gets, in ``tie_out``, its
     position in docno-descending order (``scores`` are then all equal) and, in
     ``rows_out``, its run row (see :func:`candidates`)."""
+    is_int = docs.is_int
     seen_size = 16
     while seen_size < 2 * scratch:
         seen_size *= 2
@@ -194,8 +194,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             r = run_query[e]
             if r < 0:
                 continue
-            rank_rows(r_starts[r], r_stops[r], scores, d_data, d_offsets, d_values,
-                      is_int, order, buf)
+            rank_rows(r_starts[r], r_stops[r], scores, docs, order, buf)
             if candidates:
                 for p in range(m):
                     buf[order[p] - r_starts[r]] = p
@@ -226,19 +225,16 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             n_kept = 0
             for i in range(m):
                 row = order[i]
-                # (no multi-array helper here: it would reference-count arrays per row)
                 if is_int:
-                    h = mix64(np.uint64(d_values[row]), key)
+                    h = mix64(np.uint64(docs.values[row]), key)
                 else:
-                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
+                    h = bytes_hash(docs.data, docs.offsets[row], docs.offsets[row + 1], key)
                 hashes[i] = h
                 # duplicate check among the kept ranking
                 slot = h & local_mask
                 while seen[slot] >= 0:
                     other = seen[slot]
-                    if hashes[other] == h and id_equal(d_data, d_offsets, d_values, d_data,
-                                                       d_offsets, d_values, is_int,
-                                                       order[other], row):
+                    if hashes[other] == h and id_equal(docs, order[other], docs, row):
                         duplicate[e] = order[other]
                         break
                     slot = (slot + np.uint64(1)) & local_mask
@@ -250,8 +246,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 slot = h & q_mask
                 while judged[slot] >= 0:
                     j = judged[slot]
-                    if row_hash[j] == h and id_equal(j_data, j_offsets, j_values, d_data,
-                                                     d_offsets, d_values, is_int, j, row):
+                    if row_hash[j] == h and id_equal(j_docs, j, docs, row):
                         code = q_labels[j] if q_labels[j] >= 0 else -2
                         break
                     slot = (slot + np.uint64(1)) & q_mask
@@ -263,14 +258,13 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
 
 
 @python_variant(_join_kernel)
-def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
-                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
-                 rows_out, tie_out):
+def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, docs,
+                 q_indptr, q_labels, j_docs, row_hash, key, judged_only, labels, kept,
+                 duplicate, scratch, candidates, rows_out, tie_out):
     """The join in Python: a sort per query, judgments in a dict."""
-    docs = _keys(d_data, d_offsets, d_values, is_int)
-    order_keys = _order_keys(d_data, d_offsets, d_values, is_int)
-    judged_docs = _keys(j_data, j_offsets, j_values, is_int)
+    ranking_keys = order_keys(docs)
+    docs = _keys(docs)
+    judged_docs = _keys(j_docs)
     score_of, grade = scores.tolist(), q_labels.tolist()
     starts, stops, bounds_q = r_starts.tolist(), r_stops.tolist(), q_indptr.tolist()
     for e, (r, q) in enumerate(zip(run_query.tolist(), qrels_query.tolist())):
@@ -279,7 +273,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             continue
         out, m = int(indptr[e]), int(indptr[e + 1] - indptr[e])
         rows = range(starts[r], stops[r])
-        ranked = sorted(rows, key=lambda row: (score_of[row], order_keys[row]), reverse=True)
+        ranked = sorted(rows, key=lambda row: (score_of[row], ranking_keys[row]), reverse=True)
         if candidates:  # input order; each row's position in docno-descending order
             for p, row in enumerate(ranked[:m]):
                 tie_out[out + row - starts[r]] = p

@@ -6,7 +6,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import helper, jit, python_variant
-from fastir.model.ids import _order_keys, sort_by_id
+from fastir.model.ids import order_keys, sort_by_id
 
 
 @helper
@@ -46,7 +46,7 @@ def sort_by_score(order, n, scores, buf):
 
 
 @helper
-def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
+def rank_rows(start, stop, scores, docs, order, buf):
     """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
     descending, then docno descending.
 
@@ -69,7 +69,7 @@ def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, b
         while hi < n and scores[order[hi]] == scores[order[lo]]:
             hi += 1
         if hi - lo > 1:  # docno descending
-            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, -1)
+            sort_by_id(order, lo, hi, docs, buf, -1)
         lo = hi
 
 
@@ -78,12 +78,12 @@ def ranked_rows(run):
     of each row."""
     lengths = run.stops - run.starts
     order = _jit.select(_rank_run, len(run))(run.starts, run.stops, run.scores,
-                                             *run.doc_ids.args()[:4])
+                                             run.doc_ids.args())
     return order, np.repeat(np.arange(run.n_queries), lengths)
 
 
 @jit
-def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
+def _rank_run(starts, stops, scores, docs):
     total = 0
     longest = 0
     for q in range(len(starts)):
@@ -94,15 +94,14 @@ def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
     at = 0
     for q in range(len(starts)):
         n = stops[q] - starts[q]
-        rank_rows(starts[q], stops[q], scores, d_data, d_offsets, d_values, is_int,
-                  out[at:at + n], buf)
+        rank_rows(starts[q], stops[q], scores, docs, out[at:at + n], buf)
         at += n
     return out
 
 
 @python_variant(_rank_run)
-def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
-    keys = _order_keys(d_data, d_offsets, d_values, is_int)
+def _rank_run(starts, stops, scores, docs):
+    keys = order_keys(docs)
     score = scores.tolist()
     out = []
     for lo, hi in zip(starts.tolist(), stops.tolist()):
