@@ -33,7 +33,8 @@ from fastir import _jit
 from fastir._jit import jit, pjit, prange
 from fastir.io.inputs import as_qrels, as_run, size_hint
 from fastir.model.data import Qrels, Run
-from fastir.model.ids import Ids, intern_blocks, sort_ids
+from fastir.model.ids import Ids, intern_blocks
+from fastir.model.ranking import sort_ids
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
            "combmnz": "mnz", "max": "max", "combmax": "max", "min": "min", "combmin": "min",

@@ -25,8 +25,8 @@ from fastir.model.ids import (
     id_hash,
     intern_blocks,
     listed,
-    sort_ids,
 )
+from fastir.model.ranking import sort_ids
 
 
 class Qrels:

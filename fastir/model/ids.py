@@ -424,69 +424,6 @@ def id_equal(a, i, b, j):
     return True
 
 
-@jit
-def sort_ids(ids):
-    """Permutation sorting a column in ascending strcmp order (stable)."""
-    n = column_length(ids)
-    order = np.arange(n)
-    sort_by_id(order, 0, n, ids, np.empty(n, dtype=np.int64), 1)
-    return order
-
-
-@python_variant(sort_ids)
-def sort_ids(ids):
-    keys = order_keys(ids)
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
-
-
-@helper
-def sort_by_id(order, lo, hi, ids, buf, sign):
-    """Stable sort of the rows ``order[lo:hi]`` by id, ascending (``sign`` 1) or descending
-    (-1) in strcmp order: insertion sort for a few rows, else bottom-up merge sort with
-    ``buf`` (at least ``hi - lo`` long)."""
-    n = hi - lo
-    if n <= 16:
-        for i in range(lo + 1, hi):
-            row = order[i]
-            j = i - 1
-            while j >= lo and sign * id_cmp(ids, row, ids, order[j]) < 0:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = row
-        return
-    src = order[lo:hi]
-    dst = buf[:n]
-    in_buf = False
-    width = 1
-    while width < n:
-        for start in range(0, n, 2 * width):
-            mid = min(start + width, n)
-            stop = min(start + 2 * width, n)
-            i, j, k = start, mid, start
-            while i < mid and j < stop:
-                if sign * id_cmp(ids, src[j], ids, src[i]) < 0:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < stop:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[lo + k] = buf[k]
-
-
 def intern_blocks(column):
     """Intern a column of ids that usually comes in blocks of equal ids (a run or qrels
     grouped by query). Returns ``(block_first, block_code, first)``: the first row and the

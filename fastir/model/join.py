@@ -24,7 +24,7 @@ from fastir.model.ids import (
     mix64,
     order_keys,
 )
-from fastir.model.ranking import rank_rows
+from fastir.model.ranking import RankKey, python_ranked, rank_rows
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -187,6 +187,8 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
         hashes = np.empty(scratch, dtype=np.uint64)
         seen = np.full(seen_size, -1, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
+        # (made in the loop: numba's parallel loops take no namedtuple holding a namedtuple)
+        ranking = RankKey(scores, None, docs)
         for e in range(bounds[c], bounds[c + 1]):
             out = indptr[e]
             m = indptr[e + 1] - out
@@ -194,7 +196,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             r = run_query[e]
             if r < 0:
                 continue
-            rank_rows(r_starts[r], r_stops[r], scores, docs, order, buf)
+            rank_rows(r_starts[r], r_stops[r], ranking, order, buf)
             if candidates:
                 for p in range(m):
                     buf[order[p] - r_starts[r]] = p
@@ -273,7 +275,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             continue
         out, m = int(indptr[e]), int(indptr[e + 1] - indptr[e])
         rows = range(starts[r], stops[r])
-        ranked = sorted(rows, key=lambda row: (score_of[row], ranking_keys[row]), reverse=True)
+        ranked = python_ranked(rows, score_of, ranking_keys)
         if candidates:  # input order; each row's position in docno-descending order
             for p, row in enumerate(ranked[:m]):
                 tie_out[out + row - starts[r]] = p
