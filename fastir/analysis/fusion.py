@@ -30,11 +30,11 @@ not retrieve, ``0.5 - (m - 1) / (2 n)`` (so after it every run has every candida
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import jit, pjit, prange
+from fastir._jit import jit
 from fastir.io.inputs import as_qrels, as_run, size_hint
 from fastir.model.data import Qrels, Run
 from fastir.model.ids import Ids, intern_blocks
-from fastir.model.ranking import sort_ids
+from fastir.model.ranking import rank_segments, sort_ids
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
            "combmnz": "mnz", "max": "max", "combmax": "max", "min": "min", "combmin": "min",
@@ -271,19 +271,6 @@ def _id_ranks(column, first):
     return unique.take(order), rank
 
 
-def _ranked_rows(run):
-    """A run's rows in ranked order (query, score descending, doc id descending), and the
-    query of each."""
-    lengths = run.stops - run.starts
-    query = np.repeat(np.arange(run.n_queries), lengths)
-    rows = _rows(run.starts, lengths)
-    docs = run.doc_ids.take(rows)
-    codes, first = _codes(docs)
-    rank = _id_ranks(docs, first)[1]
-    bounds = np.concatenate(([0], np.cumsum(lengths)))
-    return rows[_jit.launch(_rank_segments, bounds, run.scores[rows], rank[codes])], query
-
-
 def _rows(starts, lengths):
     """The rows ``starts[q]:starts[q] + lengths[q]`` of every query, in query order."""
     total = int(lengths.sum())
@@ -315,7 +302,7 @@ class _Pairs:
         n_queries = len(self.query_ids)
         group = run * n_queries + query  # rows come run by run, query by query
         bounds = _bounds(group, self.n_runs * n_queries)
-        order = _jit.launch(_rank_segments, bounds, score, doc)
+        order = _jit.launch(rank_segments, bounds, score, self.tie(doc))
         score, doc = score[order], doc[order]
         position = np.arange(len(group)) - bounds[group]
         if depth is not None:
@@ -396,11 +383,16 @@ class _Pairs:
             return np.array(ids.take(index).tolist(), dtype=object)
         return array(self.query_ids, self.pair_query), array(self.docs, self.pair_doc)
 
+    def tie(self, doc):
+        """Docs (ranks in id order) as tie positions: their places in docno-descending
+        order (see :data:`fastir.model.ranking.RankKey`)."""
+        return len(self.docs) - 1 - doc
+
     def run(self, scores, name):
         """The fused run: rows ranked within each query."""
         counts = self.candidates
-        order = _jit.launch(_rank_segments, np.concatenate(([0], np.cumsum(counts))), scores,
-                            self.pair_doc)
+        order = _jit.launch(rank_segments, np.concatenate(([0], np.cumsum(counts))), scores,
+                            self.tie(self.pair_doc))
         starts = np.cumsum(counts) - counts
         keep = counts > 0
         return Run(self.query_ids.take(np.flatnonzero(keep)), starts[keep],
@@ -411,19 +403,6 @@ class _Pairs:
 def _bounds(group, n_groups):
     """Row bounds of each group of rows sorted by group."""
     return np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
-
-
-@pjit
-def _rank_segments(bounds, score, doc):
-    """The rows of each segment ``bounds[s]:bounds[s + 1]`` ranked: score descending, ties
-    by ``doc`` (an id's rank in id order) descending."""
-    order = np.empty(len(score), dtype=np.int64)
-    for s in prange(len(bounds) - 1):
-        lo, hi = bounds[s], bounds[s + 1]
-        by_doc = np.argsort(-doc[lo:hi], kind="mergesort")
-        by_score = np.argsort(-score[lo:hi][by_doc], kind="mergesort")
-        order[lo:hi] = lo + by_doc[by_score]
-    return order
 
 
 @jit

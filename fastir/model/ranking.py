@@ -2,11 +2,12 @@
 descending in byte (``strcmp``) order.
 
 :func:`ranks_before` is the comparison ("does row a rank before row b") and
-:func:`rank_sort` the one sort: the join ranks with them (:func:`rank_rows`), and the TREC
-writer (:func:`ranked_rows`). A :data:`RankKey` says what a row's rank depends on: its
-score and, for equal scores, its doc id, or its precomputed tie position (its place in
-its query's docno-descending order) where a path has one. Ascending id order (queries) is
-the same sort with equal scores, read backwards (:func:`sort_ids`).
+:func:`rank_sort` the one sort: the join ranks with them (:func:`rank_rows`), the TREC
+writer (:func:`ranked_rows`) and fusion (:func:`rank_segments`). A :data:`RankKey` says
+what a row's rank depends on: its score and, for equal scores, its doc id, or its
+precomputed tie position (its place in its query's docno-descending order) where a path
+has one: fusion (its docs' ranks in id order). Ascending id order (queries) is the same
+sort with equal scores, read backwards (:func:`sort_ids`).
 
 Python variants rank with :func:`python_ranked`, the same order as sort keys.
 """
@@ -16,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import helper, jit, python_variant
+from fastir._jit import helper, jit, pjit, prange, python_variant
 from fastir.model.ids import column_length, id_cmp, order_keys
 
 #: What ranks rows ``a``, ``b``: ``scores[a]``, ``scores[b]``; for equal scores, either
@@ -177,7 +178,7 @@ def python_ranked(rows, scores, keys):
     return sorted(rows, key=lambda row: (scores[row], keys[row]), reverse=True)
 
 
-# -- whole runs -----------------------------------------------------------------------
+# -- whole runs and segments ---------------------------------------------------------------
 def ranked_rows(run):
     """A run's rows in ranked order, query after query (queries in id order), and the query
     of each row."""
@@ -213,6 +214,25 @@ def _rank_run(starts, stops, scores, docs):
     for lo, hi in zip(starts.tolist(), stops.tolist()):
         out += python_ranked(range(lo, hi), score, keys)
     return np.array(out, dtype=np.int64)
+
+
+@pjit
+def rank_segments(bounds, scores, tie):
+    """The rows of each segment ``bounds[s]:bounds[s + 1]`` in ranking order, by
+    ``scores`` and ``tie`` positions (see :data:`RankKey`)."""
+    order = np.arange(len(scores))
+    buf = np.empty(len(scores), dtype=np.int64)
+    for s in prange(len(bounds) - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        rank_sort(order[lo:hi], RankKey(scores, tie, None), buf[lo:hi])
+    return order
+
+
+@python_variant(rank_segments)
+def rank_segments(bounds, scores, tie):
+    # the same order as sort keys: segment, score descending, tie position ascending
+    segment = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    return np.lexsort((tie, -scores, segment)).astype(np.int64)
 
 
 # -- ids in ascending order -----------------------------------------------------------------
