@@ -409,8 +409,8 @@ def _bounds(group, n_groups):
 def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
     """Number the distinct (query, doc) pairs of rows grouped by run then query (group
     ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``): query by query, each query's
-    docs by id rank descending (the order the join keeps candidates in, so that scoring
-    reads them in sequence). Returns each row's pair, and each pair's query and doc."""
+    docs in the order the runs first retrieve them. Returns each row's pair, and each
+    pair's query and doc."""
     pair = np.empty(len(doc), dtype=np.int64)
     pair_query = np.empty(len(doc), dtype=np.int64)
     pair_doc = np.empty(len(doc), dtype=np.int64)
@@ -422,16 +422,10 @@ def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
             g = r * n_queries + q
             for i in range(bounds[g], bounds[g + 1]):
                 if slot[doc[i]] < 0:
-                    slot[doc[i]] = 0
+                    slot[doc[i]] = n
                     pair_doc[n] = doc[i]
+                    pair_query[n] = q
                     n += 1
-        pair_doc[first:n] = np.sort(pair_doc[first:n])[::-1]
-        for p in range(first, n):
-            slot[pair_doc[p]] = p
-            pair_query[p] = q
-        for r in range(n_runs):
-            g = r * n_queries + q
-            for i in range(bounds[g], bounds[g + 1]):
                 pair[i] = slot[doc[i]]
         for p in range(first, n):
             slot[pair_doc[p]] = -1

@@ -2,12 +2,15 @@
 descending in byte (``strcmp``) order.
 
 :func:`ranks_before` is the comparison ("does row a rank before row b") and
-:func:`rank_sort` the one sort: the join ranks with them (:func:`rank_rows`), the TREC
-writer (:func:`ranked_rows`) and fusion (:func:`rank_segments`). A :data:`RankKey` says
-what a row's rank depends on: its score and, for equal scores, its doc id, or its
-precomputed tie position (its place in its query's docno-descending order) where a path
-has one: fusion (its docs' ranks in id order). Ascending id order (queries) is the same
-sort with equal scores, read backwards (:func:`sort_ids`).
+:func:`rank_sort` the one sort; every path ranks with them: the join
+(:func:`rank_rows`), the TREC writer (:func:`ranked_rows`), fusion
+(:func:`rank_segments`), bound candidates and dense batches
+(:mod:`fastir.measures.dense`). A :data:`RankKey` says what a row's rank depends on: its
+score and, for equal scores, its doc id, or its precomputed tie position (its place in
+its query's docno-descending order) where a path has one: bound candidates (from the
+join), dense batches (the column: columns stand for docs in docno-descending order) and
+fusion (its docs' ranks in id order). Ascending id order (queries) is the same sort with
+equal scores, read backwards (:func:`sort_ids`).
 
 Python variants rank with :func:`python_ranked`, the same order as sort keys.
 """
@@ -132,43 +135,6 @@ def rank_rows(start, stop, key, order, buf):
     for i in range(n):
         order[i] = start + i
     rank_sort(order[:n], key, buf)
-
-
-@helper
-def sort_by_score(order, n, scores, buf):
-    """Stable bottom-up merge sort of ``order[:n]`` by descending score."""
-    width = 1
-    src = order
-    dst = buf
-    in_buf = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if scores[src[j]] > scores[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[k] = buf[k]
-
 
 
 def python_ranked(rows, scores, keys):
