@@ -197,7 +197,8 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
     labels, kept, duplicate, rows_out, tie_out = out
-    is_int = docs.is_int
+    # (and the doc column's: a field read in the row loop is reference-counted per row)
+    d_data, d_offsets, d_values, is_int = docs
     seen_size = 16
     while seen_size < 2 * scratch:
         seen_size *= 2
@@ -254,9 +255,9 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
             for i in range(m):
                 row = order[i]
                 if is_int:
-                    h = mix64(np.uint64(docs.values[row]), key)
+                    h = mix64(np.uint64(d_values[row]), key)
                 else:
-                    h = bytes_hash(docs.data, docs.offsets[row], docs.offsets[row + 1], key)
+                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
                 hashes[i] = h
                 # duplicate check among the kept ranking
                 slot = h & local_mask
