@@ -30,10 +30,11 @@ not retrieve, ``0.5 - (m - 1) / (2 n)`` (so after it every run has every candida
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import jit, pjit, prange
+from fastir._jit import jit
 from fastir.io.inputs import as_qrels, as_run, size_hint
 from fastir.model.data import Qrels, Run
-from fastir.model.ids import Ids, intern_blocks, sort_ids
+from fastir.model.ids import Ids, intern_blocks
+from fastir.model.ranking import rank_segments, sort_ids
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
            "combmnz": "mnz", "max": "max", "combmax": "max", "min": "min", "combmin": "min",
@@ -255,7 +256,7 @@ def _one_kind(columns):
 
 def _codes(column):
     """Per row, the code of its id (codes in first-seen order), and each code's first row."""
-    block_first, block_code, first = intern_blocks(*column.args())
+    block_first, block_code, first = intern_blocks(column.args())
     lengths = np.diff(np.append(block_first, len(column)))
     return np.repeat(block_code, lengths), first
 
@@ -264,23 +265,10 @@ def _id_ranks(column, first):
     """The distinct ids sorted in trec_eval's order, and each code's rank among them
     (``first``: each code's first row in ``column``)."""
     unique = column.take(first)
-    order = _jit.select(sort_ids, len(unique))(*unique.args())
+    order = _jit.select(sort_ids, len(unique))(unique.args())
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return unique.take(order), rank
-
-
-def _ranked_rows(run):
-    """A run's rows in ranked order (query, score descending, doc id descending), and the
-    query of each."""
-    lengths = run.stops - run.starts
-    query = np.repeat(np.arange(run.n_queries), lengths)
-    rows = _rows(run.starts, lengths)
-    docs = run.doc_ids.take(rows)
-    codes, first = _codes(docs)
-    rank = _id_ranks(docs, first)[1]
-    bounds = np.concatenate(([0], np.cumsum(lengths)))
-    return rows[_jit.launch(_rank_segments, bounds, run.scores[rows], rank[codes])], query
 
 
 def _rows(starts, lengths):
@@ -314,7 +302,7 @@ class _Pairs:
         n_queries = len(self.query_ids)
         group = run * n_queries + query  # rows come run by run, query by query
         bounds = _bounds(group, self.n_runs * n_queries)
-        order = _jit.launch(_rank_segments, bounds, score, doc)
+        order = _jit.launch(rank_segments, bounds, score, self.tie(doc))
         score, doc = score[order], doc[order]
         position = np.arange(len(group)) - bounds[group]
         if depth is not None:
@@ -395,11 +383,16 @@ class _Pairs:
             return np.array(ids.take(index).tolist(), dtype=object)
         return array(self.query_ids, self.pair_query), array(self.docs, self.pair_doc)
 
+    def tie(self, doc):
+        """Docs (ranks in id order) as tie positions: their places in docno-descending
+        order (see :data:`fastir.model.ranking.RankKey`)."""
+        return len(self.docs) - 1 - doc
+
     def run(self, scores, name):
         """The fused run: rows ranked within each query."""
         counts = self.candidates
-        order = _jit.launch(_rank_segments, np.concatenate(([0], np.cumsum(counts))), scores,
-                            self.pair_doc)
+        order = _jit.launch(rank_segments, np.concatenate(([0], np.cumsum(counts))), scores,
+                            self.tie(self.pair_doc))
         starts = np.cumsum(counts) - counts
         keep = counts > 0
         return Run(self.query_ids.take(np.flatnonzero(keep)), starts[keep],
@@ -412,25 +405,12 @@ def _bounds(group, n_groups):
     return np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
 
 
-@pjit
-def _rank_segments(bounds, score, doc):
-    """The rows of each segment ``bounds[s]:bounds[s + 1]`` ranked: score descending, ties
-    by ``doc`` (an id's rank in id order) descending."""
-    order = np.empty(len(score), dtype=np.int64)
-    for s in prange(len(bounds) - 1):
-        lo, hi = bounds[s], bounds[s + 1]
-        by_doc = np.argsort(-doc[lo:hi], kind="mergesort")
-        by_score = np.argsort(-score[lo:hi][by_doc], kind="mergesort")
-        order[lo:hi] = lo + by_doc[by_score]
-    return order
-
-
 @jit
 def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
     """Number the distinct (query, doc) pairs of rows grouped by run then query (group
     ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``): query by query, each query's
-    docs by id rank descending (the order the join keeps candidates in, so that scoring
-    reads them in sequence). Returns each row's pair, and each pair's query and doc."""
+    docs in the order the runs first retrieve them. Returns each row's pair, and each
+    pair's query and doc."""
     pair = np.empty(len(doc), dtype=np.int64)
     pair_query = np.empty(len(doc), dtype=np.int64)
     pair_doc = np.empty(len(doc), dtype=np.int64)
@@ -442,16 +422,10 @@ def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
             g = r * n_queries + q
             for i in range(bounds[g], bounds[g + 1]):
                 if slot[doc[i]] < 0:
-                    slot[doc[i]] = 0
+                    slot[doc[i]] = n
                     pair_doc[n] = doc[i]
+                    pair_query[n] = q
                     n += 1
-        pair_doc[first:n] = np.sort(pair_doc[first:n])[::-1]
-        for p in range(first, n):
-            slot[pair_doc[p]] = p
-            pair_query[p] = q
-        for r in range(n_runs):
-            g = r * n_queries + q
-            for i in range(bounds[g], bounds[g + 1]):
                 pair[i] = slot[doc[i]]
         for p in range(first, n):
             slot[pair_doc[p]] = -1

@@ -11,10 +11,17 @@ multiplication or division). Any other token is marked and converted afterwards 
 correctly rounded ``float``; the result is always the double ``strtod`` gives.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from fastir._jit import helper, jit, pjit, prange
 from fastir.model.ids import canonical_int
+
+#: What a writing scan fills: the doc ids (bytes ``doc_data`` with ``doc_offsets``, or
+#: integers ``doc_values``), the number of every line (``values``) and the (query id start,
+#: query id end, first row) of each query block (``groups``).
+ScanOutput = namedtuple("ScanOutput", "doc_data doc_offsets doc_values values groups")
 
 # Line layouts.
 RUN6 = 0  # qid iter docno rank score tag [ignored...]
@@ -158,16 +165,16 @@ def _token(c):
 
 
 @helper
-def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap,
-                doc_data, doc_offsets, doc_values, values, groups):
+def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap, output):
     """Scan one chunk line by line, each line token by token up to the needed fields.
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
     integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
     doc ids as integers when ``int_docs`` (see :meth:`fastir.model.ids.Ids.as_canonical_ints`).
     Positions are unsigned so that numba indexes without negative-index checks (the loops
-    are byte-at-a-time).
+    are byte-at-a-time). ``output`` is a :data:`ScanOutput`.
     """
+    doc_data, doc_offsets, doc_values, values, groups = output
     needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
     one = np.uint64(1)
     stop = np.uint64(end)
@@ -278,16 +285,16 @@ def count_lines(buf, starts, ends):
 
 
 @pjit
-def scan_chunks(buf, starts, ends, layout, write, int_docs, row0, byte0, group0, doc_data,
-                doc_offsets, doc_values, values, groups):
-    """Scan every chunk (in parallel); with ``write``, store its rows at its offsets (chunk
-    ``c`` may hold up to ``group0[c + 1] - group0[c]`` query blocks). Per chunk: (rows, doc
-    bytes, groups, error code, error offset, all doc ids canonical integers)."""
+def scan_chunks(buf, starts, ends, layout, write, int_docs, row0, byte0, group0, output):
+    """Scan every chunk (in parallel); with ``write``, store its rows at its offsets in
+    ``output`` (a :data:`ScanOutput`; chunk ``c`` may hold up to ``group0[c + 1] - group0[c]``
+    query blocks). Per chunk: (rows, doc bytes, groups, error code, error offset, all doc
+    ids canonical integers)."""
     out = np.zeros((len(starts), 6), dtype=np.int64)
     for c in prange(len(starts)):
         rows, n_bytes, n_groups, error, offset, all_int = _scan_chunk(
             buf, starts[c], ends[c], layout, write, int_docs, row0[c], byte0[c], group0[c],
-            group0[c + 1] - group0[c], doc_data, doc_offsets, doc_values, values, groups)
+            group0[c + 1] - group0[c], output)
         out[c, 0] = rows
         out[c, 1] = n_bytes
         out[c, 2] = n_groups

@@ -386,7 +386,7 @@ def _scan_file(buf, layout, source, int_guess=False):
             return parsed
     none = np.zeros(n_chunks + 1, dtype=np.int64)
     counts = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, False, False, none,
-                         none, none, *_scan_outputs(0, 0, 0, False))
+                         none, none, _scan_outputs(0, 0, 0, False))
     _check_errors(buf, layout, counts[:, 3], counts[:, 4], source)
     row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
     byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
@@ -395,7 +395,7 @@ def _scan_file(buf, layout, source, int_guess=False):
     int_docs = bool(counts[:, 5].all())  # every doc id canonical decimal: keep integers
     outputs = _scan_outputs(n_rows, int(byte0[-1]), int(group0[-1]), int_docs)
     result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, int_docs, row0,
-                         byte0, group0, *outputs)
+                         byte0, group0, outputs)
     _check_errors(buf, layout, result[:, 3], result[:, 4], source)
     doc_data, doc_offsets, doc_values, values, groups = outputs
     docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
@@ -403,12 +403,12 @@ def _scan_file(buf, layout, source, int_guess=False):
 
 
 def _scan_outputs(n_rows, n_bytes, n_groups, int_docs):
-    """The arrays :func:`_scan.scan_chunks` writes: doc bytes, doc offsets, doc integers,
-    numbers, and the (qid start, qid end, first row) of each query block."""
-    return (np.empty(0 if int_docs else n_bytes, dtype=np.uint8),
-            np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64),
-            np.empty(n_rows if int_docs else 0, dtype=np.int64),
-            np.empty(n_rows, dtype=np.float64), np.empty((n_groups, 3), dtype=np.int64))
+    """The arrays :func:`_scan.scan_chunks` writes (a :data:`_scan.ScanOutput`)."""
+    return _scan.ScanOutput(np.empty(0 if int_docs else n_bytes, dtype=np.uint8),
+                            np.zeros(1 if int_docs else n_rows + 1, dtype=np.int64),
+                            np.empty(n_rows if int_docs else 0, dtype=np.int64),
+                            np.empty(n_rows, dtype=np.float64),
+                            np.empty((n_groups, 3), dtype=np.int64))
 
 
 def _scan_single_pass(buf, starts, ends, layout, source):
@@ -416,11 +416,10 @@ def _scan_single_pass(buf, starts, ends, layout, source):
     upper = _jit.launch(_scan.count_lines, buf, starts, ends)  # exact unless comments
     row0 = np.concatenate(([0], np.cumsum(upper)))
     group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, GROUP_ROOM))))
-    doc_data, doc_offsets, doc_values, values, groups = _scan_outputs(
-        int(row0[-1]), 0, int(group0[-1]), True)
+    outputs = _scan_outputs(int(row0[-1]), 0, int(group0[-1]), True)
+    doc_values, values, groups = outputs.doc_values, outputs.values, outputs.groups
     result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, True, row0,
-                         np.zeros_like(row0), group0, doc_data, doc_offsets, doc_values,
-                         values, groups)
+                         np.zeros_like(row0), group0, outputs)
     if np.any((result[:, 3] == _scan.NOT_INT) | (result[:, 3] == _scan.GROUPS_FULL)):
         return None
     _check_errors(buf, layout, result[:, 3], result[:, 4], source)
@@ -447,7 +446,7 @@ def _finish(buf, starts, ends, layout, row0, groups, docs, values, source):
         _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
     # Intern the query ids of the groups (blocks of lines with one query id).
     group_ids = _gather_tokens(buf, groups[:, :2])
-    block_first, block_code, first = intern_blocks(*group_ids.args())
+    block_first, block_code, first = intern_blocks(group_ids.args())
     return group_ids.take(first), block_code, groups[block_first, 2], docs, values
 
 

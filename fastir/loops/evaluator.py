@@ -15,7 +15,7 @@ from fastir.measures import dense as BK
 from fastir.measures import kernels, registry
 from fastir.measures.registry import MAX_CUTOFF
 from fastir.model.data import InputError, Run, float32_scores, integer_labels
-from fastir.model.join import NO_LIMIT, join
+from fastir.model.join import NO_LIMIT, NOT_POOLED, join
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 
@@ -100,15 +100,17 @@ class BoundCandidates:
             joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
                           as_candidates=True)
         self.joined = joined
-        # Each query's candidates in docno-descending order (the join's tie positions), so
-        # that the kernels break equal scores by stored order.
-        slot_query = np.repeat(np.arange(len(joined.indptr) - 1), np.diff(joined.indptr))
-        by_docno = np.lexsort((joined.tie, slot_query))
+        # Per candidate its score column (the run's scores are the bind order); per score
+        # column its label code and its tie position in its query (from the join).
+        columns = run.scores[joined.rows].astype(np.int64)
+        codes = np.full(self.n_rows, NOT_POOLED, dtype=joined.labels.dtype)
+        codes[columns] = joined.labels
+        tie = np.zeros(self.n_rows, dtype=np.int64)
+        tie[columns] = joined.tie
         limit = evaluator.options["max_docs"]
         self.candidates = BK.Candidates(
-            joined.indptr, run.scores[joined.rows[by_docno]].astype(np.int64),
-            joined.labels[by_docno], joined.qrels_query, NO_LIMIT if limit is None else
-            int(limit), bool(evaluator.options["judged_only"]))
+            joined.indptr, columns, codes, tie, joined.qrels_query,
+            NO_LIMIT if limit is None else int(limit), bool(evaluator.options["judged_only"]))
         lengths = np.diff(joined.indptr)
         ideal_lengths = np.diff(evaluator.qrels.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
@@ -308,7 +310,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     python = _jit.python_mode(batch * width)
 
     def run(valid):
-        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr)
+        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr, _columns(width))
         if batch * width < _SERIAL_BELOW or python:
             return _jit.select(BK.matrix_values_serial, python=python)(
                 data, level, rank_depth, ideal_cap, average, spec,
@@ -379,6 +381,12 @@ def _all_true(shape):  # (kept writable: a read-only array would compile another
 @functools.lru_cache(maxsize=64)
 def _zeros(n):
     return np.zeros(n, dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _columns(n):
+    """Each column's tie position: its index (see :data:`fastir.measures.dense.Batch`)."""
+    return np.arange(n, dtype=np.int64)
 
 
 _scratch = threading.local()

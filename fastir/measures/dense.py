@@ -2,12 +2,15 @@
 
 Both build, per (run, query), the ranked label codes of :mod:`fastir.model.join` in a scratch row
 and hand it to :func:`fastir.measures.kernels.query_value`, so every measure is exactly the one of
-:func:`fastir.evaluate`.
+:func:`fastir.evaluate`. Both rank in trec_eval's order (:func:`fastir.model.ranking.ranks_before`)
+on (score, tie position): a candidate's tie position is its place in its query's
+docno-descending order (from the join); a dense batch's columns stand for docs in
+docno-descending order, so a column's tie position is its index.
 
 Ranking fixed candidates does not need a sort when few candidates are judged (MS MARCO has
-about one per query): a judged doc's rank is one plus the number of candidates that rank
-before it (higher score, or equal score and greater docno), one pass over the query; all
-other ranks hold unjudged documents. Queries with many judged candidates are sorted.
+about one per query): a judged doc's rank is the number of candidates that rank before it,
+one pass over the query; all other ranks hold unjudged documents. Queries with many judged
+candidates are sorted.
 """
 
 import math
@@ -20,7 +23,6 @@ from fastir.measures.kernels import (
     CUTOFF,
     DCG,
     GAIN,
-    KEYS,
     KIND,
     NDCG,
     count_at_least,
@@ -28,42 +30,46 @@ from fastir.measures.kernels import (
     query_value,
     summarise,
 )
-from fastir.model.ranking import sort_by_score
+from fastir.model.ranking import RankKey, rank_sort, ranks_before
 
-#: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s candidates
-#: are ``indptr[e]:indptr[e + 1]``, in docno-descending order, with their row in the score
-#: vectors (``rows``), their label ``codes`` and their query's row in the ideals; rankings
+#: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s
+#: candidates are the score columns ``rows[indptr[e]:indptr[e + 1]]``; each score column has
+#: its label code (``codes``) and its tie position (``tie``: its place in its query's
+#: docno-descending order); each query its row in the ideals (``qrels_query``). Rankings
 #: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``.
-Candidates = namedtuple("Candidates", "indptr rows codes qrels_query limit judged_only")
+Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit judged_only")
 
 #: A dense batch: (batch, n_candidates) ``scores`` (float64), ``labels`` (int64, checked
-#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), and each row's
-#: ``n_relevant`` (0: its candidates').
-Batch = namedtuple("Batch", "scores labels mask n_relevant")
+#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), each row's
+#: ``n_relevant`` (0: its candidates'), and each column's ``tie`` position (its index).
+Batch = namedtuple("Batch", "scores labels mask n_relevant tie")
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
 
 @helper
-def _ranked_codes(scores, run, rows, codes, lo, hi, limit, judged_only, out, order, buf, keys):
-    """Fill ``out`` with the ranked label codes of candidates ``lo:hi`` (scores
-    ``scores[run, rows[i]]``; the candidates of a query are stored in docno-descending
-    order, so equal scores keep their stored order); returns the ranking's length (after
-    ``limit``, then ``judged_only``)."""
+def _ranked_codes(key, candidates, e, out, order, buf):
+    """Fill ``out`` with the ranked label codes of query ``e``'s candidates, ranked by
+    ``key`` (a :data:`~fastir.model.ranking.RankKey` over score columns: one score vector,
+    the candidates' tie positions); returns the ranking's length (after ``limit``, then
+    ``judged_only``)."""
+    rows, codes = candidates.rows, candidates.codes
+    limit, judged_only = candidates.limit, candidates.judged_only
+    lo = candidates.indptr[e]
+    hi = candidates.indptr[e + 1]
     n = hi - lo
     judged = 0
     for i in range(lo, hi):
-        if codes[i] != -1:
+        if codes[rows[i]] != -1:
             judged += 1
     m = min(n, limit)
     if judged > _SORT_ABOVE:
         for i in range(n):
-            order[i] = i
-            keys[i] = scores[run, rows[lo + i]]
-        sort_by_score(order, n, keys, buf)  # stable: ties stay in docno order
+            order[i] = rows[lo + i]
+        rank_sort(order[:n], key, buf)
         k = 0
         for i in range(m):
-            code = codes[lo + order[i]]
+            code = codes[order[i]]
             if judged_only and code < 0:
                 continue
             out[k] = code
@@ -75,21 +81,21 @@ def _ranked_codes(scores, run, rows, codes, lo, hi, limit, judged_only, out, ord
             out[i] = -1
     k = 0
     for j in range(lo, hi):
-        if codes[j] == -1 or (judged_only and codes[j] < 0):
+        row = rows[j]
+        code = codes[row]
+        if code == -1 or (judged_only and code < 0):
             continue
-        s = scores[run, rows[j]]
         rank = 0
         for i in range(lo, hi):
-            t = scores[run, rows[i]]
-            if t > s or (t == s and i < j):
+            if ranks_before(key, rows[i], row):
                 rank += 1
         if rank < m:
             if judged_only:  # keep (rank, code) pairs, ordered below
                 order[k] = rank
-                buf[k] = codes[j]
+                buf[k] = code
                 k += 1
             else:
-                out[rank] = codes[j]
+                out[rank] = code
     if not judged_only:
         return m
     for a in range(1, k):  # insertion sort of the few judged docs by rank
@@ -115,10 +121,8 @@ def bound_values(tasks, n_queries, candidates, scores, ideals, spec, work, out):
         for t in range(tasks[c], tasks[c + 1]):
             r = t // n_queries
             e = t % n_queries
-            n = _ranked_codes(scores, r, candidates.rows, candidates.codes,
-                              candidates.indptr[e], candidates.indptr[e + 1], candidates.limit,
-                              candidates.judged_only, ranked, work.index[c, 0],
-                              work.index[c, 1], work.rows[c, KEYS])
+            n = _ranked_codes(RankKey(scores[r], candidates.tie, None), candidates, e, ranked,
+                              work.index[c, 0], work.index[c, 1])
             q = candidates.qrels_query[e]
             ideal = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
             for m in range(spec.table.shape[0]):
@@ -133,11 +137,11 @@ MAX_LABEL = 2**31 - 1
 
 @helper
 def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
-    """Ranked labels (score descending, ties by column; only the top ``depth`` when it is
-    not 0) and the ideal labels (descending) of batch row ``b``; returns their lengths and
-    how many relevant documents outside the candidates were left out of the ideal (at most
-    ``ideal_cap`` are laid out, all when it is negative: the measures need no more), or
-    (BAD_SCORE or BAD_LABEL, 0, 0) for invalid input.
+    """Ranked labels (score descending, ties by column: see :data:`Batch`; only the top
+    ``depth`` when it is not 0) and the ideal labels (descending) of batch row ``b``;
+    returns their lengths and how many relevant documents outside the candidates were left
+    out of the ideal (at most ``ideal_cap`` are laid out, all when it is negative: the
+    measures need no more), or (BAD_SCORE or BAD_LABEL, 0, 0) for invalid input.
 
     One pass over the columns validates them and counts labels (in ``ranked``, free until
     the ranking is written), then the ideal is laid out from the counts and the ranking
@@ -185,10 +189,11 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
     for i in range(at, at + shown):
         ideal[i] = level
     m += shown
+    key = RankKey(scores[b], batch.tie, None)
     if depth > 0 and depth < n:
-        k = _select_top(b, scores, order, n, depth, buf)
+        k = _select_top(key, order, n, depth, buf)
     else:
-        sort_by_score(order, n, scores[b], buf)  # stable: ties stay in column order
+        rank_sort(order[:n], key, buf)
         k = n
     for i in range(k):
         ranked[i] = labels[b, order[i]]
@@ -196,26 +201,23 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
 
 
 @helper
-def _select_top(b, scores, order, n, depth, buf):
-    """Keep in ``order[:depth]`` the ``depth`` best columns in rank order (score
-    descending, ties by column): an insertion into a sorted top list, O(n) when most
-    columns do not enter it."""
+def _select_top(key, order, n, depth, buf):
+    """Keep in ``order[:depth]`` the ``depth`` first of the columns ``order[:n]`` in ranking
+    order (``key``): an insertion into a sorted top list, O(n) when most columns do not
+    enter it."""
     k = 0
-    last = -np.inf  # the score of the last kept column, once the list is full
     for i in range(n):
         j = order[i]
-        s = scores[b, j]
-        if k == depth and last >= s:
-            continue  # not better than the last kept (an equal score comes later: after)
+        if k == depth and not ranks_before(key, j, buf[depth - 1]):
+            continue  # not before the last kept
         p = k if k < depth else depth - 1
-        while p > 0 and scores[b, buf[p - 1]] < s:
+        while p > 0 and ranks_before(key, j, buf[p - 1]):
             if p < depth:
                 buf[p] = buf[p - 1]
             p -= 1
         buf[p] = j
         if k < depth:
             k += 1
-        last = scores[b, buf[k - 1]]
     for i in range(k):
         order[i] = buf[i]
     return k

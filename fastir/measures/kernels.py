@@ -566,10 +566,9 @@ BEST_PREC = 4  # [i]: max precision at any rank >= i (interpolated precision)
 REL_RANK = 5  # [c]: rank of the c-th relevant doc
 CUM_DCG = 6  # [i]: DCG of the top i
 CUM_IDCG = 7  # [i]: ideal DCG of the top i
-KEYS = 8  # sort keys (the scores of fixed candidates under one score vector)
-SCRATCH_A = 9  # rows a measure's own loop may use (they describe no query afterwards)
-SCRATCH_B = 10
-N_ROWS = 11
+SCRATCH_A = 8  # rows a measure's own loop may use (they describe no query afterwards)
+SCRATCH_B = 9
+N_ROWS = 10
 
 # Slots of a chunk's state: which query and parameters the cumulative rows describe, and
 # how far they reach.
@@ -610,10 +609,10 @@ def prefix_depth(table):
 #: discounts: ``log2[i] == log2(i + 2)``) and ``depth`` (:func:`prefix_depth`).
 Spec = namedtuple("Spec", "table params log2 depth")
 
-#: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows below, and sort keys
-#: in ``KEYS``), ``state`` (int64: which query and parameters the rows describe), ``codes``
-#: (int32: a ranking's labels in row 0, an ideal's in row 1) and ``index`` (int64: an order
-#: and its merge buffer).
+#: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows above), ``state``
+#: (int64: which query and parameters the rows describe), ``codes`` (int32: a ranking's
+#: labels in row 0, an ideal's in row 1) and ``index`` (int64: an order and its merge
+#: buffer).
 Work = namedtuple("Work", "rows state codes index")
 
 #: The joined rankings: ``labels[indptr[e]:indptr[e + 1]]`` is query ``e``'s ranking, whose

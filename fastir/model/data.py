@@ -25,8 +25,8 @@ from fastir.model.ids import (
     id_hash,
     intern_blocks,
     listed,
-    sort_ids,
 )
+from fastir.model.ranking import sort_ids
 
 
 class Qrels:
@@ -177,7 +177,7 @@ class Qrels:
                 row_hash, repeated = None, _repeated_rows(self.indptr, q_docs.keys())
             else:
                 row_hash, repeated = _jit.compiled(_hash_judgments)(self.indptr,
-                                                                     *q_docs.args(), HASH_KEY)
+                                                                     q_docs.args(), HASH_KEY)
             if repeated.any() and not self.allow_duplicates:
                 r = int(np.argmax(repeated))
                 q = int(np.searchsorted(self.indptr, r, side="right") - 1)
@@ -186,7 +186,7 @@ class Qrels:
             self._hashes[key] = row_hash
             self._repeated = repeated
         elif self._hashes[key] is None and not python:
-            self._hashes[key] = _jit.compiled(_hash_judgments)(self.indptr, *q_docs.args(),
+            self._hashes[key] = _jit.compiled(_hash_judgments)(self.indptr, q_docs.args(),
                                                                 HASH_KEY)[0]
         return q_docs, r_docs, self._hashes[key]
 
@@ -349,7 +349,7 @@ def _build(cls, row_qids, doc_ids, values, source, n_rows=None, **extra):
     """
     n_rows = len(values) if n_rows is None else n_rows
     with _jit.tier(n_rows):
-        block_first, block_code, first = intern_blocks(*row_qids.args())
+        block_first, block_code, first = intern_blocks(row_qids.args())
         in_rows = block_first < n_rows
         return assemble(cls, row_qids.take(first), block_code[in_rows], block_first[in_rows],
                         doc_ids, values, source, **extra)
@@ -368,7 +368,7 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
         keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
         block_code, block_first = block_code[keep], block_first[keep]
     block_len = np.diff(np.append(block_first, n_rows))
-    order = _jit.select(sort_ids, len(unique))(*unique.args())
+    order = _jit.select(sort_ids, len(unique))(unique.args())
     n_queries = len(order)
     rank = np.empty(n_queries, dtype=np.int64)
     rank[order] = np.arange(n_queries)
@@ -509,7 +509,7 @@ def _repeated_rows(indptr, keys):
 
 
 @jit
-def _hash_judgments(indptr, data, offsets, values, is_int, key):
+def _hash_judgments(indptr, docs, key):
     """Hash of every row's doc id, and whether each row judges a doc its query judged
     before: each query's docs go through a small hash set."""
     n = indptr[-1]
@@ -529,13 +529,12 @@ def _hash_judgments(indptr, data, offsets, values, is_int, key):
         mask = np.uint64(q_size - 1)
         table[:q_size] = -1
         for r in range(indptr[q], indptr[q + 1]):
-            h = id_hash(data, offsets, values, is_int, r, key)
+            h = id_hash(docs, r, key)
             row_hash[r] = h
             slot = h & mask
             while table[slot] >= 0:
                 other = table[slot]
-                if row_hash[other] == h and id_equal(data, offsets, values, data, offsets,
-                                                     values, is_int, other, r):
+                if row_hash[other] == h and id_equal(docs, other, docs, r):
                     repeated[r] = True
                     break
                 slot = (slot + np.uint64(1)) & mask

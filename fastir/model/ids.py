@@ -10,6 +10,7 @@ and reports exactly like the same run written to a file.
 """
 
 import os
+from collections import namedtuple
 
 import numpy as np
 
@@ -36,6 +37,11 @@ _ZERO_OFFSETS = frozen(np.zeros(1), np.int64)
 def listed(key):
     """An id given by the caller (a dict key) as an id column lists it: bytes as text."""
     return key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+
+
+#: An id column as kernels take it (:meth:`Ids.args`): UTF-8 bytes ``data`` with ``offsets``
+#: (``n + 1``) when ``is_int`` is False, else int64 ``values``; the other arrays are empty.
+IdColumn = namedtuple("IdColumn", "data offsets values is_int")
 
 
 class Ids:
@@ -141,13 +147,13 @@ class Ids:
         return Ids(values=values, text=True) if ok else None
 
     def args(self):
-        """The arrays kernels take for this column, in their order."""
-        return self.data, self.offsets, self.values, self.is_int
+        """The column as kernels take it (an :data:`IdColumn`)."""
+        return IdColumn(self.data, self.offsets, self.values, self.is_int)
 
     def keys(self):
         """The ids as Python values that compare as the ids do: ``bytes`` for text, ``int``
         for integers (for dicts and sets: equal ids, equal keys)."""
-        return _keys(*self.args())
+        return _keys(self.args())
 
 
 def common_kind(a, b):
@@ -195,25 +201,30 @@ def _canonical_ints(data, offsets):
 
 @python_variant(_canonical_ints)
 def _canonical_ints(data, offsets):
-    items = _keys(data, offsets, None, False)
+    items = _text_keys(data, offsets)
     if all(map(canonical_text, items)):
         return np.array([int(t) for t in items], dtype=np.int64), True
     return np.zeros(len(items), dtype=np.int64), False
 
 
-def _keys(data, offsets, values, is_int):
-    """See :meth:`Ids.keys`."""
-    if is_int:
-        return values.tolist()
+def _keys(column):
+    """See :meth:`Ids.keys` (``column``: an :data:`IdColumn`)."""
+    if column.is_int:
+        return column.values.tolist()
+    return _text_keys(column.data, column.offsets)
+
+
+def _text_keys(data, offsets):
     raw, bounds = data.tobytes(), offsets.tolist()
     return [raw[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def _order_keys(data, offsets, values, is_int):
-    """Python values that order as the ids do (strcmp: integers as decimal text)."""
-    if is_int:
-        return [b"%d" % v for v in values.tolist()]
-    return _keys(data, offsets, values, is_int)
+def order_keys(column):
+    """Python values that order as the ids of ``column`` do (strcmp: integers as decimal
+    text)."""
+    if column.is_int:
+        return [b"%d" % v for v in column.values.tolist()]
+    return _text_keys(column.data, column.offsets)
 
 
 def _pack_fixed_width(matrix):
@@ -257,7 +268,8 @@ def _gather_bytes(data, offsets, index):
 
 
 # ---------------------------------------------------------------------------------------
-# Kernel helpers. ``a``/``b`` columns are passed as (data, offsets, values, is_int).
+# Kernel helpers. Columns are passed as an :data:`IdColumn`; two columns compared or
+# matched are of one kind (see :func:`common_kind`).
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
@@ -287,10 +299,16 @@ def bytes_hash(data, start, end, key):
 
 
 @helper
-def id_hash(data, offsets, values, is_int, i, key):
-    if is_int:
-        return mix64(np.uint64(values[i]), key)
-    return bytes_hash(data, offsets[i], offsets[i + 1], key)
+def id_hash(column, i, key):
+    if column.is_int:
+        return mix64(np.uint64(column.values[i]), key)
+    return bytes_hash(column.data, column.offsets[i], column.offsets[i + 1], key)
+
+
+@helper
+def column_length(column):
+    """The number of ids in ``column``."""
+    return len(column.values) if column.is_int else len(column.offsets) - 1
 
 
 @helper
@@ -385,95 +403,32 @@ def int_str_cmp(a, b):
 
 
 @helper
-def id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
-    """Order of id ``i`` of column a against id ``j`` of column b (same kind)."""
-    if is_int:
-        return int_str_cmp(values_a[i], values_b[j])
-    return bytes_cmp(data_a, offsets_a[i], offsets_a[i + 1],
-                     data_b, offsets_b[j], offsets_b[j + 1])
+def id_cmp(a, i, b, j):
+    """strcmp order of id ``i`` of column ``a`` against id ``j`` of column ``b``: -1, 0 or
+    1."""
+    if a.is_int:
+        return int_str_cmp(a.values[i], b.values[j])
+    return bytes_cmp(a.data, a.offsets[i], a.offsets[i + 1], b.data, b.offsets[j],
+                     b.offsets[j + 1])
 
 
 @helper
-def id_equal(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j):
-    if is_int:
-        return values_a[i] == values_b[j]
-    start_a = offsets_a[i]
-    start_b = offsets_b[j]
-    n = offsets_a[i + 1] - start_a
-    if offsets_b[j + 1] - start_b != n:
+def id_equal(a, i, b, j):
+    """Whether id ``i`` of column ``a`` is id ``j`` of column ``b``."""
+    if a.is_int:
+        return a.values[i] == b.values[j]
+    start_a = a.offsets[i]
+    start_b = b.offsets[j]
+    n = a.offsets[i + 1] - start_a
+    if b.offsets[j + 1] - start_b != n:
         return False
     for k in range(n):
-        if data_a[start_a + k] != data_b[start_b + k]:
+        if a.data[start_a + k] != b.data[start_b + k]:
             return False
     return True
 
 
-@jit
-def sort_ids(data, offsets, values, is_int):
-    """Permutation sorting a column in ascending strcmp order (stable)."""
-    n = len(values) if is_int else len(offsets) - 1
-    order = np.arange(n)
-    sort_by_id(order, 0, n, data, offsets, values, is_int, np.empty(n, dtype=np.int64), 1)
-    return order
-
-
-@python_variant(sort_ids)
-def sort_ids(data, offsets, values, is_int):
-    keys = _order_keys(data, offsets, values, is_int)
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
-
-
-@helper
-def sort_by_id(order, lo, hi, data, offsets, values, is_int, buf, sign):
-    """Stable sort of the rows ``order[lo:hi]`` by id, ascending (``sign`` 1) or descending
-    (-1) in strcmp order: insertion sort for a few rows, else bottom-up merge sort with
-    ``buf`` (at least ``hi - lo`` long)."""
-    n = hi - lo
-    if n <= 16:
-        for i in range(lo + 1, hi):
-            row = order[i]
-            j = i - 1
-            while j >= lo and sign * id_cmp(data, offsets, values, data, offsets, values,
-                                            is_int, row, order[j]) < 0:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = row
-        return
-    src = order[lo:hi]
-    dst = buf[:n]
-    in_buf = False
-    width = 1
-    while width < n:
-        for start in range(0, n, 2 * width):
-            mid = min(start + width, n)
-            stop = min(start + 2 * width, n)
-            i, j, k = start, mid, start
-            while i < mid and j < stop:
-                if sign * id_cmp(data, offsets, values, data, offsets, values, is_int, src[j],
-                                 src[i]) < 0:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < stop:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[lo + k] = buf[k]
-
-
-def intern_blocks(data, offsets, values, is_int):
+def intern_blocks(column):
     """Intern a column of ids that usually comes in blocks of equal ids (a run or qrels
     grouped by query). Returns ``(block_first, block_code, first)``: the first row and the
     code of every block of consecutive equal ids, and the first row of every code.
@@ -481,9 +436,10 @@ def intern_blocks(data, offsets, values, is_int):
     Consecutive equal ids cost one comparison, a new block one hash probe; memory is
     proportional to the number of blocks, not of rows.
     """
-    if is_int:
-        return _jit.select(_intern_int_blocks, len(values))(values, HASH_KEY)
-    return _jit.select(_intern_text_blocks, len(offsets) - 1)(data, offsets, HASH_KEY)
+    if column.is_int:
+        return _jit.select(_intern_int_blocks, len(column.values))(column.values, HASH_KEY)
+    return _jit.select(_intern_text_blocks, len(column.offsets) - 1)(column.data,
+                                                                      column.offsets, HASH_KEY)
 
 
 # The two kernels below index their arrays directly in the row loop: calling a helper that
@@ -569,7 +525,7 @@ def _intern_int_blocks(values, key):
 
 @python_variant(_intern_text_blocks)
 def _intern_text_blocks(data, offsets, key):
-    return _intern_keys(_keys(data, offsets, None, False))
+    return _intern_keys(_text_keys(data, offsets))
 
 
 def _intern_keys(keys):
@@ -589,11 +545,11 @@ def _intern_keys(keys):
 
 
 @jit
-def merge_sorted_ids(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int):
+def merge_sorted_ids(a, b):
     """Walk two sorted id columns; return, for the union in order, the index in a and in b
     (-1 where absent)."""
-    n_a = len(values_a) if is_int else len(offsets_a) - 1
-    n_b = len(values_b) if is_int else len(offsets_b) - 1
+    n_a = column_length(a)
+    n_b = column_length(b)
     in_a = np.empty(n_a + n_b, dtype=np.int64)
     in_b = np.empty(n_a + n_b, dtype=np.int64)
     i = j = k = 0
@@ -603,7 +559,7 @@ def merge_sorted_ids(data_a, offsets_a, values_a, data_b, offsets_b, values_b, i
         elif j == n_b:
             c = -1
         else:
-            c = id_cmp(data_a, offsets_a, values_a, data_b, offsets_b, values_b, is_int, i, j)
+            c = id_cmp(a, i, b, j)
         if c < 0:
             in_a[k], in_b[k] = i, -1
             i += 1

@@ -10,6 +10,7 @@ are then dropped, keeping the order.
 """
 
 import numbers
+from collections import namedtuple
 
 import numpy as np
 
@@ -19,18 +20,34 @@ from fastir.model.data import InputError
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    _order_keys,
     bytes_hash,
     common_kind,
     id_equal,
     merge_sorted_ids,
     mix64,
+    order_keys,
 )
-from fastir.model.ranking import rank_rows
+from fastir.model.ranking import RankKey, python_ranked, rank_rows
 
 NOT_POOLED = -1
 UNJUDGED = -2
 NO_LIMIT = np.iinfo(np.int64).max
+
+#: The run's side of the join: per evaluated query its run query (``query``, -1: absent);
+#: per run query its rows ``starts[r]:stops[r]``; per row its ``scores`` (its doc ids are
+#: a column of their own: numba's parallel loops take no namedtuple within a namedtuple,
+#: numba issue 10139).
+RunRows = namedtuple("RunRows", "query starts stops scores")
+
+#: The qrels' side: per evaluated query its qrels query (``query``); per qrels query its
+#: judgments ``indptr[q]:indptr[q + 1]``; per judgment its ``labels`` and the ``hashes`` of
+#: its doc id (the ids: a column of the run's kind).
+Judgments = namedtuple("Judgments", "query indptr labels hashes")
+
+#: What the join writes (see :func:`join`): ``labels`` at the rankings' positions, per
+#: evaluated query the labels ``kept`` (with -J) and the ``duplicate`` row (-1: none), and
+#: with candidates, per position its run row (``rows``) and its ``tie`` position.
+JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie")
 
 
 class Joined:
@@ -105,7 +122,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
 
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_qrels, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    in_qrels, in_run = merge(q_qids.args(), r_qids.args())
     judged = in_qrels >= 0
     ignored = r_qids.take(in_run[~judged]).tolist()
     missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
@@ -127,16 +144,17 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
+    rows = RunRows(run_query, run.starts, run.stops, scores)
 
     def ranked(qrels_labels):
         """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J)."""
         labels = np.empty(indptr[-1], dtype=np.int32)
         kept = np.empty(len(run_query), dtype=np.int64)
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
-        _jit.launch(_join_kernel, bounds, run_query, qrels_query, indptr, run.starts,
-                    run.stops, scores, *r_docs.args()[:3], qrels.indptr, qrels_labels,
-                    *q_docs.args()[:3], r_docs.is_int, row_hash, HASH_KEY, judged_only,
-                    labels, kept, duplicate, scratch, as_candidates, rows_out, tie_out)
+        judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
+        _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), judgments,
+                    q_docs.args(), HASH_KEY, judged_only, as_candidates, scratch,
+                    JoinOutput(labels, kept, duplicate, rows_out, tie_out))
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
             e = int(dup[0])
@@ -169,14 +187,22 @@ def _compact(indptr, labels, kept):
 
 
 @pjit
-def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
-                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
-                 rows_out, tie_out):
-    """Rank each evaluated query's rows and label them (see :func:`join`). With
-    ``candidates`` the rows keep their input order and each gets, in ``tie_out``, its
-    position in docno-descending order (``scores`` are then all equal) and, in
-    ``rows_out``, its run row (see :func:`candidates`)."""
+def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only, candidates,
+                 scratch, out):
+    """Rank each evaluated query's rows and label them (see :func:`join`): evaluated query
+    ``e`` writes its ranking at ``indptr[e]:indptr[e + 1]`` of ``out`` (a
+    :data:`JoinOutput`), each chunk ``bounds[c]:bounds[c + 1]`` of queries with its own
+    scratch (``scratch``: the longest run query). ``docs`` and ``j_docs`` are the doc ids
+    of the run's rows and of the judgments. With ``candidates`` the rows keep their input
+    order and each gets, in ``out.tie``, its position in docno-descending order
+    (``run.scores`` are then all equal) and, in ``out.rows``, its run row."""
+    # The tuples' fields as locals: numba (0.68) drops a write through a namedtuple's field
+    # (``out.labels[i] = x``) inside a parallel loop (numba issues 5872, 7135, 10338).
+    run_query, r_starts, r_stops, scores = run
+    qrels_query, q_indptr, q_labels, row_hash = judgments
+    labels, kept, duplicate, rows_out, tie_out = out
+    # (and the doc column's: a field read in the row loop is reference-counted per row)
+    d_data, d_offsets, d_values, is_int = docs
     seen_size = 16
     while seen_size < 2 * scratch:
         seen_size *= 2
@@ -192,22 +218,23 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
         hashes = np.empty(scratch, dtype=np.uint64)
         seen = np.full(seen_size, -1, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
+        ranking = RankKey(scores, None, docs)  # (made in the loop: see RunRows)
         for e in range(bounds[c], bounds[c + 1]):
-            out = indptr[e]
-            m = indptr[e + 1] - out
+            at = indptr[e]
+            m = indptr[e + 1] - at
             kept[e] = 0
             r = run_query[e]
             if r < 0:
                 continue
-            rank_rows(r_starts[r], r_stops[r], scores, d_data, d_offsets, d_values,
-                      is_int, order, buf)
+            start = r_starts[r]
+            rank_rows(start, r_stops[r], ranking, order, buf)
             if candidates:
                 for p in range(m):
-                    buf[order[p] - r_starts[r]] = p
+                    buf[order[p] - start] = p
                 for p in range(m):
-                    order[p] = r_starts[r] + p
-                    tie_out[out + p] = buf[p]
-                    rows_out[out + p] = r_starts[r] + p
+                    order[p] = start + p
+                    tie_out[at + p] = buf[p]
+                    rows_out[at + p] = start + p
             q = qrels_query[e]
             q_lo = q_indptr[q]
             q_hi = q_indptr[q + 1]
@@ -231,7 +258,6 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
             n_kept = 0
             for i in range(m):
                 row = order[i]
-                # (no multi-array helper here: it would reference-count arrays per row)
                 if is_int:
                     h = mix64(np.uint64(d_values[row]), key)
                 else:
@@ -241,9 +267,7 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 slot = h & local_mask
                 while seen[slot] >= 0:
                     other = seen[slot]
-                    if hashes[other] == h and id_equal(d_data, d_offsets, d_values, d_data,
-                                                       d_offsets, d_values, is_int,
-                                                       order[other], row):
+                    if hashes[other] == h and id_equal(docs, order[other], docs, row):
                         duplicate[e] = order[other]
                         break
                     slot = (slot + np.uint64(1)) & local_mask
@@ -255,53 +279,51 @@ def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scor
                 slot = h & q_mask
                 while judged[slot] >= 0:
                     j = judged[slot]
-                    if row_hash[j] == h and id_equal(j_data, j_offsets, j_values, d_data,
-                                                     d_offsets, d_values, is_int, j, row):
-                        code = q_labels[j] if q_labels[j] >= 0 else -2
+                    if row_hash[j] == h and id_equal(j_docs, j, docs, row):
+                        label = q_labels[j]
+                        code = label if label >= 0 else -2
                         break
                     slot = (slot + np.uint64(1)) & q_mask
                 if judged_only and code < 0:
                     continue
-                labels[out + n_kept] = code
+                labels[at + n_kept] = code
                 n_kept += 1
             kept[e] = n_kept
 
 
 @python_variant(_join_kernel)
-def _join_kernel(bounds, run_query, qrels_query, indptr, r_starts, r_stops, scores, d_data,
-                 d_offsets, d_values, q_indptr, q_labels, j_data, j_offsets, j_values, is_int,
-                 row_hash, key, judged_only, labels, kept, duplicate, scratch, candidates,
-                 rows_out, tie_out):
+def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only, candidates,
+                 scratch, out):
     """The join in Python: a sort per query, judgments in a dict."""
-    docs = _keys(d_data, d_offsets, d_values, is_int)
-    order_keys = _order_keys(d_data, d_offsets, d_values, is_int)
-    judged_docs = _keys(j_data, j_offsets, j_values, is_int)
-    score_of, grade = scores.tolist(), q_labels.tolist()
-    starts, stops, bounds_q = r_starts.tolist(), r_stops.tolist(), q_indptr.tolist()
-    for e, (r, q) in enumerate(zip(run_query.tolist(), qrels_query.tolist())):
-        kept[e] = 0
+    ranking_keys = order_keys(docs)
+    docs = _keys(docs)
+    judged_docs = _keys(j_docs)
+    score_of, grade = run.scores.tolist(), judgments.labels.tolist()
+    starts, stops, bounds_q = run.starts.tolist(), run.stops.tolist(), judgments.indptr.tolist()
+    for e, (r, q) in enumerate(zip(run.query.tolist(), judgments.query.tolist())):
+        out.kept[e] = 0
         if r < 0:
             continue
-        out, m = int(indptr[e]), int(indptr[e + 1] - indptr[e])
+        at, m = int(indptr[e]), int(indptr[e + 1] - indptr[e])
         rows = range(starts[r], stops[r])
-        ranked = sorted(rows, key=lambda row: (score_of[row], order_keys[row]), reverse=True)
+        ranked = python_ranked(rows, score_of, ranking_keys)
         if candidates:  # input order; each row's position in docno-descending order
             for p, row in enumerate(ranked[:m]):
-                tie_out[out + row - starts[r]] = p
+                out.tie[at + row - starts[r]] = p
             ranked = rows[:m]
-            rows_out[out:out + m] = ranked
-        judgments = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+            out.rows[at:at + m] = ranked
+        judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
         seen = {}
         n_kept = 0
         for row in ranked[:m]:
             first = seen.setdefault(docs[row], row)
             if first != row:
-                duplicate[e] = first
+                out.duplicate[e] = first
                 break
-            label = judgments.get(docs[row])
+            label = judgments_of.get(docs[row])
             code = NOT_POOLED if label is None else label if label >= 0 else UNJUDGED
             if judged_only and code < 0:
                 continue
-            labels[out + n_kept] = code
+            out.labels[at + n_kept] = code
             n_kept += 1
-        kept[e] = n_kept
+        out.kept[e] = n_kept

@@ -1,89 +1,161 @@
 """trec_eval's ranking order, written once: score descending, ties broken by document id
-descending in byte (``strcmp``) order. The join ranks each query with :func:`rank_rows`;
-:func:`ranked_rows` ranks a whole run (the TREC writer)."""
+descending in byte (``strcmp``) order.
+
+:func:`ranks_before` is the comparison ("does row a rank before row b") and
+:func:`rank_sort` the one sort; every path ranks with them: the join
+(:func:`rank_rows`), the TREC writer (:func:`ranked_rows`), fusion
+(:func:`rank_segments`), bound candidates and dense batches
+(:mod:`fastir.measures.dense`). A :data:`RankKey` says what a row's rank depends on: its
+score and, for equal scores, its doc id, or its precomputed tie position (its place in
+its query's docno-descending order) where a path has one: bound candidates (from the
+join), dense batches (the column: columns stand for docs in docno-descending order) and
+fusion (its docs' ranks in id order). Ascending id order (queries) is the same sort with
+equal scores, read backwards (:func:`sort_ids`).
+
+Python variants rank with :func:`python_ranked`, the same order as sort keys.
+"""
+
+from collections import namedtuple
 
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import helper, jit, python_variant
-from fastir.model.ids import _order_keys, sort_by_id
+from fastir._jit import helper, jit, pjit, prange, python_variant
+from fastir.model.ids import column_length, id_cmp, order_keys
+
+#: What ranks rows ``a``, ``b``: ``scores[a]``, ``scores[b]``; for equal scores, either
+#: ``tie[a]``, ``tie[b]`` (positions in docno-descending order: the lower first) or, when
+#: ``tie`` is None, the doc ids ``docs`` (an :data:`~fastir.model.ids.IdColumn`: the greater
+#: in strcmp order first; None when ``tie`` is given).
+RankKey = namedtuple("RankKey", "scores tie docs")
+
+_RUN = 16  # rows per insertion-sorted run of rank_sort, before the merges
 
 
 @helper
-def sort_by_score(order, n, scores, buf):
-    """Stable bottom-up merge sort of ``order[:n]`` by descending score."""
-    width = 1
-    src = order
-    dst = buf
-    in_buf = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if scores[src[j]] > scores[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for k in range(n):
-            order[k] = buf[k]
+def ranks_before(key, a, b):
+    """Whether row ``a`` ranks before row ``b`` (:data:`RankKey` ``key``): a higher score,
+    or an equal score and a greater doc id (a lower tie position)."""
+    score_a = key.scores[a]
+    score_b = key.scores[b]
+    if score_a != score_b:
+        return score_a > score_b
+    return _tie_before(key.tie, key.docs, a, b)
 
 
 @helper
-def rank_rows(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
-    """Write into ``order[:n]`` the rows ``start:stop`` in trec_eval order: score
-    descending, then docno descending.
+def _tie_before(tie, docs, a, b):
+    # numba compiles one branch: with ``tie`` None the test is decided by the type.
+    if tie is None:
+        return _doc_before(docs, a, b)
+    return tie[a] < tie[b]
 
-    Rows already in score order (the usual run file) cost one pass; otherwise a stable
-    merge sort by score. Then each group of equal scores is put in docno order.
+
+@helper
+def _doc_before(docs, a, b):
+    if docs is None:  # (a key with tie positions never comes here)
+        return False
+    return id_cmp(docs, a, docs, b) > 0
+
+
+@helper
+def rank_sort(order, key, buf):
+    """Sort the rows ``order`` stably into ranking order (:func:`ranks_before` on ``key``),
+    with ``buf`` (at least as long) as scratch.
+
+    Runs of 16 rows are sorted by insertion, then merged bottom-up; a merge moves only the
+    rows that overlap the other half (found by binary search), none when the halves are
+    in order. Rows already ranked (the usual run file) cost one pass: ``n - 1``
+    comparisons, and one per merge.
     """
+    n = len(order)
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            row = order[i]
+            j = i
+            while j > lo and ranks_before(key, row, order[j - 1]):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = row
+    width = _RUN
+    while width < n:
+        for lo in range(0, n - width, 2 * width):
+            _merge(order, lo, lo + width, min(lo + 2 * width, n), key, buf)
+        width *= 2
+
+
+@helper
+def _merge(order, lo, mid, hi, key, buf):
+    """Merge the ranked rows ``order[lo:mid]`` and ``order[mid:hi]`` in place, stably."""
+    if not ranks_before(key, order[mid], order[mid - 1]):
+        return  # in order already
+    first = order[mid]  # left rows before the first that it ranks before stay
+    a, b = lo, mid - 1
+    while a < b:
+        m = (a + b) // 2
+        if ranks_before(key, first, order[m]):
+            b = m
+        else:
+            a = m + 1
+    start = a
+    last = order[mid - 1]  # right rows from the first that does not rank before it stay
+    a, b = mid + 1, hi
+    while a < b:
+        m = (a + b) // 2
+        if ranks_before(key, order[m], last):
+            a = m + 1
+        else:
+            b = m
+    stop = a
+    n_left = mid - start
+    for k in range(n_left):
+        buf[k] = order[start + k]
+    i = 0
+    j = mid
+    k = start
+    while i < n_left and j < stop:
+        if ranks_before(key, order[j], buf[i]):
+            order[k] = order[j]
+            j += 1
+        else:
+            order[k] = buf[i]
+            i += 1
+        k += 1
+    while i < n_left:
+        order[k] = buf[i]
+        i += 1
+        k += 1
+
+
+@helper
+def rank_rows(start, stop, key, order, buf):
+    """Write into ``order[:stop - start]`` the rows ``start:stop`` in ranking order."""
     n = stop - start
-    by_score = True
-    for i in range(1, n):
-        if scores[start + i] > scores[start + i - 1]:
-            by_score = False
-            break
     for i in range(n):
         order[i] = start + i
-    if not by_score:
-        sort_by_score(order, n, scores, buf)
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        while hi < n and scores[order[hi]] == scores[order[lo]]:
-            hi += 1
-        if hi - lo > 1:  # docno descending
-            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, -1)
-        lo = hi
+    rank_sort(order[:n], key, buf)
 
 
+def python_ranked(rows, scores, keys):
+    """:func:`ranks_before` for Python variants: ``rows`` sorted by ``scores[row]``, then
+    ``keys[row]``, both descending (``keys``: :func:`~fastir.model.ids.order_keys` of the
+    doc ids), stably as :func:`rank_sort`."""
+    return sorted(rows, key=lambda row: (scores[row], keys[row]), reverse=True)
+
+
+# -- whole runs and segments ---------------------------------------------------------------
 def ranked_rows(run):
     """A run's rows in ranked order, query after query (queries in id order), and the query
     of each row."""
     lengths = run.stops - run.starts
     order = _jit.select(_rank_run, len(run))(run.starts, run.stops, run.scores,
-                                             *run.doc_ids.args()[:4])
+                                             run.doc_ids.args())
     return order, np.repeat(np.arange(run.n_queries), lengths)
 
 
 @jit
-def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
+def _rank_run(starts, stops, scores, docs):
     total = 0
     longest = 0
     for q in range(len(starts)):
@@ -91,20 +163,59 @@ def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
         longest = max(longest, stops[q] - starts[q])
     out = np.empty(total, dtype=np.int64)
     buf = np.empty(longest, dtype=np.int64)
+    key = RankKey(scores, None, docs)
     at = 0
     for q in range(len(starts)):
         n = stops[q] - starts[q]
-        rank_rows(starts[q], stops[q], scores, d_data, d_offsets, d_values, is_int,
-                  out[at:at + n], buf)
+        rank_rows(starts[q], stops[q], key, out[at:at + n], buf)
         at += n
     return out
 
 
 @python_variant(_rank_run)
-def _rank_run(starts, stops, scores, d_data, d_offsets, d_values, is_int):
-    keys = _order_keys(d_data, d_offsets, d_values, is_int)
+def _rank_run(starts, stops, scores, docs):
+    keys = order_keys(docs)
     score = scores.tolist()
     out = []
     for lo, hi in zip(starts.tolist(), stops.tolist()):
-        out += sorted(range(lo, hi), key=lambda row: (score[row], keys[row]), reverse=True)
+        out += python_ranked(range(lo, hi), score, keys)
     return np.array(out, dtype=np.int64)
+
+
+@pjit
+def rank_segments(bounds, scores, tie):
+    """The rows of each segment ``bounds[s]:bounds[s + 1]`` in ranking order, by
+    ``scores`` and ``tie`` positions (see :data:`RankKey`)."""
+    order = np.arange(len(scores))
+    buf = np.empty(len(scores), dtype=np.int64)
+    for s in prange(len(bounds) - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        rank_sort(order[lo:hi], RankKey(scores, tie, None), buf[lo:hi])
+    return order
+
+
+@python_variant(rank_segments)
+def rank_segments(bounds, scores, tie):
+    # the same order as sort keys: segment, score descending, tie position ascending
+    segment = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    return np.lexsort((tie, -scores, segment)).astype(np.int64)
+
+
+# -- ids in ascending order -----------------------------------------------------------------
+@jit
+def sort_ids(ids):
+    """Permutation sorting an id column in ascending strcmp order (stable): the ranking
+    order of equal scores (doc id descending) read backwards, from the column reversed (so
+    that equal ids keep their order)."""
+    n = column_length(ids)
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[i] = n - 1 - i
+    rank_sort(order, RankKey(np.zeros(n), None, ids), np.empty(n, dtype=np.int64))
+    return order[::-1].copy()
+
+
+@python_variant(sort_ids)
+def sort_ids(ids):
+    keys = order_keys(ids)
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)

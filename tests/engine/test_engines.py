@@ -152,7 +152,7 @@ def _kernel_pair(kernel):
 @given(TEXT | INTS)
 def test_id_variants_match_their_kernels(items):
     col = _column(items)
-    for kernel, args in [(ids.sort_ids, col.args()),
+    for kernel, args in [(ranking.sort_ids, (col.args(),)),
                          (ids._intern_int_blocks if col.is_int else ids._intern_text_blocks,
                           (col.values, ids.HASH_KEY) if col.is_int
                          else (col.data, col.offsets, ids.HASH_KEY))]:
@@ -199,9 +199,49 @@ def test_join_variant_matches_its_kernel(data, candidates):
 @given(qrels_and_runs())
 def test_run_ranking_variant_matches_its_kernel(data):
     run = fastir.Run.from_dict(data[1])
-    args = (run.starts, run.stops, run.scores, *run.doc_ids.args())
+    args = (run.starts, run.stops, run.scores, run.doc_ids.args())
     py, nb = _kernel_pair(ranking._rank_run)
     assert np.array_equal(py(*args), nb(*args))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 300), st.integers(1, 6), st.sampled_from(["shuffled", "by score",
+                                                                  "ranked"]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_long_rankings_rank_as_the_python_variants(n, n_scores, given_order, ints, seed):
+    """Rankings long enough for the sort's merges (it insertion-sorts runs of 16), with many
+    ties, given shuffled, by score only, or ranked: the compiled sort orders as the Python
+    variants' sort keys do, by doc ids and by tie positions."""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, n_scores, n).astype(np.float64)
+    docs = rng.permutation(20 * n + 1)[:n]
+    names = np.array([f"d{d}" for d in docs.tolist()], dtype=object)
+    if given_order != "shuffled":
+        by = [(-s, f"{d}" if ints else name) for s, d, name in zip(scores, docs, names)]
+        order = sorted(range(n), key=by.__getitem__)  # ties: docno ascending (not ranked)
+        if given_order == "ranked":
+            order = sorted(range(n), key=lambda i: (scores[i], by[i][1]), reverse=True)
+        scores, docs, names = scores[order], docs[order], names[order]
+    run = fastir.Run.from_arrays(np.zeros(n, dtype=np.int64), docs if ints else names, scores)
+    args = (run.starts, run.stops, run.scores, run.doc_ids.args())
+    py, nb = _kernel_pair(ranking._rank_run)
+    assert np.array_equal(py(*args), nb(*args))
+    bounds = np.array([0, n // 3, n], dtype=np.int64)
+    tie = rng.permutation(n).astype(np.int64)
+    py, nb = _kernel_pair(ranking.rank_segments)
+    assert np.array_equal(py(bounds, scores, tie), nb(bounds, scores, tie))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 6), max_size=5), st.data())
+def test_segment_ranking_variant_matches_its_kernel(lengths, data):
+    n = sum(lengths)
+    scores = np.array(data.draw(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, -2.0]),
+                                         min_size=n, max_size=n)))
+    tie = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+    bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    py, nb = _kernel_pair(ranking.rank_segments)
+    assert np.array_equal(py(bounds, scores, tie), nb(bounds, scores, tie))
 
 
 @settings(max_examples=100, deadline=None)
@@ -246,7 +286,8 @@ def test_resampling_variants_match_their_kernels(n_resamples, n_queries, width, 
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
-              "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run"}
+              "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
+              "rank_segments"}
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested
 
