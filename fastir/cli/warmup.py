@@ -8,6 +8,7 @@ compiled, so that no later call waits for the compiler.
 
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,24 +102,71 @@ def _steps(folder):
         fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
         fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
-    return [("files (text and integer ids, MS MARCO runs)", files), ("rank fusion", fusion),
-            ("significance tests", significance),
-            ("diversity measures (subtopic judgments)", diversity),
-            ("dicts and arrays", containers), ("loops and dense batches", loops)]
+    return {"files": files, "fusion": fusion, "significance": significance,
+            "diversity": diversity, "containers": containers, "loops": loops}
 
 
-def warmup(out=sys.stderr):
-    """Compile every kernel (or load it from numba's cache); returns the seconds taken."""
+#: Each step: what it compiles, and its seconds on a fresh cache on the project machine
+#: (2 cores, quiet; BENCHMARKS.md): the weights of the plan and the estimates printed.
+STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 44),
+         "fusion": ("rank fusion", 18), "loops": ("loops and dense batches", 18),
+         "diversity": ("diversity measures (subtopic judgments)", 10),
+         "significance": ("significance tests", 3), "containers": ("dicts and arrays", 1)}
+
+
+def plan(jobs):
+    """The steps in ``jobs`` groups of about equal estimated seconds (longest first, each
+    to the least loaded group): one process compiles each group."""
+    groups = [[] for _ in range(max(1, min(jobs, len(STEPS))))]
+    load = [0.0] * len(groups)
+    for key in sorted(STEPS, key=lambda k: -STEPS[k][1]):
+        g = load.index(min(load))
+        groups[g].append(key)
+        load[g] += STEPS[key][1]
+    return [g for g in groups if g]
+
+
+def default_jobs():
+    """Processes a warmup compiles in: numba compiles one kernel at a time per process."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def warmup(out=sys.stderr, jobs=1, only=None):
+    """Compile every kernel (or load it from numba's cache); returns the seconds taken.
+
+    With ``jobs`` > 1 the steps are shared among that many processes (this one and
+    ``jobs - 1`` others started for the purpose): the cache then holds every kernel, but
+    this process has loaded only its own group's. ``only``: run just these steps here.
+    """
     start = time.perf_counter()
+    groups = [list(only)] if only else plan(jobs)
+    helpers = [subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--only",
+                                 ",".join(group)], stdout=subprocess.DEVNULL,
+                                stderr=None if out is sys.stderr else subprocess.DEVNULL)
+               for group in groups[1:]]
+    try:
+        _run_steps(groups[0], out)
+    finally:
+        failed = [h.args for h in helpers if h.wait() != 0]
+    if failed:
+        raise RuntimeError(f"fastir warmup: a compiling process failed: {failed}")
+    return time.perf_counter() - start
+
+
+def _run_steps(keys, out):
     noting, _jit.note_compiles = _jit.note_compiles, False
     try:
         with tempfile.TemporaryDirectory() as folder, _jit.forced("numba"):
-            for description, step in _steps(folder):
+            steps = _steps(folder)
+            for key in keys:
+                description, estimate = STEPS[key]
                 t = time.perf_counter()
-                step()
                 if out is not None:
-                    print(f"fastir warmup: {description}: {time.perf_counter() - t:.1f} s",
-                          file=out, flush=True)
+                    print(f"fastir warmup: {description}: compiling (about {estimate} s "
+                          "on a fresh cache)", file=out, flush=True)
+                steps[key]()
+                if out is not None:
+                    print(f"fastir warmup: {description}: done in "
+                          f"{time.perf_counter() - t:.1f} s", file=out, flush=True)
     finally:
         _jit.note_compiles = noting
-    return time.perf_counter() - start
