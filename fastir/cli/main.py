@@ -1,11 +1,14 @@
 """Command line: the commands (``fastir -h``) and their dispatch, ``fastir measures``,
-``example`` and ``warmup``; ``fastir trec_eval ...`` (a drop-in for trec_eval) is
-:mod:`fastir.cli.trec_eval`'s, the commands for people :mod:`fastir.cli.commands`'."""
+``example``, ``warmup`` and ``worker``; ``fastir trec_eval ...`` (a drop-in for trec_eval)
+is :mod:`fastir.cli.trec_eval`'s, the commands for people :mod:`fastir.cli.commands`'.
+
+Start-up: run as a program, :func:`main` first offers the command to the user's warm worker
+(:mod:`fastir.worker`), importing nothing but the standard library; only when no worker
+takes it does it import the command's modules (numpy first) and run it here.
+"""
 
 import os
 import sys
-
-from fastir.cli.trec_eval import trec_eval_main, version_line
 
 
 def example_main(argv):
@@ -16,12 +19,26 @@ def example_main(argv):
 
 
 def warmup_main(argv):
-    """Compile every numba kernel now (cached on disk for later processes)."""
-    from fastir.cli.warmup import warmup
+    """Compile every numba kernel now (cached on disk for later processes): ``--jobs N``
+    processes (default: the cores, at most 4), each step's progress on stderr."""
+    import argparse
 
-    print("fastir warmup: compiling numba kernels (cached on disk; once per install)",
-          file=sys.stderr, flush=True)
-    seconds = warmup()
+    from fastir.cli.warmup import STEPS, default_jobs, plan, warmup
+
+    parser = argparse.ArgumentParser(prog="fastir warmup", description=warmup_main.__doc__)
+    parser.add_argument("--jobs", type=int, default=default_jobs())
+    parser.add_argument("--only", help=argparse.SUPPRESS)  # a helper process's steps
+    args = parser.parse_args(argv)
+    if args.only:
+        warmup(only=args.only.split(","))
+        return 0
+    groups = plan(args.jobs)
+    estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
+    print(f"fastir warmup: compiling numba kernels in {len(groups)} process"
+          f"{'es' if len(groups) > 1 else ''}: about {estimate} s on a fresh cache (2-core "
+          "machine, quiet), a second when cached; once per install", file=sys.stderr,
+          flush=True)
+    seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)
     return 0
 
@@ -43,6 +60,20 @@ def measures_main(argv):
     return 0
 
 
+def trec_eval_main(argv):
+    """``fastir trec_eval``: trec_eval's command line."""
+    from fastir.cli.trec_eval import trec_eval_main as run
+
+    return run(argv)
+
+
+def worker_main(argv):
+    """``fastir worker start|stop|status``: the warm worker (:mod:`fastir.cli.worker`)."""
+    from fastir.cli.worker import worker_main as run
+
+    return run(argv, dispatch)
+
+
 def _friendly(name):
     def run(argv):
         from fastir.cli import commands
@@ -54,7 +85,10 @@ def _friendly(name):
 COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
             "agree": _friendly("agree"), "plot": _friendly("plot"), "fuse": _friendly("fuse"),
             "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
-            "warmup": warmup_main}
+            "warmup": warmup_main, "worker": worker_main}
+#: Commands a warm worker runs for the command line (the rest are cheap, or about it).
+WORKER_COMMANDS = ("eval", "stats", "agree", "plot", "fuse", "trec_eval", "measures",
+                   "example")
 
 OTHER_COMMANDS = {
     "trec_eval": "a drop-in for trec_eval: same options, byte-identical output, same exit "
@@ -62,6 +96,8 @@ OTHER_COMMANDS = {
     "measures": "every measure, its names in each dialect and its parameters",
     "example": "evaluate the bundled example",
     "warmup": "compile the numba kernels ahead (once per install)",
+    "worker": "start, stop or ask about the warm worker that runs commands without "
+              "numba's start-up (start: on first use; FASTIR_WORKER=off: never)",
 }
 
 EXAMPLES = """examples:
@@ -89,15 +125,27 @@ def help_text():
 
 
 def main(argv=None):
-    from fastir import _jit
+    """The command line. Run as a program (``argv`` None), a command goes to the warm
+    worker when one takes it; given ``argv`` (from Python), it runs here."""
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] in WORKER_COMMANDS:
+        from fastir.worker import client
 
-    _jit.lean_start = True
-    argv = sys.argv[1:] if argv is None else argv
+        status = client.run(sys.argv[1:])
+        if status is not None:
+            return status
+    return dispatch(sys.argv[1:] if argv is None else argv)
+
+
+def dispatch(argv):
+    """Run the command ``argv`` in this process."""
+
     if argv and argv[0] in ("-h", "--help", "help"):
         print(help_text(), end="")
         return 0
     if argv and argv[0] == "--version":
-        print(version_line())
+        from fastir import __version__
+
+        print(f"fastir {__version__}")
         return 0
     if not argv or argv[0] not in COMMANDS:
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
