@@ -58,6 +58,7 @@ class _Worker:
         self.children = {}  # pid -> the client's connection
         self.started = self.last = time.time()
         self.served = 0
+        self.peak_kb = 0  # the peak resident memory of the last finished command
         self.selector = selectors.DefaultSelector()
         self.wakeup_r, wakeup_w = os.pipe()
         for fd in (self.wakeup_r, wakeup_w):
@@ -68,6 +69,8 @@ class _Worker:
         self.selector.register(self.wakeup_r, selectors.EVENT_READ, "reap")
         self.listener = self._listen()
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.spare = None
+        self._fork_spare()
         print(f"fastir worker: serving (pid {os.getpid()}, idle {idle} s) on "
               f"{files['socket']}", file=sys.stderr, flush=True)
 
@@ -93,7 +96,7 @@ class _Worker:
                     self._accept()
                 elif key.data == "reap":
                     self._reap()
-                elif self.listener is not None or key.data in self.children:
+                elif key.data in self.children and key.fileobj.fileno() >= 0:
                     self._from_client(key.fileobj, key.data)
         print(f"fastir worker: stopped after {self.served} requests", file=sys.stderr,
               flush=True)
@@ -114,6 +117,11 @@ class _Worker:
         self.listener.close()
         self.listener = None
         os.close(self.lock)
+        if self.spare is not None:  # it sees the end of its socket pair, and leaves
+            pid, link = self.spare
+            link.close()
+            self.spare = None
+            os.waitpid(pid, 0)
 
     def _accept(self):
         try:
@@ -152,32 +160,47 @@ class _Worker:
     def status(self):
         return {"pid": os.getpid(), "started": self.started, "idle": self.idle,
                 "served": self.served, "running": len(self.children),
+                "last_peak_kb": self.peak_kb,
                 "socket": self.files["socket"], "log": self.files["log"]}
 
-    def _start(self, conn, request, fds):
-        go_r, go_w = os.pipe()
+    def _fork_spare(self):
+        """Fork the next request's process ahead, off the request's path: it waits for its
+        request (the client's connection and descriptors) on a socket pair, and leaves if
+        the worker closes it instead."""
+        mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
-            os.close(go_w)
-            self._forget()
-            if os.read(go_r, 1) != b"g":  # the worker died before it said go
+            try:  # never back into the worker's loop
+                mine.close()
+                self._forget()
+                message, fds = common.receive(its, max_fds=5)
+                if message is not None and len(fds) == 5:
+                    its.close()
+                    child.run(socket.socket(fileno=fds[0]), message, fds[1:], self.dispatch)
+            finally:
                 os._exit(0)
-            os.close(go_r)
-            child.run(conn, request, fds, self.dispatch)
-        os.close(go_r)
-        for fd in fds:
-            os.close(fd)
+        its.close()
+        self.spare = (pid, mine)
+
+    def _start(self, conn, request, fds):
+        if self.spare is None:
+            self._fork_spare()
+        (pid, link), self.spare = self.spare, None
         self.served += 1
         self.children[pid] = conn
-        conn.settimeout(None)
-        self.selector.register(conn, selectors.EVENT_READ, pid)
         try:
             common.send(conn, ("started", pid))
-            os.write(go_w, b"g")  # only once the client knows: else it may run it too
+            # only once the client knows it started: else the client may run it too
+            common.send(link, request, fds=[conn.fileno(), *fds])
         except OSError:
             pass
         finally:
-            os.close(go_w)
+            link.close()
+            for fd in fds:
+                os.close(fd)
+        conn.settimeout(None)
+        self.selector.register(conn, selectors.EVENT_READ, pid)
+        self._fork_spare()
 
     def _forget(self):
         """In a child: let go of the worker's own descriptors (the lock above all: a child
@@ -191,6 +214,8 @@ class _Worker:
             self.listener.close()
         for other in self.children.values():
             other.close()
+        if self.spare is not None:
+            self.spare[1].close()
         self.selector.close()
 
     def _from_client(self, conn, pid):
@@ -205,6 +230,7 @@ class _Worker:
         elif message is None:
             _kill(pid, signal.SIGKILL)
             self.selector.unregister(conn)
+            conn.close()
 
     def _reap(self):
         try:
@@ -213,9 +239,10 @@ class _Worker:
         except BlockingIOError:
             pass
         for pid in list(self.children):
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if not done:
                 continue
+            self.peak_kb = usage.ru_maxrss
             conn = self.children.pop(pid)
             if os.WIFSIGNALED(status):  # the child could not say so itself
                 try:
