@@ -42,7 +42,8 @@ def worker_main(argv, dispatch):
     if args.idle is None and os.environ.get("FASTIR_WORKER_IDLE"):
         args.idle = float(os.environ["FASTIR_WORKER_IDLE"])
     if args.action == "serve":
-        return server.serve(dispatch, prepare, key=args.key, idle=args.idle)
+        return server.serve(dispatch, prepare, key=args.key, idle=args.idle,
+                            rehearse=lambda: rehearse(dispatch))
     folder, ident = common.directory(), common.identity()
     if args.action == "start":
         return _start(folder, ident, args)
@@ -118,3 +119,31 @@ def prepare():
     warmup(out=None)
     gc.collect()
     gc.freeze()
+
+
+_REHEARSAL = {}
+
+
+def rehearse(dispatch):
+    """What a request's process does while it waits for its request: a tiny ``trec_eval``
+    whose output is dropped, so that a process's first-call costs (numba's threads, the
+    pages a call touches, Python's caches) are paid off the request's path (measured: a
+    forked process's first test-pair call 7.6 ms, its second 3 ms)."""
+    import io
+
+    if not _REHEARSAL:  # two small files in the worker's private folder
+        paths = []
+        for name, text in (("qrels", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n"),
+                           ("run", "".join(f"q{q} Q0 d{d} {d} {1 / d} r\n" for q in (1, 2)
+                                           for d in range(1, 6)))):
+            paths.append(os.path.join(common.directory(), f"rehearsal.{name}"))
+            with open(f"{paths[-1]}.{os.getpid()}", "w") as f:
+                f.write(text)
+            os.replace(f"{paths[-1]}.{os.getpid()}", paths[-1])
+        _REHEARSAL["args"] = ["trec_eval", "-q", "-m", "all_trec", *paths]
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), "utf-8")
+    try:
+        dispatch(_REHEARSAL["args"])
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -11,7 +11,6 @@ the command in-process.
 
 import os
 import signal
-import socket
 import sys
 import time
 
@@ -24,7 +23,7 @@ START_SECONDS = 5
 
 def connect(folder, ident):
     """A connected socket to the worker of ``ident``, or None."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = common.unix_socket()
     try:
         sock.connect(common.paths(folder, ident)["socket"])
         if common.peer_uid(sock) != os.geteuid():  # never another user's process
@@ -51,8 +50,10 @@ def run(argv):
         if wanted == "auto":
             spawn(folder, ident)
         return None
-    with sock:
+    try:
         status = _request(sock, ident, argv)
+    finally:
+        sock.close()
     if status == "stale" and wanted == "auto":
         spawn(folder, ident)
     return None if status == "stale" else status
@@ -187,10 +188,11 @@ def call(folder, ident, kind):
     sock = connect(folder, ident)
     if sock is None:
         return None
-    with sock:
-        try:
-            common.send(sock, (kind, ident))
-            message, _ = common.receive(sock)
-        except OSError:
-            return None
+    try:
+        common.send(sock, (kind, ident))
+        message, _ = common.receive(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
     return message[1] if message and message[0] == kind else None

@@ -6,9 +6,9 @@ fastir installation run by one Python with one set of flags and numba settings (
 marshalled value, with file descriptors alongside.
 """
 
+import _socket  # the C module alone: socket.py's enums and selectors cost a client ~3 ms
 import marshal
 import os
-import socket
 import stat
 import struct
 import sys
@@ -37,8 +37,8 @@ def mode():
 
 def supported():
     """Workers need Unix sockets that carry file descriptors and name their peer's user."""
-    return (sys.platform.startswith("linux") and hasattr(socket, "SO_PEERCRED")
-            and hasattr(socket, "send_fds") and os.geteuid() == os.getuid())
+    return (sys.platform.startswith("linux") and hasattr(_socket, "SO_PEERCRED")
+            and hasattr(_socket, "SCM_RIGHTS") and os.geteuid() == os.getuid())
 
 
 def directory():
@@ -109,7 +109,7 @@ def paths(folder, ident):
 
 def peer_uid(sock):
     """The user id of the process at the other end of a Unix socket."""
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size)
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, _CREDENTIALS.size)
     return _CREDENTIALS.unpack(raw)[1]
 
 
@@ -119,7 +119,8 @@ def send(sock, value, fds=()):
     data = marshal.dumps(value)
     header = _LENGTH.pack(len(data))
     if fds:
-        sent = socket.send_fds(sock, [header], list(fds))
+        rights = struct.pack(f"{len(fds)}i", *fds)
+        sent = sock.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         sock.sendall(header[sent:] + data)
     else:
         sock.sendall(header + data)
@@ -131,8 +132,9 @@ def receive(sock, max_fds=0):
     header = b""
     while len(header) < _LENGTH.size:
         if max_fds and not fds:
-            chunk, got, _, _ = socket.recv_fds(sock, _LENGTH.size - len(header), max_fds)
-            fds += got
+            chunk, extra, _, _ = sock.recvmsg(_LENGTH.size - len(header),
+                                              _socket.CMSG_LEN(max_fds * 4))
+            fds += _descriptors(extra)
         else:
             chunk = sock.recv(_LENGTH.size - len(header))
         if not chunk:
@@ -148,6 +150,20 @@ def receive(sock, max_fds=0):
             return None, []
         data += chunk
     return marshal.loads(bytes(data)), fds
+
+
+def _descriptors(extra):
+    fds = []
+    for level, kind, data in extra:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            whole = len(data) - len(data) % 4
+            fds += struct.unpack(f"{whole // 4}i", data[:whole])
+    return fds
+
+
+def unix_socket():
+    """A Unix stream socket (the C module's)."""
+    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 
 
 def _close_all(fds):

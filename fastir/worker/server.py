@@ -22,8 +22,9 @@ import time
 from fastir.worker import child, common
 
 
-def serve(dispatch, prepare, key=None, idle=None):
-    """Run the worker of this process's identity until it stops; returns an exit status."""
+def serve(dispatch, prepare, key=None, idle=None, rehearse=None):
+    """Run the worker of this process's identity until it stops; returns an exit status.
+    ``rehearse``: what a forked process does while it waits for its request."""
     folder = common.directory()
     ident = common.identity()
     files = common.paths(folder, ident)
@@ -37,11 +38,15 @@ def serve(dispatch, prepare, key=None, idle=None):
         return 0  # another worker is starting or serving
     try:
         prepare()
+        if rehearse is not None:
+            rehearse()  # once here too: what it creates (files) is the parent's
     except BaseException as failure:
         _failed(files, repr(failure))
         raise
     idle = common.IDLE_SECONDS if idle is None else idle
     worker = _Worker(files, ident, common.sources_stamp(), dispatch, idle, lock)
+    worker.rehearse = rehearse
+    worker._fork_spare()
     return worker.loop()
 
 
@@ -70,7 +75,7 @@ class _Worker:
         self.listener = self._listen()
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.spare = None
-        self._fork_spare()
+        self.rehearse = None
         print(f"fastir worker: serving (pid {os.getpid()}, idle {idle} s) on "
               f"{files['socket']}", file=sys.stderr, flush=True)
 
@@ -173,6 +178,11 @@ class _Worker:
             try:  # never back into the worker's loop
                 mine.close()
                 self._forget()
+                try:
+                    if self.rehearse is not None:
+                        self.rehearse()
+                except Exception:
+                    pass
                 message, fds = common.receive(its, max_fds=5)
                 if message is not None and len(fds) == 5:
                     its.close()

@@ -198,13 +198,15 @@ def test_stale_sources_retire_the_worker(tmp_path):
     try:
         ident = _identity(env)
         sock = client.connect(env["FASTIR_WORKER_DIR"], ident)
-        with sock:
+        try:
             request = {"identity": ident, "stamp": "another", "argv": ["fastir"],
                        "env": {}, "umask": 0o22, "streams": []}
             here = os.open(".", os.O_RDONLY)
             common.send(sock, ("run", request), fds=[0, 1, 2, here])
             os.close(here)
             assert common.receive(sock)[0] == ("fallback", "stale")
+        finally:
+            sock.close()
         assert _gone(pid)
         done = fastir(env, "trec_eval", QRELS, RUN)  # runs in-process, starts nothing
         assert done.returncode == 0 and b"map" in done.stdout
