@@ -157,11 +157,14 @@ def test_ctrl_c_is_passed_on(worker):
         while _status(env)["running"] == 0 and time.time() < deadline:
             time.sleep(0.02)
         assert _served(env) == before + 1
-        waiting.send_signal(signal.SIGINT)
-        _, err = waiting.communicate(timeout=30)
+        waiting.send_signal(signal.SIGINT)  # stdin stays open: the command is waiting
+        waiting.wait(timeout=30)
+        err = waiting.stderr.read()
     finally:
         waiting.kill()
         waiting.wait()
+        for stream in (waiting.stdin, waiting.stdout, waiting.stderr):
+            stream.close()
     assert waiting.returncode == -signal.SIGINT
     assert err.rstrip().endswith(b"KeyboardInterrupt")
     assert _status(env)["running"] == 0
