@@ -136,6 +136,15 @@ def test_relative_paths_and_standard_input(worker):
     assert b"num_ret" in done.stdout
 
 
+def test_closed_standard_input_runs_in_process(worker):
+    env = worker[0]
+    before = _served(env)
+    done = subprocess.run(["sh", "-c", f'exec "$0" -m fastir trec_eval {QRELS} {RUN} <&-',
+                           sys.executable], capture_output=True, env=env, cwd=ROOT)
+    assert done.returncode == 0 and b"map" in done.stdout
+    assert _served(env) == before  # Python has no sys.stdin: nothing to hand over
+
+
 def test_written_files_and_umask(worker, tmp_path):
     env = worker[0]
     for mode, name in (("off", "alone.run"), ("use", "served.run")):
