@@ -20,7 +20,7 @@ def example_main(argv):
 
 def warmup_main(argv):
     """Compile every numba kernel now (cached on disk for later processes): ``--jobs N``
-    processes (default: the cores, at most 4), each step's progress on stderr."""
+    processes (default: the idle cores, at most 4), each step's progress on stderr."""
     import argparse
 
     from fastir.cli.warmup import STEPS, default_jobs, plan, warmup
