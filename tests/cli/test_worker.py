@@ -33,7 +33,10 @@ def fastir(env, *args, cwd=ROOT, stdin=None, timeout=120):
 
 
 def _env(folder, mode):
-    return {**os.environ, "FASTIR_WORKER": mode, "FASTIR_WORKER_DIR": str(folder)}
+    """The environment of a user's commands (fastir's default engine choice: in-process,
+    small inputs run as Python, as users' commands do)."""
+    env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
+    return {**env, "FASTIR_WORKER": mode, "FASTIR_WORKER_DIR": str(folder)}
 
 
 def _gone(pid, seconds=20):
