@@ -26,84 +26,105 @@ def _examples(keep):
     return [name for f in FAMILIES.values() if keep(f) for name in f.examples]
 
 
-def _steps(folder):
-    """(description, function) of each code path."""
-    import fastir
+_TEXTS = {
+    "qrels": "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n",
+    "run": "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
+                   for d in range(12)),
+    "int_qrels": "1 0 10 1\n1 0 12 0\n2 0 11 2\n",
+    "int_run": "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20)),
+    "msmarco_run": "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2)
+                           for r, d in enumerate(range(10, 20), 1)),
+}
 
-    measures = _examples(lambda f: f.path != "subtopics")
-    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
-    qrels_text = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n"
-    run_text = "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
-                       for d in range(12))
-    int_qrels = "1 0 10 1\n1 0 12 0\n2 0 11 2\n"
-    int_run = "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20))
-    msmarco_run = "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2)
-                          for r, d in enumerate(range(10, 20), 1))
+
+def _steps(folder):
+    """{step: function} of each code path (the files written into ``folder``)."""
     paths = {}
-    for name, text in [("qrels", qrels_text), ("run", run_text), ("int_qrels", int_qrels),
-                       ("int_run", int_run), ("msmarco_run", msmarco_run)]:
+    for name, text in _TEXTS.items():
         paths[name] = os.path.join(folder, name)
         with open(paths[name], "w") as f:
             f.write(text)
+    return {"files": lambda: _files(paths), "fusion": _fusion,
+            "significance": _significance, "diversity": _diversity,
+            "containers": _containers, "loops": _loops}
 
-    def files():
-        for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
-            qrels = fastir.read_qrels(paths[q])
-            fastir.evaluate(qrels, fastir.read_run(paths[r]), measures, num_docs=100)
-            fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
-                            compat="9.0.8")
 
-    def containers():
-        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
-        run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
-        fastir.evaluate(qrels, run, measures, missing="skip", num_docs=100)
-        ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
-                                      np.array([0.1, 0.2, 0.3]))
-        fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
-                                                 np.array([1, 1])), ints, ["map"])
-        text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
-                                      np.array([1.0, 2.0]))
-        fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
-                                                 np.array([1])), text, ["map"])
+def _measures():
+    return _examples(lambda f: f.path != "subtopics")
 
-    def loops():
-        ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric,
-                              num_docs=100)
-        ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
-        bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
-        bound.evaluate(np.array([0.1, 0.2, 0.3]))
-        bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
-        fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
-            ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
-        rng = np.random.default_rng(0)
-        for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
-            scores = rng.normal(size=(batch, width))
-            labels = rng.integers(0, 3, size=(batch, width))
-            fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
-            fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
-                                   valid=scores > -2, n_relevant=np.full(batch, 3))
 
-    def diversity():
-        judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
-        run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
-        fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+def _files(paths):
+    import fastir
 
-    def significance():
-        qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
-        runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
-                for k, name in enumerate(["a", "b", "c"])}
-        for test in ("randomization", "tukey"):
-            fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
+    for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
+        qrels = fastir.read_qrels(paths[q])
+        fastir.evaluate(qrels, fastir.read_run(paths[r]), _measures(), num_docs=100)
+        fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
+                        compat="9.0.8")
 
-    def fusion():
-        runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
-                {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
-        fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
-        fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
-        fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
-    return {"files": files, "fusion": fusion, "significance": significance,
-            "diversity": diversity, "containers": containers, "loops": loops}
+def _containers():
+    import fastir
+
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
+    fastir.evaluate(qrels, run, _measures(), missing="skip", num_docs=100)
+    ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
+                                  np.array([0.1, 0.2, 0.3]))
+    fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
+                                             np.array([1, 1])), ints, ["map"])
+    text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
+                                  np.array([1.0, 2.0]))
+    fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
+                                             np.array([1])), text, ["map"])
+
+
+def _loops():
+    import fastir
+
+    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
+    ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
+    ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
+    bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
+    bound.evaluate(np.array([0.1, 0.2, 0.3]))
+    bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
+    fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
+        ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
+    rng = np.random.default_rng(0)
+    for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
+        scores = rng.normal(size=(batch, width))
+        labels = rng.integers(0, 3, size=(batch, width))
+        fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
+        fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
+                               valid=scores > -2, n_relevant=np.full(batch, 3))
+
+
+def _diversity():
+    import fastir
+
+    judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
+    run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
+    fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+
+
+def _significance():
+    import fastir
+
+    qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
+    runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
+            for k, name in enumerate(["a", "b", "c"])}
+    for test in ("randomization", "tukey"):
+        fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
+
+
+def _fusion():
+    import fastir
+
+    runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
+            {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
+    fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
+    fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
+    fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
 
 #: Each step: what it compiles, and its seconds on a fresh cache on the project machine
