@@ -36,7 +36,8 @@ def _env(folder, mode):
     """The environment of a user's commands (fastir's default engine choice: in-process,
     small inputs run as Python, as users' commands do)."""
     env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
-    return {**env, "FASTIR_WORKER": mode, "FASTIR_WORKER_DIR": str(folder)}
+    return {**env, "FASTIR_WORKER": mode, "FASTIR_WORKER_DIR": str(folder),
+            "FASTIR_WORKER_IDLE": "60"}  # a worker a failed test could not stop goes soon
 
 
 def _gone(pid, seconds=20):
