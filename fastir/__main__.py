@@ -1,7 +1,5 @@
 """``python -m fastir trec_eval ...``"""
 
-import sys
+from fastir.cli.main import program
 
-from fastir.cli.main import main
-
-sys.exit(main())
+program()

@@ -44,8 +44,8 @@ KERNEL_PYTHON_ITEMS = 50_000
 #: What a first compile of one code path takes on the project machine (BENCHMARKS.md).
 COMPILE_SECONDS = 20
 note_compiles = True  # say on stderr when numba starts compiling fastir's kernels
-#: Set by the command line, which owns its process: numba's one-time set-up then skips
-#: importing scipy (only numba's np.correlate/np.convolve would use its BLAS; ~0.15 s).
+#: Kept for callers that set it: numba's set-up now skips its scipy probe in every
+#: process, without changing anything a user sees (_set_up_without_blas_probe).
 lean_start = False
 
 prange = range  # kernel modules get numba.prange in its place when numba is loaded
@@ -133,24 +133,53 @@ def _load_numba():
     with _load_lock:
         if _numba is not None:
             return _numba
-        blocked = next((m for m in ("scipy", "scipy.linalg") if m not in sys.modules), None)
-        if lean_start and blocked:  # ImportErrors for numba's optional scipy probes
-            sys.modules[blocked] = None
-        try:
-            import numba
-            from numba.core import event
-            from numba.core.registry import cpu_target
+        import numba
+        from numba.core import event
 
-            if lean_start:
-                cpu_target.target_context.refresh()  # numba's one-time set-up, now
-        finally:
-            if lean_start and blocked:
-                del sys.modules[blocked]
+        _set_up_without_blas_probe()
         event.register("numba:compile", _compile_note(event.Listener))
         for entry in _registry:
             _attach(numba, entry)
         _numba = numba
         return numba
+
+
+class _BlasProbe:
+    """numba's answer to "is there a BLAS?", asked when first needed."""
+
+    def __init__(self, check):
+        self.check, self.answer = check, None
+
+    def __bool__(self):
+        if self.answer is None:
+            self.answer = bool(self.check())
+        return self.answer
+
+
+def _set_up_without_blas_probe():
+    """numba's one-time set-up, less its BLAS probe: the set-up imports scipy.linalg (0.15
+    to 0.2 s) to learn whether np.convolve and np.correlate may call a BLAS. The probe is
+    left for the first compile that asks (a user's np.convolve gets the same answer, and
+    the same code, as without fastir); nothing else is changed."""
+    from numba.core.registry import cpu_target
+    from numba.np import linalg
+
+    if "numba.np.arraymath" in sys.modules:  # set up already: nothing to save
+        return
+    probe = linalg.ensure_blas
+
+    def not_yet():
+        raise ImportError("asked later")
+
+    linalg.ensure_blas = not_yet
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        linalg.ensure_blas = probe
+    from numba.np import arraymath
+
+    arraymath.ensure_blas = probe
+    arraymath._HAVE_BLAS = _BlasProbe(arraymath._check_blas)
 
 
 def _attach(numba, entry):
@@ -166,6 +195,11 @@ def _attach(numba, entry):
     entry.python._numba_type_ = dispatcher._numba_type_
 
 
+#: Parts no kernel can reach (imports only go downward, and these are the top): their
+#: sources are left out of the kernels' stamp, so editing them recompiles nothing.
+_ABOVE_KERNELS = ("cli", "worker")
+
+
 @functools.lru_cache(maxsize=1)
 def _sources_digest():
     """A digest of fastir's source files, part of every cached kernel's stamp: numba checks
@@ -173,8 +207,9 @@ def _sources_digest():
     module would otherwise keep the helper's old code after that module changed."""
     digest = hashlib.blake2b(digest_size=16)
     root = os.path.dirname(os.path.abspath(__file__))
-    for folder, dirs, files in sorted(os.walk(root)):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+    for folder, dirs, files in os.walk(root):  # top-down, in sorted order
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not
+                         (folder == root and d in _ABOVE_KERNELS))
         for name in sorted(files):
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as f:
@@ -202,6 +237,15 @@ def _compile_note(listener_base):
             pass
 
     return CompileNote()
+
+
+def fork_safe():
+    """Load numba for a process that forks after running parallel kernels (the warm
+    worker): numba's workqueue threading layer survives a fork, GNU OpenMP's does not.
+    Only for a process fastir owns; values do not depend on the layer."""
+    numba = _load_numba()
+    numba.config.THREADING_LAYER = "workqueue"
+    return numba
 
 
 def compiled(kernel):

@@ -26,6 +26,7 @@ import compileall
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -97,26 +98,31 @@ means = {m: naive.aggregate(naive.parse(names[i])[0], [per_query[q][i] for q in 
 }
 
 CLI = "fastir trec_eval"
-DEFAULT_SYSTEMS = ["trec_eval", "pytrec_eval", "ranx", "fastir (library)", CLI]
+WORKER = "fastir trec_eval (worker)"
+DEFAULT_SYSTEMS = ["trec_eval", "pytrec_eval", "ranx", "fastir (library)", CLI, WORKER]
+#: The environment of each fastir system: in-process, or through a warm worker (started
+#: by main in a private folder of its own, stopped by its process id at the end).
+IN_PROCESS = {**os.environ, "FASTIR_WORKER": "off"}
 
 
 def python_command(name, qrels, run):
     code = (f"QRELS, RUN = {str(qrels)!r}, {str(run)!r}\nMEASURES = {MEASURES!r}\n"
             f"{PYTHON_RUNNERS[name]}\nimport json\nprint(json.dumps(means))")
-    return [sys.executable, "-c", code], lambda out: json.loads(out.splitlines()[-1])
+    return [sys.executable, "-c", code], lambda out: json.loads(out.splitlines()[-1]), None
 
 
-def trec_command(program, qrels, run):
+def trec_command(program, qrels, run, env=None):
     def parse(out):
         return {line.split()[0]: float(line.split()[2]) for line in out.splitlines()}
-    return [*program, *TREC_FLAGS, str(qrels), str(run)], parse
+    return [*program, *TREC_FLAGS, str(qrels), str(run)], parse, env
 
 
-def timed(args):
+def timed(args, env=None):
     """Wall time, peak RSS (MB) of that process alone (wait4), and its stdout."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, cwd=ROOT)
+        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, cwd=ROOT,
+                                env=env or IN_PROCESS)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         out.seek(0)
@@ -137,15 +143,15 @@ def trec_eval_binary():
     return str(built) if built.exists() else None
 
 
-def commands(systems, qrels, run, binary):
+def commands(systems, qrels, run, binary, worker_env=None):
     out = {}
     for name in systems:
         if name == "trec_eval":
             if binary:
                 out[name] = trec_command([binary], qrels, run)
-        elif name == CLI:
+        elif name in (CLI, WORKER):
             out[name] = trec_command([sys.executable, "-m", "fastir", "trec_eval"], qrels,
-                                     run)
+                                     run, worker_env if name == WORKER else None)
         elif name in PYTHON_RUNNERS:
             module = name.split()[0]
             if module in ("fastir", "naive") or _importable(module):
@@ -163,10 +169,12 @@ def measure(cmds, repeat, slow=("ranx", "naive reference")):
     interleaved (the slow peers once); returns each system's walls, peak RSS and means."""
     results = {name: {"walls": [], "peak": 0.0, "means": None} for name in cmds}
     for r in range(-1, repeat):
-        for name, (args, parse) in cmds.items():
+        for name, (args, parse, env) in cmds.items():
             if name in slow and r > 0:
                 continue
-            wall, peak, out = timed(args)
+            wall, peak, out = timed(args, env)
+            if name == WORKER:  # the command ran in the worker's child: its peak counts
+                peak = max(peak, worker_call(env, "status")["last_peak_kb"] / 1024)
             row = results[name]
             row["means"] = parse(out)
             if r >= 0:
@@ -179,10 +187,10 @@ def check(results):
     """Every system's means against fastir's (the library's, at full precision; printed
     trec_eval text has 4 decimals). Stops on a disagreement, but for ranx, which breaks
     score ties its own way: that is a note."""
-    base = results.get("fastir (library)", results[CLI])["means"]
+    base = next(results[n] for n in ("fastir (library)", CLI, WORKER) if n in results)["means"]
     notes = []
     for name, row in results.items():
-        tolerance = 5.01e-5 if name in ("trec_eval", CLI) else 1e-4
+        tolerance = 5.01e-5 if name in ("trec_eval", CLI, WORKER) else 1e-4
         for m in MEASURES:
             gap = abs(row["means"][m] - base[m])
             if gap > tolerance and name == "ranx":
@@ -194,14 +202,47 @@ def check(results):
 
 
 def table(title, results):
-    base = statistics.median(results[CLI]["walls"])
-    lines = [f"\n{title}\n", "| system | wall, median (s) | wall, min (s) | runs | "
-             "peak RSS (MB) | median / fastir trec_eval |", "|---|---:|---:|---:|---:|---:|"]
+    medians = {name: statistics.median(row["walls"]) for name, row in results.items()}
+    peers = [p for p in ("trec_eval", "pytrec_eval") if p in medians]
+    lines = [f"\n{title}\n", "| system | wall, median (s) | min - max (s) | runs | "
+             "peak RSS (MB) | " + "".join(f"{p} / this | " for p in peers),
+             "|---|---:|---:|---:|---:|" + "---:|" * len(peers)]
     for name, row in results.items():
-        median = statistics.median(row["walls"])
-        lines.append(f"| {name} | {median:.3f} | {min(row['walls']):.3f} | "
-                     f"{len(row['walls'])} | {row['peak']:.0f} | {median / base:.2f}x |")
+        median = medians[name]
+        lines.append(f"| {name} | {median:.3f} | {min(row['walls']):.3f} - "
+                     f"{max(row['walls']):.3f} | {len(row['walls'])} | {row['peak']:.0f} | "
+                     + "".join(f"{medians[p] / median:.2f}x | " for p in peers))
     return "\n".join(lines)
+
+
+def worker_call(env, action):
+    """``fastir worker ACTION --json`` in ``env``: the worker's answer (None: none)."""
+    done = subprocess.run([sys.executable, "-m", "fastir", "worker", action, "--json"],
+                          env=env, cwd=ROOT, capture_output=True, text=True)
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def start_worker(folder):
+    """A warm worker in ``folder`` (private to this run): its environment and pid."""
+    env = {**os.environ, "FASTIR_WORKER": "use", "FASTIR_WORKER_DIR": str(folder)}
+    subprocess.run([sys.executable, "-m", "fastir", "worker", "start", "--idle", "1800"],
+                   env=env, cwd=ROOT, check=True, capture_output=True)
+    return env, worker_call(env, "status")["pid"]
+
+
+def stop_worker(pid):
+    """Stop the worker this run started, by its process id."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
 
 
 def import_times(repeat=15):
@@ -232,7 +273,7 @@ def main(argv=None):
     p.add_argument("--run")
     p.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                    help="among trec_eval, pytrec_eval, ranx, 'naive reference', "
-                        "'fastir (library)', 'fastir trec_eval'")
+                        "'fastir (library)', 'fastir trec_eval', 'fastir trec_eval (worker)'")
     p.add_argument("--repeat", type=int, default=None, help="runs per system (default: "
                    "per size class)")
     args = p.parse_args(argv)
@@ -247,17 +288,31 @@ def main(argv=None):
     else:
         classes = {name: SIZES[name] for name in args.sizes.split(",")}
         print(import_times())
-    for name, ((qrels, run), generate, repeat) in classes.items():
-        if not run.exists():
-            subprocess.run([sys.executable, str(ROOT / "scripts/generate.py"), *generate],
-                           check=True)
-        results = measure(commands(systems, qrels, run, binary), args.repeat or repeat)
-        notes = check(results)
-        lines = sum(1 for _ in open(run, "rb"))
-        print(table(f"{name}: {run.name} ({lines:,} run lines, {run.stat().st_size / 1e6:.1f} "
-                    f"MB)", results), flush=True)
-        for note in notes:
-            print(f"\nnote: {note}")
+    with tempfile.TemporaryDirectory() as folder:
+        worker_env, pid = start_worker(Path(folder) / "w") if WORKER in systems else (None,
+                                                                                       None)
+        try:
+            for name, ((qrels, run), generate, repeat) in classes.items():
+                _size_class(name, qrels, run, generate, args.repeat or repeat,
+                            commands(systems, qrels, run, binary, worker_env))
+        finally:
+            if pid is not None:
+                stop_worker(pid)
+
+
+def _size_class(name, qrels, run, generate, repeat, cmds):
+    if not run.exists():
+        subprocess.run([sys.executable, str(ROOT / "scripts/generate.py"), *generate],
+                       check=True)
+    load = os.getloadavg()[0]
+    results = measure(cmds, repeat)
+    notes = check(results)
+    lines = sum(1 for _ in open(run, "rb"))
+    print(table(f"{name}: {run.name} ({lines:,} run lines, {run.stat().st_size / 1e6:.1f} "
+                f"MB; {time.strftime('%Y-%m-%d %H:%M')}, load {load:.1f} before, "
+                f"{os.getloadavg()[0]:.1f} after)", results), flush=True)
+    for note in notes:
+        print(f"\nnote: {note}")
 
 
 if __name__ == "__main__":

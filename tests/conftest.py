@@ -11,6 +11,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
+# No command a test runs (nor its subprocesses) uses or starts a warm worker: the tests of
+# the worker (tests/cli/test_worker.py) start their own, and stop each by its process id.
+os.environ["FASTIR_WORKER"] = "off"
 
 # The default profile draws the same examples on every run, so whether a change lands does
 # not depend on luck; HYPOTHESIS_PROFILE=explore draws new ones (run it to hunt for bugs).

@@ -1,11 +1,14 @@
 """Command line: the commands (``fastir -h``) and their dispatch, ``fastir measures``,
-``example`` and ``warmup``; ``fastir trec_eval ...`` (a drop-in for trec_eval) is
-:mod:`fastir.cli.trec_eval`'s, the commands for people :mod:`fastir.cli.commands`'."""
+``example``, ``warmup`` and ``worker``; ``fastir trec_eval ...`` (a drop-in for trec_eval)
+is :mod:`fastir.cli.trec_eval`'s, the commands for people :mod:`fastir.cli.commands`'.
+
+Start-up: run as a program, :func:`main` first offers the command to the user's warm worker
+(:mod:`fastir.worker`), importing nothing but the standard library; only when no worker
+takes it does it import the command's modules (numpy first) and run it here.
+"""
 
 import os
 import sys
-
-from fastir.cli.trec_eval import trec_eval_main, version_line
 
 
 def _no_options(name, argv):
@@ -18,6 +21,19 @@ def _no_options(name, argv):
     parser.parse_args(argv)
 
 
+def _positive_int(text):
+    """argparse's type for a count of at least 1."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def example_main(argv):
     """Evaluate the bundled deterministic example and print a table."""
     from fastir.cli.example import main
@@ -26,13 +42,27 @@ def example_main(argv):
 
 
 def warmup_main(argv):
-    """Compile every numba kernel now (cached on disk for later processes)."""
-    from fastir.cli.warmup import warmup
+    """Compile every numba kernel now (cached on disk for later processes): ``--jobs N``
+    processes (default: the idle cores, at most 4), each step's progress on stderr."""
+    import argparse
 
-    _no_options("warmup", argv)
-    print("fastir warmup: compiling numba kernels (cached on disk; once per install)",
-          file=sys.stderr, flush=True)
-    seconds = warmup()
+    from fastir.cli.warmup import STEPS, default_jobs, plan, warmup
+
+    parser = argparse.ArgumentParser(prog="fastir warmup", description=warmup_main.__doc__)
+    parser.add_argument("--jobs", type=_positive_int, default=default_jobs(),
+                        help="processes to compile in (default: the idle cores, at most 4)")
+    parser.add_argument("--only", help=argparse.SUPPRESS)  # a helper process's steps
+    args = parser.parse_args(argv)
+    if args.only:
+        warmup(only=args.only.split(","))
+        return 0
+    groups = plan(args.jobs)
+    estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
+    print(f"fastir warmup: compiling numba kernels in {len(groups)} process"
+          f"{'es' if len(groups) > 1 else ''}: about {estimate} s on a fresh cache (2-core "
+          "machine, quiet), a second when cached; once per install", file=sys.stderr,
+          flush=True)
+    seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)
     return 0
 
@@ -55,6 +85,20 @@ def measures_main(argv):
     return 0
 
 
+def trec_eval_main(argv):
+    """``fastir trec_eval``: trec_eval's command line."""
+    from fastir.cli.trec_eval import trec_eval_main as run
+
+    return run(argv)
+
+
+def worker_main(argv):
+    """``fastir worker start|stop|status``: the warm worker (:mod:`fastir.cli.worker`)."""
+    from fastir.cli.worker import worker_main as run
+
+    return run(argv, dispatch)
+
+
 def _friendly(name):
     def run(argv):
         from fastir.cli import commands
@@ -66,7 +110,10 @@ def _friendly(name):
 COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
             "agree": _friendly("agree"), "plot": _friendly("plot"), "fuse": _friendly("fuse"),
             "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
-            "warmup": warmup_main}
+            "warmup": warmup_main, "worker": worker_main}
+#: Commands a warm worker runs for the command line (the rest are cheap, or about it).
+WORKER_COMMANDS = ("eval", "stats", "agree", "plot", "fuse", "trec_eval", "measures",
+                   "example")
 
 OTHER_COMMANDS = {
     "trec_eval": "a drop-in for trec_eval: same options, byte-identical output, same exit "
@@ -74,6 +121,8 @@ OTHER_COMMANDS = {
     "measures": "every measure, its names in each dialect and its parameters",
     "example": "evaluate the bundled example",
     "warmup": "compile the numba kernels ahead (once per install)",
+    "worker": "start, stop or ask about the warm worker that runs commands without "
+              "numba's start-up (start: on first use; FASTIR_WORKER=off: never)",
 }
 
 EXAMPLES = """examples:
@@ -101,15 +150,43 @@ def help_text():
 
 
 def main(argv=None):
-    from fastir import _jit
+    """The command line. Run as a program (``argv`` None), a command goes to the warm
+    worker when one takes it; given ``argv`` (from Python), it runs here."""
+    status = _in_worker() if argv is None else None
+    return dispatch(sys.argv[1:] if argv is None else argv) if status is None else status
 
-    _jit.lean_start = True
-    argv = sys.argv[1:] if argv is None else argv
+
+def program():
+    """The ``fastir`` program (and ``python -m fastir``): :func:`main`, then, when the
+    worker ran the command, leave at once: this process has nothing to tidy up, and
+    Python's own shutdown would cost it about 3 ms."""
+    status = _in_worker()
+    if status is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(dispatch(sys.argv[1:]))
+
+
+def _in_worker():
+    """The exit status of the command of ``sys.argv`` run by a warm worker, or None."""
+    if len(sys.argv) > 1 and sys.argv[1] in WORKER_COMMANDS:
+        from fastir.worker import client
+
+        return client.run(sys.argv[1:])
+    return None
+
+
+def dispatch(argv):
+    """Run the command ``argv`` in this process."""
+
     if argv and argv[0] in ("-h", "--help", "help"):
         print(help_text(), end="")
         return 0
     if argv and argv[0] == "--version":
-        print(version_line())
+        from fastir import __version__
+
+        print(f"fastir {__version__}")
         return 0
     if not argv or argv[0] not in COMMANDS:
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
@@ -124,4 +201,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

@@ -8,6 +8,7 @@ compiled, so that no later call waits for the compiler.
 
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,100 +26,175 @@ def _examples(keep):
     return [name for f in FAMILIES.values() if keep(f) for name in f.examples]
 
 
-def _steps(folder):
-    """(description, function) of each code path."""
-    import fastir
+_TEXTS = {
+    "qrels": "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n",
+    "run": "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
+                   for d in range(12)),
+    "int_qrels": "1 0 10 1\n1 0 12 0\n2 0 11 2\n",
+    "int_run": "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20)),
+    "msmarco_run": "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2)
+                           for r, d in enumerate(range(10, 20), 1)),
+}
 
-    measures = _examples(lambda f: f.path != "subtopics")
-    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
-    qrels_text = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n"
-    run_text = "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
-                       for d in range(12))
-    int_qrels = "1 0 10 1\n1 0 12 0\n2 0 11 2\n"
-    int_run = "".join(f"{q} Q0 {d} 1 {d % 3}.5 t\n" for q in (1, 2) for d in range(10, 20))
-    msmarco_run = "".join(f"{q}\t{d}\t{r}\n" for q in (1, 2)
-                          for r, d in enumerate(range(10, 20), 1))
+
+def _steps(folder):
+    """{step: function} of each code path (the files written into ``folder``)."""
     paths = {}
-    for name, text in [("qrels", qrels_text), ("run", run_text), ("int_qrels", int_qrels),
-                       ("int_run", int_run), ("msmarco_run", msmarco_run)]:
+    for name, text in _TEXTS.items():
         paths[name] = os.path.join(folder, name)
         with open(paths[name], "w") as f:
             f.write(text)
-
-    def files():
-        for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
-            qrels = fastir.read_qrels(paths[q])
-            fastir.evaluate(qrels, fastir.read_run(paths[r]), measures, num_docs=100)
-            fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
-                            compat="9.0.8")
-
-    def containers():
-        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
-        run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
-        fastir.evaluate(qrels, run, measures, missing="skip", num_docs=100)
-        ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
-                                      np.array([0.1, 0.2, 0.3]))
-        fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
-                                                 np.array([1, 1])), ints, ["map"])
-        text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
-                                      np.array([1.0, 2.0]))
-        fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
-                                                 np.array([1])), text, ["map"])
-
-    def loops():
-        ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric,
-                              num_docs=100)
-        ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
-        bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
-        bound.evaluate(np.array([0.1, 0.2, 0.3]))
-        bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
-        fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
-            ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
-        rng = np.random.default_rng(0)
-        for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
-            scores = rng.normal(size=(batch, width))
-            labels = rng.integers(0, 3, size=(batch, width))
-            fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
-            fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
-                                   valid=scores > -2, n_relevant=np.full(batch, 3))
-
-    def diversity():
-        judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
-        run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
-        fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
-
-    def significance():
-        qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
-        runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
-                for k, name in enumerate(["a", "b", "c"])}
-        for test in ("randomization", "tukey"):
-            fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
-
-    def fusion():
-        runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
-                {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
-        fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
-        fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
-        fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
-
-    return [("files (text and integer ids, MS MARCO runs)", files), ("rank fusion", fusion),
-            ("significance tests", significance),
-            ("diversity measures (subtopic judgments)", diversity),
-            ("dicts and arrays", containers), ("loops and dense batches", loops)]
+    return {"files": lambda: _files(paths), "fusion": _fusion,
+            "significance": _significance, "diversity": _diversity,
+            "containers": _containers, "loops": _loops}
 
 
-def warmup(out=sys.stderr):
-    """Compile every kernel (or load it from numba's cache); returns the seconds taken."""
+def _measures():
+    return _examples(lambda f: f.path != "subtopics")
+
+
+def _files(paths):
+    import fastir
+
+    for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
+        qrels = fastir.read_qrels(paths[q])
+        fastir.evaluate(qrels, fastir.read_run(paths[r]), _measures(), num_docs=100)
+        fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
+                        compat="9.0.8")
+
+
+def _containers():
+    import fastir
+
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
+    fastir.evaluate(qrels, run, _measures(), missing="skip", num_docs=100)
+    ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
+                                  np.array([0.1, 0.2, 0.3]))
+    fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
+                                             np.array([1, 1])), ints, ["map"])
+    text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
+                                  np.array([1.0, 2.0]))
+    fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
+                                             np.array([1])), text, ["map"])
+
+
+def _loops():
+    import fastir
+
+    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
+    ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
+    ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
+    bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
+    bound.evaluate(np.array([0.1, 0.2, 0.3]))
+    bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
+    fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
+        ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
+    rng = np.random.default_rng(0)
+    for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
+        scores = rng.normal(size=(batch, width))
+        labels = rng.integers(0, 3, size=(batch, width))
+        fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
+        fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
+                               valid=scores > -2, n_relevant=np.full(batch, 3))
+
+
+def _diversity():
+    import fastir
+
+    judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
+    run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
+    fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+
+
+def _significance():
+    import fastir
+
+    qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
+    runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
+            for k, name in enumerate(["a", "b", "c"])}
+    for test in ("randomization", "tukey"):
+        fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
+
+
+def _fusion():
+    import fastir
+
+    runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
+            {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
+    fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
+    fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
+    fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
+
+
+#: Each step: what it compiles, and its seconds on a fresh cache on the project machine
+#: (2 cores, quiet; BENCHMARKS.md): the weights of the plan and the estimates printed.
+STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 44),
+         "fusion": ("rank fusion", 18), "loops": ("loops and dense batches", 18),
+         "diversity": ("diversity measures (subtopic judgments)", 10),
+         "significance": ("significance tests", 3), "containers": ("dicts and arrays", 1)}
+
+
+def plan(jobs):
+    """The steps in ``jobs`` groups of about equal estimated seconds (longest first, each
+    to the least loaded group): one process compiles each group."""
+    groups = [[] for _ in range(max(1, min(jobs, len(STEPS))))]
+    load = [0.0] * len(groups)
+    for key in sorted(STEPS, key=lambda k: -STEPS[k][1]):
+        g = load.index(min(load))
+        groups[g].append(key)
+        load[g] += STEPS[key][1]
+    return [g for g in groups if g]
+
+
+def default_jobs():
+    """Processes a warmup compiles in: one per idle core (numba compiles one kernel at a
+    time per process), at most 4. Measured on the 2-core machine at load 5 (every core
+    busy): 2 processes 163-165 s, 1 process 147-151 s, so a busy machine gets one."""
+    cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, min(cores - busy, 4))
+
+
+def warmup(out=sys.stderr, jobs=1, only=None):
+    """Compile every kernel (or load it from numba's cache); returns the seconds taken.
+
+    With ``jobs`` > 1 the steps are shared among that many processes (this one and
+    ``jobs - 1`` others started for the purpose): the cache then holds every kernel, but
+    this process has loaded only its own group's. ``only``: run just these steps here.
+    """
     start = time.perf_counter()
+    groups = [list(only)] if only else plan(jobs)
+    helpers = [subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--only",
+                                 ",".join(group)], stdout=subprocess.DEVNULL,
+                                stderr=None if out is sys.stderr else subprocess.DEVNULL)
+               for group in groups[1:]]
+    try:
+        _run_steps(groups[0], out)
+    finally:
+        failed = [h.args for h in helpers if h.wait() != 0]
+    if failed:
+        raise RuntimeError(f"fastir warmup: a compiling process failed: {failed}")
+    return time.perf_counter() - start
+
+
+def _run_steps(keys, out):
     noting, _jit.note_compiles = _jit.note_compiles, False
     try:
         with tempfile.TemporaryDirectory() as folder, _jit.forced("numba"):
-            for description, step in _steps(folder):
+            steps = _steps(folder)
+            for key in keys:
+                description, estimate = STEPS[key]
                 t = time.perf_counter()
-                step()
                 if out is not None:
-                    print(f"fastir warmup: {description}: {time.perf_counter() - t:.1f} s",
-                          file=out, flush=True)
+                    print(f"fastir warmup: {description}: compiling (about {estimate} s "
+                          "on a fresh cache)", file=out, flush=True)
+                steps[key]()
+                if out is not None:
+                    print(f"fastir warmup: {description}: done in "
+                          f"{time.perf_counter() - t:.1f} s", file=out, flush=True)
     finally:
         _jit.note_compiles = noting
-    return time.perf_counter() - start
