@@ -94,6 +94,11 @@ class BoundCandidates:
         if text:
             raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
                              "candidates (evaluate a run instead)")
+        judged = [str(evaluator.plan.parsed[j]) for j in evaluator.plan.judged]
+        if judged and not evaluator.options["judged_only"]:
+            raise ValueError(f"{', '.join(judged)}: judged_only for some measures only is not "
+                             "available for bound candidates (give Evaluator(...,"
+                             " judged_only=True), or evaluate a run)")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
         with _jit.tier(self.n_rows + len(evaluator.qrels)):
