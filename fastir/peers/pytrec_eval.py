@@ -19,10 +19,11 @@ from fastir.measures import registry
 from fastir.measures.kernels import MIN_GEO_MEAN
 from fastir.model.errors import InputError
 
-#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included.
+#: pytrec_eval's measure names, runid included: trec_eval 9's but yaap, which is newer than
+#: the trec_eval inside pytrec_eval (``RelevanceEvaluator`` computes it when asked by name).
 supported_measures = frozenset(
     name for name, (family, trec) in registry.TREC_NAMES.items()
-    if "9.0.8" in registry.FAMILIES[family].versions) | {"runid"}
+    if "9.0.8" in registry.FAMILIES[family].versions and name != "yaap") | {"runid"}
 
 #: pytrec_eval's nicknames: trec_eval's measure sets, their trec_eval 9 members.
 supported_nicknames = {name: {m for m in members if m in supported_measures}
