@@ -75,8 +75,8 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
         One metric: its value; several: ``{metric: value}``. Means are numpy's (as ranx's).
     """
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    results = _results(qrels, run, names, make_comparable)
-    values = {m: results.values[:, j] for j, m in enumerate(names)}
+    results, columns = _results(qrels, run, names, make_comparable)
+    values = {m: results.values[:, j] for m, j in zip(names, columns)}
     if isinstance(run, Run) and save_results_in_run:
         for m, column in values.items():
             run.mean_scores[m] = np.mean(column)
@@ -90,7 +90,8 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
 
 
 def _results(qrels, run, names, make_comparable):
-    """fastir's Results of ranx's inputs, metrics and query-id check."""
+    """fastir's Results of ranx's inputs, metrics and query-id check, and each metric's
+    column (two names of one measure share it: ``recall`` and ``recall-l1``)."""
     if _is_arrays(qrels) and _is_arrays(run):
         judged, ranked = _from_arrays(qrels, run)
     else:
@@ -98,7 +99,9 @@ def _results(qrels, run, names, make_comparable):
         if not make_comparable and _is_table(qrels) and _is_table(run) and \
                 judged.query_ids.tolist() != ranked.query_ids.tolist():
             raise InputError(KEYS_DIFFER)
-    return fastir_evaluate(judged, ranked, [measure(m) for m in names])
+    measures = [measure(m) for m in names]
+    unique = list(dict.fromkeys(measures))
+    return fastir_evaluate(judged, ranked, unique), [unique.index(m) for m in measures]
 
 
 def _is_table(value):
@@ -150,19 +153,20 @@ def compare(qrels, runs, metrics, stat_test="student", n_permutations=1000, max_
         raise NotImplementedError(f"Statistical test `{stat_test}` not supported.")
     models = [run.name if getattr(run, "name", None) is not None else f"run_{i + 1}"
               for i, run in enumerate(runs)]
-    evaluated = {model: _results(qrels, run, names, make_comparable)
-                 for model, run in zip(models, runs)}
-    per_query = {model: {m: res.values[:, j] for j, m in enumerate(names)}
+    evaluated, columns = {}, None
+    for model, run in zip(models, runs):
+        evaluated[model], columns = _results(qrels, run, names, make_comparable)
+    per_query = {model: {m: res.values[:, j] for m, j in zip(names, columns)}
                  for model, res in evaluated.items()}
     results = {model: {m: float(np.mean(v)) for m, v in scores.items()}
                for model, scores in per_query.items()}
-    tested = fastir_compare(None, evaluated, [measure(m) for m in names],
+    tested = fastir_compare(None, evaluated, evaluated[models[0]].parsed,
                             test=STAT_TESTS[stat_test], n_resamples=n_permutations,
                             correction="none", seed=random_seed)
     comparisons = Pairs()
     for i, (a, b) in enumerate(tested.pairs):
         comparisons[a, b] = {m: {"p_value": float(p), "significant": bool(p <= max_p)}
-                             for m, p in zip(names, tested.p_value[i])}
+                             for m, p in zip(names, tested.p_value[i][columns])}
     wtl = {(a, b): {m: _win_tie_loss(per_query[a][m], per_query[b][m]) for m in names}
            for a in models for b in models if a != b}
     return Report(models, results, comparisons, names, max_p, wtl, rounding_digits,
