@@ -27,6 +27,11 @@ TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetA
              "SetP", "SetR", "Success", "IPrec", "infAP"}
 DIVERSITY = {"ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "P_IA",
              "StRecall"}
+CWL = {"BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ"}
+#: The place in ir_measures' default pipeline of the provider it would give a measure to:
+#: metrics are yielded in that order (PyTerrier's columns follow it).
+PIPELINE = ("pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco", "gdeval",
+            "ranx")
 
 
 def _any(cls, **fixed):
@@ -80,8 +85,8 @@ class FastirEvaluator(providers.Evaluator):
         qids = set(qrels) if isinstance(qrels, dict) else set(judged.query_ids.tolist())
         super().__init__(measures, qids)
         groups = {}
-        for m in measures:  # RR@k is the msmarco provider's: float64 scores
-            nine = m.NAME in TREC_EVAL or (m.NAME == "RR" and m["cutoff"] is NOT_PROVIDED)
+        for m in sorted(measures, key=_pipeline_order):
+            nine = _provider(m) == "pytrec_eval"  # (RR@k is msmarco's: float64 scores)
             groups.setdefault("9.0.8" if nine else None, []).append(m)
         self._parts = [(ms, Evaluator(judged, [fastir_measure(m) for m in ms], missing="skip",
                                       compat=compat)) for compat, ms in groups.items()]
@@ -107,6 +112,30 @@ class FastirEvaluator(providers.Evaluator):
                     aggregator.add(value)
                 aggregates[measure] = aggregator.result()
         return {m: aggregates[m] for m in self.measures}
+
+
+def _provider(measure):
+    """The provider ir_measures' default pipeline gives ``measure`` to (of fastir's)."""
+    name, cut = measure.NAME, measure.params.get("cutoff", NOT_PROVIDED) is not NOT_PROVIDED
+    if name in TREC_EVAL or (name == "RR" and not cut) or (name == "nDCG" and
+                                                           measure["dcg"] == "log2"):
+        return "pytrec_eval"
+    if name == "nDCG":
+        return "gdeval" if cut else "ranx"
+    table = {"RR": "msmarco", "ERR": "gdeval", "Judged": "judged", "Compat": "compat"}
+    return table.get(name) or ("cwl_eval" if name in CWL else "pyndeval")
+
+
+def _pipeline_order(measure):
+    """The order ir_measures yields metrics in: by provider; pytrec_eval's in trec_eval's
+    print order (a cutoff list by cutoff)."""
+    provider = _provider(measure)
+    if provider != "pytrec_eval":
+        return PIPELINE.index(provider), 0, 0
+    parsed = fastir_measure(measure)
+    names = parsed.spec.trec
+    name = next((t for t in names if t.cut == (parsed.cutoff is not None)), names[0])
+    return 0, name.order, parsed.cutoff or 0
 
 
 def _qrels(qrels, subtopics):
