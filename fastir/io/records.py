@@ -15,7 +15,7 @@ import numpy as np
 from fastir import _jit
 from fastir.model.data import Qrels, Run, assemble, finite_scores, integer_labels
 from fastir.model.errors import InputError
-from fastir.model.ids import Ids, intern_blocks
+from fastir.model.ids import Ids, ascii_column, intern_blocks
 
 #: The fields a record is read by, per kind (ir_measures' and ir_datasets' names).
 FIELDS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}
@@ -100,16 +100,10 @@ def _pack(chunk, getters, kind, source):
 
 def _ids(items, what, source):
     """A chunk's ids as a column: ASCII text packed at once, anything else (integers, bytes,
-    other text) item by item as :meth:`~fastir.model.ids.Ids.from_array` does."""
-    try:
-        text = "".join(items)
-    except TypeError:  # not all str
-        text = None
-    if text is not None and text.isascii():  # (one byte a character)
-        offsets = np.zeros(len(items) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)),
-                  out=offsets[1:])
-        return Ids(np.frombuffer(text.encode("ascii"), dtype=np.uint8), offsets)
+    other text) as :meth:`~fastir.model.ids.Ids.from_array` packs it."""
+    packed = ascii_column(items)
+    if packed is not None:
+        return packed
     array = np.empty(len(items), dtype=object)
     array[:] = items
     try:

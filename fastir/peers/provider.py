@@ -12,6 +12,8 @@ queries. Where the other providers break ties otherwise, fastir keeps trec_eval'
 (see the README, "ir_measures and PyTerrier").
 """
 
+import warnings
+
 import ir_measures
 from ir_measures import measures as M
 from ir_measures import providers
@@ -21,6 +23,7 @@ from fastir.io.inputs import as_qrels, as_run
 from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.model.data import Qrels
+from fastir.model.errors import FastirWarning
 
 #: The measures ir_measures' default pipeline gives to pytrec_eval: trec_eval 9.0.8's values.
 TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetAP", "SetF",
@@ -93,7 +96,9 @@ class FastirEvaluator(providers.Evaluator):
 
     def _results(self, run):
         run = as_run(run)
-        return [(ms, evaluator.evaluate(run)) for ms, evaluator in self._parts]
+        with warnings.catch_warnings():  # (ir_measures says nothing of a run it cannot score)
+            warnings.simplefilter("ignore", FastirWarning)
+            return [(ms, evaluator.evaluate(run)) for ms, evaluator in self._parts]
 
     def _iter_calc(self, run):
         for measures, results in self._results(run):
