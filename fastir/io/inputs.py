@@ -71,7 +71,8 @@ def _column(frame, candidates, what):
 
 def is_several_runs(run):
     """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``: every
-    value a run (a dict of dicts, a Run, a DataFrame, a ranx Run, or a file that exists)."""
+    value a run (a dict of dicts, a Run, a DataFrame, a ranx Run, records, or a file that
+    exists)."""
     return isinstance(run, dict) and bool(run) and all(map(_is_one_run, run.values()))
 
 
@@ -80,6 +81,8 @@ def _is_one_run(value):
         return isinstance(next(iter(value.values()), None), dict)
     if isinstance(value, (str, os.PathLike)):
         return os.path.isfile(value)
+    if isinstance(value, (list, tuple)):  # records (a query's docs are never a list)
+        return bool(value) and isinstance(value[0], tuple)
     return (isinstance(value, Run) or _is_frame(value) or _is_ranx(value)
             or hasattr(value, "to_fastir") or is_records(value))
 
