@@ -5,7 +5,9 @@
 >>> res.mean  # doctest: +SKIP
 
 The names below are imported on first use, so ``import fastir`` costs almost nothing and
-a command pays only for the modules it runs.
+a command pays only for the modules it runs. The peers' interfaces are modules:
+``fastir.pytrec_eval``, ``fastir.ir_measures`` (fastir as ir_measures' provider),
+``fastir.ranx`` and ``fastir.torchmetrics``.
 """
 
 import importlib
@@ -29,8 +31,10 @@ _EXPORTS = {
     "FusionSearch": "fastir.analysis.fusion",
     "pr_curve": "fastir.analysis.curves", "cutoff_curve": "fastir.analysis.curves",
     "MetricAccumulator": "fastir.loops.training", "evaluate_flat": "fastir.loops.training",
-    "RelevanceEvaluator": "fastir.compat", "supported_measures": "fastir.compat",
-    "iter_calc": "fastir.compat", "calc_aggregate": "fastir.compat", "Metric": "fastir.compat",
+    "RelevanceEvaluator": "fastir.peers.pytrec_eval",
+    "supported_measures": "fastir.peers.pytrec_eval",
+    "iter_calc": "fastir.peers.ir_measures", "calc_aggregate": "fastir.peers.ir_measures",
+    "evaluator": "fastir.peers.ir_measures", "Metric": "fastir.peers.ir_measures",
 }
 
 __all__ = sorted(_EXPORTS)

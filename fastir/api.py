@@ -3,7 +3,14 @@
 
 from fastir import _jit
 from fastir.engine import Plan
-from fastir.io.inputs import as_qrels, as_run, is_several_runs, size_hint, warn_if_disjoint
+from fastir.io.inputs import (
+    as_qrels,
+    as_run,
+    is_several_runs,
+    records_read,
+    size_hint,
+    warn_if_disjoint,
+)
 from fastir.model.join import join
 from fastir.progress import Progress, wanted
 from fastir.results import Results, ResultsByRun
@@ -20,10 +27,12 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     qrels : Qrels or dict or str or path
         Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, a qrels file, an
         open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
-        ``score``: ir_measures' and ranx's columns) or a ranx Qrels.
+        ``score``: ir_measures' and ranx's columns), a ranx Qrels or an iterable of records
+        (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``, ``(query_id, doc_id, label)``).
     run : Run or dict or str or path
         Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, a run file, an open
-        file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``score``) or a ranx Run.
+        file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``score``), a ranx Run or an
+        iterable of records (ir_measures' ``ScoredDoc``, ``(query_id, doc_id, score)``).
         Several runs as ``{name: run}`` (ranx's shape) give a
         :class:`~fastir.results.ResultsByRun` (``{name: Results}`` with a table of means).
     measures : str or list of str
@@ -75,6 +84,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
     plan = Plan.of(measures, relevance_level, num_docs, compat)
+    qrels, run = records_read(qrels, "qrels"), records_read(run, "run")
     if is_several_runs(run):
         options = {"relevance_level": relevance_level, "missing": missing,
                    "max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,

@@ -15,7 +15,8 @@ from fastir import _jit
 from fastir._jit import chunk_bounds
 from fastir.measures import diversity as DK
 from fastir.measures import kernels, registry
-from fastir.measures.registry import GAINS, MULT, RANK, RECALL, STRING, parse_all
+from fastir.measures.registry import GAINS, JUDGED_ONLY, MULT, RANK, RECALL, STRING, parse_all
+from fastir.model.join import only_judged
 from fastir.results import Results, how
 
 
@@ -38,6 +39,7 @@ class Plan:
             raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
                              "(trec_eval -N); got none")
         self.relevance_level = int(relevance_level)
+        self.num_docs = num_docs
         self.compat = compat
         self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=num_docs,
                                  compat=compat)
@@ -45,6 +47,9 @@ class Plan:
         #: the columns of the diversity kernel's measures
         self.diverse = np.array([j for j, m in enumerate(self.parsed)
                                  if m.spec.path == "subtopics"], dtype=np.int64)
+        #: the columns of the measures that read the judged documents only (judged_only)
+        self.judged = np.array([j for j, m in enumerate(self.parsed) if m.judged_only],
+                               dtype=np.int64)
 
     @staticmethod
     def of(measures, relevance_level=1, num_docs=0, compat=None):
@@ -59,7 +64,12 @@ class Plan:
                         compat=compat)
 
     def values(self, joined, qrels):
-        """Per-query values (n_queries, n_measures) on a join; text measures get NaN."""
+        """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
+        measures with ``judged_only`` read the join without its unjudged documents."""
+        if len(self.judged) == len(self.parsed):
+            joined = only_judged(joined)
+        elif len(self.judged):
+            return self._split(joined, qrels)
         if len(self.diverse) and joined.subtopic_codes is None:
             self.refuse_diversity("these qrels have none")
         n_queries = len(joined.indptr) - 1
@@ -82,6 +92,19 @@ class Plan:
                             np.empty((len(bounds) - 1, DK.N_ROWS, sub.longest(qrels.indptr) + 2)),
                             out)
         self.finish(out, joined.in_run, joined.query_ids)
+        return out
+
+    def _split(self, joined, qrels):
+        """The values of a request that mixes measures with and without ``judged_only``: two
+        plans, one on each ranking."""
+        out = np.zeros((len(joined.indptr) - 1, len(self.parsed)))
+        rest = np.setdiff1d(np.arange(len(self.parsed)), self.judged)
+        for columns in (rest, self.judged):
+            measures = [self.parsed[j] for j in columns]
+            unique = list(dict.fromkeys(measures))  # (two names of one measure: computed once)
+            part = Plan.of(tuple(unique), self.relevance_level, self.num_docs, self.compat)
+            values = part.values(joined, qrels)
+            out[:, columns] = values[:, [unique.index(m) for m in measures]]
         return out
 
     def refuse_diversity(self, why):
@@ -138,8 +161,8 @@ class Plan:
 
     def texts(self, joined):
         """``{key: [text per query]}`` of the text measures (relstring) on a join."""
-        return {key: relstrings(joined, m.cut()) for key, m in zip(self.keys, self.parsed)
-                if m.spec.kind == STRING}
+        return {key: relstrings(only_judged(joined) if m.judged_only else joined, m.cut())
+                for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
 
 
 @functools.lru_cache(maxsize=128)
@@ -223,9 +246,9 @@ def _gain_kind(m):
 
 def _params(m, gain_kind, num_docs):
     """A measure's row of float parameters: its float cutoff, its gain table by label (NaN
-    where a label has no entry), its numeric parameters but ``rel`` (the table's level) in
-    declared order (recall levels: their number, then each), then the collection size when
-    it reads it."""
+    where a label has no entry), its numeric parameters but ``rel`` (the table's level) and
+    ``judged_only`` (the ranking's) in declared order (recall levels: their number, then
+    each), then the collection size when it reads it."""
     row = []
     if m.spec.cutoff in (RECALL, MULT):
         row.append(m.cutoff)
@@ -233,6 +256,8 @@ def _params(m, gain_kind, num_docs):
         table = dict(m.gains or ())
         row += [table.get(label, np.nan) for label in range(max(table, default=0) + 1)]
     for name, param in m.spec.params.items():
+        if param is JUDGED_ONLY:  # (applied to the ranking, by Plan.values)
+            continue
         if param.kind in ("float", "bool", "int", "rank", "depth") or (param.kind == "level"
                                                           and name != "rel"):
             row.append(getattr(m, name))

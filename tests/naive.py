@@ -1257,7 +1257,7 @@ def _param_value(key: str, text: str):
         return {int(label): float(gain) for label, gain in pairs}
     if key == "recalls":
         return tuple(float(r) for r in text.split(","))
-    if key in ("normalize", "scaled"):
+    if key in ("normalize", "scaled", "judged_only"):
         return text == "True"
     if key == "dcg":
         return text
@@ -1414,14 +1414,14 @@ def evaluate(
     measures = []
     for name in names:
         family, params = parse(name)
+        params["judged_only"] = judged_only or params.get("judged_only", False)  # -J, or its own
         ref = REFERENCES[family]
         if not ref.level_free:
             params.setdefault("rel", relevance_level)
         if ref.subtopics and subtopic_qrels is None:
             raise ValueError(f"{family} needs subtopic qrels")
         measures.append((family, params, subtopic_qrels if ref.subtopics else qrels))
-    options = {"max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
-               "compat": compat}
+    options = {"max_docs": max_docs, "num_docs": num_docs, "compat": compat}
     return {qid: [measure(family, judged[qid], run.get(qid, {}), in_run=qid in run, **options,
                           **params)
                   for family, params, judged in measures]

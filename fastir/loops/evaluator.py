@@ -10,7 +10,7 @@ import numpy as np
 
 from fastir import _jit, engine
 from fastir._jit import chunk_bounds
-from fastir.io.inputs import as_qrels, as_run, size_hint, warn_if_disjoint
+from fastir.io.inputs import as_qrels, as_run, records_read, size_hint, warn_if_disjoint
 from fastir.measures import dense as BK
 from fastir.measures import kernels, registry
 from fastir.measures.registry import MAX_CUTOFF
@@ -45,6 +45,7 @@ class Evaluator:
         self.plan = engine.Plan.of(measures, relevance_level, num_docs, compat)
         if missing not in ("zero", "skip"):
             raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+        qrels = records_read(qrels, "qrels")
         with _jit.tier(size_hint(qrels)):
             self.qrels = as_qrels(qrels)
             self.qrels.docs_matching(self.qrels.doc_ids)
@@ -56,7 +57,8 @@ class Evaluator:
         return self.plan.compat
 
     def evaluate(self, run):
-        """Evaluate one run (a :class:`Run`, dict or path): a :class:`Results`."""
+        """Evaluate one run (any form :func:`fastir.evaluate` takes): a :class:`Results`."""
+        run = records_read(run, "run")
         with _jit.tier(size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
             joined = join(self.qrels, run, **self.options)
@@ -92,6 +94,11 @@ class BoundCandidates:
         if text:
             raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
                              "candidates (evaluate a run instead)")
+        judged = [str(evaluator.plan.parsed[j]) for j in evaluator.plan.judged]
+        if judged and not evaluator.options["judged_only"]:
+            raise ValueError(f"{', '.join(judged)}: judged_only for some measures only is not "
+                             "available for bound candidates (give Evaluator(...,"
+                             " judged_only=True), or evaluate a run)")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
         with _jit.tier(self.n_rows + len(evaluator.qrels)):

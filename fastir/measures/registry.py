@@ -181,6 +181,10 @@ REL = Param("rel", "level", doc="relevant means label >= rel (default: the evalu
 DCG_GAIN = Param("dcg", "choice", "log2", choices=tuple(GAINS),
                  doc="gain: the label (log2) or 2**label - 1 (exp-log2)")
 GAIN_TABLE = Param("gains", "gains", doc="label=gain table, other labels are their own gain")
+#: Every family's last parameter: applied to the ranking before the kernel, never read by it.
+JUDGED_ONLY = Param("judged_only", "bool", False, doc="drop the unjudged documents from the "
+                    "ranking first, order kept (trec_eval -J for this measure; ir_measures' "
+                    "judged_only)")
 
 MAX_GRADE = Param("max_grade", "rank", 4, high=64, doc="the largest label (gdeval: 4)")
 EXP_GAIN_OVERFLOW = (f"a judged label is {K.MAX_EXP_LABEL} or more, whose exponential gain "
@@ -245,6 +249,7 @@ class Family:
     subtopic judgments). The kernel dispatches on it, and the depth of the prefix rows is
     derived from it (:func:`fastir.measures.kernels.prefix_depth`). ``cutoff``: a
     :class:`Param` for ``@`` (or None), ``cutoff_required`` when it must be given.
+    ``params``: its parameters; every family also takes :data:`JUDGED_ONLY`, last.
     ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
     "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
     ``level_free``: the relevance level does not apply (gains are the raw labels).
@@ -268,7 +273,7 @@ class Family:
                  examples=()):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
-        self.params = {p.name: p for p in params}
+        self.params = {p.name: p for p in (*params, JUDGED_ONLY)}
         self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
         self.integer, self.empty, self.ideal, self.num_docs = integer, empty, ideal, num_docs
         self.check, self.invalid, self.trec, self.versions = check, invalid, trec, versions

@@ -69,6 +69,9 @@ class Ids:
     @classmethod
     def from_strings(cls, items):
         """Pack a sequence of ``str`` (encoded as UTF-8) or ``bytes``."""
+        packed = ascii_column(items)
+        if packed is not None:
+            return packed
         encoded = [s.encode("utf-8", "surrogateescape") if isinstance(s, str) else bytes(s)
                    for s in items]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
@@ -96,6 +99,9 @@ class Ids:
             return cls.from_array(fixed)
         if array.dtype.kind == "O":
             items = array.tolist()
+            packed = ascii_column(items)  # (the common case, at once: a DataFrame's ids)
+            if packed is not None:
+                return packed
             if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in items):
                 wide = [x for x in items if not -2**63 <= x < 2**63][:1]
                 if wide:
@@ -154,6 +160,20 @@ class Ids:
         """The ids as Python values that compare as the ids do: ``bytes`` for text, ``int``
         for integers (for dicts and sets: equal ids, equal keys)."""
         return _keys(self.args())
+
+
+def ascii_column(items):
+    """``items`` packed at once when every one is an ASCII ``str`` (a byte a character), else
+    None."""
+    try:
+        text = "".join(items)
+    except TypeError:  # (not all str)
+        return None
+    if not text.isascii():
+        return None
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=offsets[1:])
+    return Ids(np.frombuffer(text.encode("ascii"), dtype=np.uint8), offsets)
 
 
 def common_kind(a, b):

@@ -175,6 +175,19 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     return joined
 
 
+def only_judged(joined):
+    """``joined`` without the ranked documents of negative code (not in the qrels, or pooled
+    and unjudged), each ranking's order kept: trec_eval's ``-J`` for the measures that ask
+    for it alone (``judged_only=True``). The queries are the same."""
+    keep = joined.labels >= 0
+    indptr = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[joined.indptr]
+    out = Joined(joined.query_ids, indptr, joined.labels[keep], joined.qrels_query,
+                 joined.in_run, joined.ignored_run_queries, joined.missing_queries)
+    if joined.subtopic_codes is not None:
+        out.subtopic_codes = joined.subtopic_codes[keep]
+    return out
+
+
 @jit
 def _compact(indptr, labels, kept):
     new_indptr = np.zeros_like(indptr)

@@ -1,26 +1,115 @@
-"""The shapes of the peers' entry points, backed by :class:`fastir.Evaluator`: pytrec_eval's
-``RelevanceEvaluator`` and ir_measures' ``iter_calc`` / ``calc_aggregate``.
+"""pytrec_eval's module backed by fastir: ``import fastir.pytrec_eval as pytrec_eval`` runs a
+pytrec_eval script unchanged, with the same dicts (queries in the run's order, measures in
+trec_eval's), the same floats and the same JSON.
 
-Code written for either runs unchanged after swapping the import, and gets the same keys
-and values (``tests/peers/test_compat.py`` runs both side by side).
+``RelevanceEvaluator`` computes with trec_eval 9.0.8's semantics, the version inside
+pytrec_eval (``tests/peers/test_compat.py`` and ``tests/peers/test_pytrec_eval_shim.py`` run
+both side by side); ``parse_qrel``, ``parse_run``, ``compute_aggregated_measure``,
+``supported_measures`` and ``supported_nicknames`` are pytrec_eval's.
 """
 
+import collections
 import math
-from collections import namedtuple
 from collections.abc import Mapping
+
+import numpy as np
 
 from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.measures.kernels import MIN_GEO_MEAN
+from fastir.model.errors import InputError
 
-#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included.
+#: pytrec_eval's measure names, runid included: trec_eval 9's but yaap, which is newer than
+#: the trec_eval inside pytrec_eval (``RelevanceEvaluator`` computes it when asked by name).
 supported_measures = frozenset(
     name for name, (family, trec) in registry.TREC_NAMES.items()
-    if "9.0.8" in registry.FAMILIES[family].versions) | {"runid"}
+    if "9.0.8" in registry.FAMILIES[family].versions and name != "yaap") | {"runid"}
+
+#: pytrec_eval's nicknames: trec_eval's measure sets, their trec_eval 9 members.
+supported_nicknames = {name: {m for m in members if m in supported_measures}
+                       for name, members in registry.NICKNAMES.items()}
 
 #: What is evaluated when a request has no number in it (its values are not reported): the
 #: queries are chosen as for any other request.
 _PLACEHOLDER = registry.make("NumRet")
+
+
+def parse_run(f_run):
+    """A TREC run as pytrec_eval reads it: ``{query_id: {doc_id: score}}`` in file order.
+
+    Parameters
+    ----------
+    f_run : iterable of str
+        Lines ``query_id Q0 doc_id rank score tag`` (an open file). Blank lines and ``#``
+        comment lines are skipped (pytrec_eval fails on them).
+
+    Returns
+    -------
+    collections.defaultdict
+        ``{query_id: {doc_id: float score}}``, as pytrec_eval's.
+
+    Raises
+    ------
+    InputError
+        A line of another length, a score that is not a finite number (``1_0``, ``nan``), a
+        doc given twice in a query (pytrec_eval: an ``AssertionError``), naming the line.
+    """
+    return _parse(f_run, 6, 2, 4, _score)
+
+
+def parse_qrel(f_qrel):
+    """TREC qrels as pytrec_eval reads them: ``{query_id: {doc_id: int label}}`` in file order
+    (lines ``query_id iteration doc_id label``; otherwise as :func:`parse_run`)."""
+    return _parse(f_qrel, 4, 2, 3, _label)
+
+
+def _parse(lines, n_fields, doc, value, convert):
+    out = collections.defaultdict(dict)
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", "surrogateescape")
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        where = f"line {number}"
+        if len(fields) != n_fields:
+            raise InputError(f"{where}: {len(fields)} fields, expected {n_fields}: {line!r}")
+        docs = out[fields[0]]
+        if fields[doc] in docs:
+            raise InputError(f"{where}: query {fields[0]!r} has doc {fields[doc]!r} twice")
+        docs[fields[doc]] = convert(fields[value], where)
+    return out
+
+
+def _score(text, where):
+    try:
+        score = float(text)
+    except ValueError:
+        score = math.nan
+    if "_" in text or not math.isfinite(score):
+        raise InputError(f"{where}: score {text!r} is not a finite number")
+    return score
+
+
+def _label(text, where):
+    if "_" not in text:  # (Python reads 1_0 as 10)
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    raise InputError(f"{where}: label {text!r} is not an integer")
+
+
+def compute_aggregated_measure(measure, values):
+    """pytrec_eval's summary of per-query ``values``: their sum for ``num_*`` measures, the
+    geometric mean for ``gm_*`` (the values are the logarithms ``evaluate`` reports), the
+    mean otherwise. numpy's pairwise sums, as pytrec_eval's, so the float is pytrec_eval's
+    (trec_eval's own summaries, and :func:`fastir.evaluate`'s ``mean``, sum in query order)."""
+    if measure.startswith("num_"):
+        return float(np.sum(values))
+    if measure.startswith("gm_"):
+        return float(np.exp(np.sum(values) / len(values)))
+    return float(np.mean(values))
 
 
 class RelevanceEvaluator:
@@ -76,8 +165,9 @@ class RelevanceEvaluator:
                                     judged_only=judged_docs_only_flag, compat="9.0.8")
 
     def evaluate(self, run):
-        """``{query: {measure: value}}`` for the run's judged queries (``{}`` for an empty
-        run, as pytrec_eval)."""
+        """``{query: {measure: value}}`` for the run's judged queries, in the run's order
+        (``{}`` for an empty run, as pytrec_eval). ``run`` is a dict, as for pytrec_eval,
+        or any form :func:`fastir.evaluate` takes (then in trec_eval's query order)."""
         if isinstance(run, Mapping) and not run:
             return {}
         results = self._evaluator.evaluate(run)
@@ -87,6 +177,8 @@ class RelevanceEvaluator:
             for key in self._logs:
                 values[key] = math.log(max(values[key], MIN_GEO_MEAN))
             out[query] = {key: values.get(key, 0.0) for key in self._keys}
+        if isinstance(run, Mapping):
+            return {query: out[query] for query in run if query in out}
         return out
 
 
@@ -151,35 +243,3 @@ def _trec_base(name):
         return None, None
     base = max(bases, key=len)
     return base, name[len(base) + 1:]
-
-
-Metric = namedtuple("Metric", ["query_id", "measure", "value"])
-"""A per-query value, as ir_measures' ``iter_calc`` yields it."""
-
-
-def iter_calc(measures, qrels, run, **options):
-    """ir_measures' ``iter_calc``: a :class:`Metric` per judged query and measure
-    (``measure`` is what you passed: an ir_measures object or a name; a query the run misses
-    scores 0, as in ir_measures). ``options`` as for :func:`fastir.evaluate`."""
-    measures, results = _calc(measures, qrels, run, options)
-    for query, row in zip(results.query_ids, results.values.tolist()):
-        for measure, value in zip(measures, row):
-            yield Metric(query, measure, value)
-
-
-def calc_aggregate(measures, qrels, run, **options):
-    """ir_measures' ``calc_aggregate``: ``{measure: value over the queries}``, keyed by what
-    you passed (an ir_measures object or a name)."""
-    measures, results = _calc(measures, qrels, run, options)
-    means = list(results.mean.values())
-    return dict(zip(measures, means))
-
-
-def _calc(measures, qrels, run, options):
-    measures = list(measures) if isinstance(measures, (list, tuple, set)) else [measures]
-    parsed = [registry.parse(m) for m in measures]
-    if any(len(p) != 1 for p in parsed):
-        raise ValueError("iter_calc / calc_aggregate take single measures (a trec_eval list "
-                         "such as 'P.5,10' expands: use fastir.evaluate)")
-    results = Evaluator(qrels, [p[0][1] for p in parsed], **options).evaluate(run)
-    return measures, results

@@ -1,0 +1,125 @@
+"""Qrels and runs from an iterable of records: ir_measures' ``Qrel`` / ``ScoredDoc``,
+ir_datasets' ``TrecQrel`` / ``ScoredDoc`` (any namedtuple with ``query_id``, ``doc_id`` and
+``relevance`` or ``score`` fields) or plain ``(query_id, doc_id, value)`` tuples.
+
+The records are read in chunks: each chunk's ids are packed into a byte column (or an integer
+column) and its values into an array before the next chunk is read, so a generator over a
+large file never holds a Python object per row, let alone a dict per query.
+"""
+
+import itertools
+import operator
+
+import numpy as np
+
+from fastir import _jit
+from fastir.model.data import Qrels, Run, assemble, finite_scores, integer_labels
+from fastir.model.errors import InputError
+from fastir.model.ids import Ids, ascii_column, intern_blocks
+
+#: The fields a record is read by, per kind (ir_measures' and ir_datasets' names).
+FIELDS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}
+CHUNK = 1 << 16  # records packed at a time
+
+
+def read_records(records, kind):
+    """A :class:`~fastir.Qrels` (``kind="qrels"``) or :class:`~fastir.Run` (``"run"``)
+    from an iterable of records.
+
+    Parameters
+    ----------
+    records : iterable
+        Namedtuples with the fields ``query_id``, ``doc_id`` and ``relevance`` (qrels) or
+        ``score`` (run), other fields ignored (``iteration``), or plain 3-tuples in that
+        order. Read once, in chunks of 65,536 records.
+    kind : {"qrels", "run"}
+
+    Returns
+    -------
+    Qrels or Run
+        As from :meth:`~fastir.Qrels.from_arrays`: ids stay integers when every one is an
+        integer, labels are checked to be 32-bit integers, scores finite numbers.
+
+    Examples
+    --------
+    >>> from fastir.io.records import read_records
+    >>> read_records([("q1", "d1", 2), ("q1", "d2", 0)], "qrels")
+    Qrels(1 queries, 2 judgments, from qrels records)
+    """
+    source = f"{kind} records"
+    iterator = iter(records)
+    first = next(iterator, None)
+    container = Qrels if kind == "qrels" else Run
+    if first is None:
+        return container.from_dict({}, source=source)
+    getters = _getters(first, kind, source)
+    parts = [_pack(chunk, getters, kind, source)
+             for chunk in _chunks(itertools.chain([first], iterator))]
+    qids, docs = (_concat([part[i] for part in parts], source) for i in (0, 1))
+    values = np.concatenate([part[2] for part in parts])
+    with _jit.tier(len(values)):
+        block_first, block_code, first_rows = intern_blocks(*qids.args())
+        extra = {} if kind == "qrels" else {"name": "run"}
+        return assemble(container, qids.take(first_rows), block_code, block_first, docs,
+                        values, source, **extra)
+
+
+def _getters(record, kind, source):
+    """How to read the query id, the doc id and the value from a record like ``record``."""
+    fields = getattr(record, "_fields", None)
+    wanted = FIELDS[kind]
+    if fields is not None:
+        missing = [f for f in wanted if f not in fields]
+        if missing:
+            raise InputError(f"{source}: records need the fields {list(wanted)}; "
+                             f"{type(record).__name__} has {list(fields)} (missing {missing})")
+        return [operator.itemgetter(fields.index(f)) for f in wanted]
+    if isinstance(record, (tuple, list)) and len(record) == 3:
+        return [operator.itemgetter(i) for i in range(3)]
+    raise InputError(f"{source}: a record is a namedtuple with fields {list(wanted)} or a "
+                     f"tuple ({', '.join(wanted)}), got {record!r}")
+
+
+def _chunks(records):
+    while True:
+        chunk = list(itertools.islice(records, CHUNK))
+        if not chunk:
+            return
+        yield chunk
+
+
+def _pack(chunk, getters, kind, source):
+    """One chunk of records as two id columns and an array."""
+    qids, docs, values = (list(map(get, chunk)) for get in getters)
+    columns = [_ids(qids, "query ids", source), _ids(docs, "doc ids", source)]
+    values = np.array(values)
+    if kind == "qrels":
+        return (*columns, integer_labels(values, f"{source}: relevance"))
+    return (*columns, finite_scores(values, f"{source}: score"))
+
+
+def _ids(items, what, source):
+    """A chunk's ids as a column: ASCII text packed at once, anything else (integers, bytes,
+    other text) as :meth:`~fastir.model.ids.Ids.from_array` packs it."""
+    packed = ascii_column(items)
+    if packed is not None:
+        return packed
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    try:
+        return Ids.from_array(array)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{source}: {what}: {exc}") from None
+
+
+def _concat(columns, source):
+    """Id columns of successive chunks as one column (all integers or all text)."""
+    if len(columns) == 1:
+        return columns[0]
+    if len({c.is_int for c in columns}) > 1:
+        raise InputError(f"{source}: ids must be all str/bytes or all integers, got both")
+    if columns[0].is_int:
+        return Ids(values=np.concatenate([c.values for c in columns]))
+    shifts = np.cumsum([0] + [int(c.offsets[-1]) for c in columns[:-1]])
+    offsets = np.concatenate([[0]] + [c.offsets[1:] + s for c, s in zip(columns, shifts)])
+    return Ids(np.concatenate([c.data for c in columns]), offsets)

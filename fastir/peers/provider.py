@@ -1,0 +1,180 @@
+"""fastir as an ir_measures provider: :func:`register` puts it first in ir_measures' default
+pipeline, so ``ir_measures.calc_aggregate``, ``iter_calc``, ``evaluator`` and PyTerrier's
+``pt.Experiment`` compute every measure fastir has on fastir, ir_measures' own providers
+taking the rest (``Accuracy``, ``AP_IA``, ``RBP``, measures defined at runtime...).
+
+Values are those of the provider ir_measures would have chosen (``tests/peers/
+test_ir_measures_provider.py`` compares them): trec_eval 9.0.8's (the version inside
+pytrec_eval) for the measures ir_measures' pytrec_eval provider computes, fastir's own
+(float64 scores) for the others; a judged query the run misses gets the measure's
+``DEFAULT`` (0), as ir_measures gives it, so ``NumQ`` and ``NumRel`` sum over the run's
+queries. Where the other providers break ties otherwise, fastir keeps trec_eval's order
+(see the README, "ir_measures and PyTerrier").
+"""
+
+import warnings
+
+import ir_measures
+from ir_measures import measures as M
+from ir_measures import providers
+from ir_measures.providers.base import NOT_PROVIDED, Any, Choices
+
+from fastir.io.inputs import as_qrels, as_run
+from fastir.loops.evaluator import Evaluator
+from fastir.measures import registry
+from fastir.model.data import Qrels
+from fastir.model.errors import FastirWarning
+
+#: The measures ir_measures' default pipeline gives to pytrec_eval: trec_eval 9.0.8's values.
+TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetAP", "SetF",
+             "SetP", "SetR", "Success", "IPrec", "infAP"}
+DIVERSITY = {"ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "P_IA",
+             "StRecall"}
+CWL = {"BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ"}
+#: The place in ir_measures' default pipeline of the provider it would give a measure to:
+#: metrics are yielded in that order (PyTerrier's columns follow it).
+PIPELINE = ("pytrec_eval", "cwl_eval", "compat", "pyndeval", "judged", "msmarco", "gdeval",
+            "ranx")
+
+
+def _any(cls, **fixed):
+    """ir_measures' description of a measure a provider supports: any value of each of
+    its parameters but ``fixed`` (fastir's parser refuses what fastir lacks)."""
+    return cls(**{name: fixed.get(name, Any()) for name in cls.SUPPORTED_PARAMS})
+
+
+class FastirProvider(providers.Provider):
+    """fastir, as ir_measures' providers are: ``supports(measure)``, ``evaluator(measures,
+    qrels)``, ``iter_calc`` / ``calc_aggregate`` / ``calc``."""
+
+    NAME = "fastir"
+    SUPPORTED_MEASURES = [
+        *(_any(cls) for cls in (M._P, M._RR, M._AP, M._R, M._Success, M._Rprec, M._Bpref,
+                                M._infAP, M._NumRet, M._NumQ, M._NumRel, M._SetAP, M._SetR,
+                                M._SetF, M._SetP, M._IPrec, M._ERR, M._Judged, M._Compat,
+                                M._BPM, M._SDCG, M._NERR8, M._NERR9, M._NERR10, M._NERR11,
+                                M._INST, M._INSQ, M._ERR_IA, M._nERR_IA, M._alpha_DCG,
+                                M._alpha_nDCG, M._NRBP, M._nNRBP, M._P_IA, M._StRecall)),
+        _any(M._nDCG, dcg=Choices("log2")),
+        _any(M._nDCG, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED)),
+    ]
+
+    def supports(self, measure):
+        """Whether fastir computes ``measure`` with ir_measures' meaning of it."""
+        if not super().supports(measure):
+            return False
+        try:
+            return fastir_measure(measure) is not None
+        except ValueError:  # a parameter fastir refuses: another provider may take it
+            return False
+
+    def _evaluator(self, measures, qrels):
+        return FastirEvaluator(measures, qrels)
+
+
+def fastir_measure(measure):
+    """fastir's :class:`~fastir.Measure` of an ir_measures measure (read by its text)."""
+    ((_, parsed),) = registry.parse(str(measure))
+    return parsed
+
+
+class FastirEvaluator(providers.Evaluator):
+    """Qrels and measures prepared once (one :class:`fastir.Evaluator` per kind of
+    semantics); each run is read once, whatever its form."""
+
+    def __init__(self, measures, qrels):
+        measures = list(measures)
+        judged = _qrels(qrels, any(m.NAME in DIVERSITY for m in measures))
+        qids = set(qrels) if isinstance(qrels, dict) else set(judged.query_ids.tolist())
+        super().__init__(measures, qids)
+        groups = {}
+        for m in sorted(measures, key=_pipeline_order):
+            nine = _provider(m) == "pytrec_eval"  # (RR@k is msmarco's: float64 scores)
+            groups.setdefault("9.0.8" if nine else None, []).append(m)
+        self._parts = [(ms, Evaluator(judged, [fastir_measure(m) for m in ms], missing="skip",
+                                      compat=compat)) for compat, ms in groups.items()]
+
+    def _results(self, run):
+        run = as_run(run)
+        with warnings.catch_warnings():  # (ir_measures says nothing of a run it cannot score)
+            warnings.simplefilter("ignore", FastirWarning)
+            return [(ms, evaluator.evaluate(run)) for ms, evaluator in self._parts]
+
+    def _iter_calc(self, run):
+        for measures, results in self._results(run):
+            for query, row in zip(results.query_ids, results.values.tolist()):
+                for measure, value in zip(measures, row):
+                    yield ir_measures.Metric(query, measure, value)
+
+    def calc_aggregate(self, run):
+        """``{measure: aggregate}`` as ir_measures aggregates, without a Metric per value."""
+        aggregates = {}
+        for measures, results in self._results(run):
+            missing = len(self.qrel_qids - set(results.query_ids))
+            for measure, column in zip(measures, results.values.T.tolist()):
+                aggregator = measure.aggregator()
+                for value in column + [measure.DEFAULT] * missing:
+                    aggregator.add(value)
+                aggregates[measure] = aggregator.result()
+        return {m: aggregates[m] for m in self.measures}
+
+
+def _provider(measure):
+    """The provider ir_measures' default pipeline gives ``measure`` to (of fastir's)."""
+    name, cut = measure.NAME, measure.params.get("cutoff", NOT_PROVIDED) is not NOT_PROVIDED
+    if name in TREC_EVAL or (name == "RR" and not cut) or (name == "nDCG" and
+                                                           measure["dcg"] == "log2"):
+        return "pytrec_eval"
+    if name == "nDCG":
+        return "gdeval" if cut else "ranx"
+    table = {"RR": "msmarco", "ERR": "gdeval", "Judged": "judged", "Compat": "compat"}
+    return table.get(name) or ("cwl_eval" if name in CWL else "pyndeval")
+
+
+def _pipeline_order(measure):
+    """The order ir_measures yields metrics in: by provider; pytrec_eval's in trec_eval's
+    print order (a cutoff list by cutoff)."""
+    provider = _provider(measure)
+    if provider != "pytrec_eval":
+        return PIPELINE.index(provider), 0, 0
+    parsed = fastir_measure(measure)
+    names = parsed.spec.trec
+    name = next((t for t in names if t.cut == (parsed.cutoff is not None)), names[0])
+    return 0, name.order, parsed.cutoff or 0
+
+
+def _qrels(qrels, subtopics):
+    """fastir's Qrels of ir_measures' qrels (a dict, records or a DataFrame; a dict's
+    queries without judgments dropped, as pytrec_eval drops them); with ``subtopics``, their
+    ``iteration`` is the subtopic, as ir_measures' pyndeval provider reads it."""
+    if not subtopics:
+        if isinstance(qrels, dict):
+            qrels = {q: docs for q, docs in qrels.items() if docs}
+        return as_qrels(qrels)
+    rows = list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter())
+    return Qrels.from_arrays([r.query_id for r in rows], [r.doc_id for r in rows],
+                             [r.relevance for r in rows],
+                             subtopics=[getattr(r, "iteration", "0") for r in rows],
+                             source="ir_measures qrels")
+
+
+#: The provider :func:`register` puts in ir_measures' pipeline.
+provider = FastirProvider()
+
+
+def register():
+    """Put fastir first in ir_measures' default pipeline (``ir_measures.calc_aggregate``,
+    ``iter_calc``, ``evaluator``, ``calc``, and PyTerrier's ``pt.Experiment`` through them)
+    and in its registry as ``"fastir"``. Idempotent; ``import fastir.ir_measures`` calls it."""
+    pipeline = ir_measures.DefaultPipeline.providers
+    if provider not in pipeline:
+        pipeline.insert(0, provider)
+    providers.register(provider)
+
+
+def unregister():
+    """Take fastir out of ir_measures' default pipeline and registry."""
+    pipeline = ir_measures.DefaultPipeline.providers
+    if provider in pipeline:
+        pipeline.remove(provider)
+    providers.registry.pop(provider.NAME, None)

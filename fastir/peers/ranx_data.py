@@ -1,0 +1,269 @@
+"""ranx's ``Qrels`` and ``Run`` for :mod:`fastir.ranx`: ranx's constructors, methods and
+attributes (``qrels.qrels`` / ``run.run``, ``run.name``, ``run.scores``...), holding a fastir
+container when read from a file or frame and a dict when built or changed by hand; each is
+turned into the other only when asked for.
+
+ranx's numba typed dicts are plain dicts here (sorted as ranx sorts them: query ids, then
+scores descending); ``to_typed_list`` (ranx's internal form) and LZ4 files are not provided.
+"""
+
+import json
+import os
+from collections import defaultdict
+
+from fastir.io.trec import read_qrels, read_run
+from fastir.model.data import Qrels as FastirQrels
+from fastir.model.data import Run as FastirRun
+
+KINDS = {"json", "trec", "txt", "gz", "parquet", "parq"}
+
+
+class _Table:
+    """What ranx's Qrels and Run share: a ``{query: {doc: value}}`` table (``_data``), or
+    the fastir container it came from (``_fastir``), or both."""
+
+    _container = None  # the fastir class
+    _value = float  # the values' type
+    _columns = ("q_id", "doc_id", "score")
+
+    def __init__(self, data=None, name=None):
+        self._data = {} if data is None else self._cast(data)
+        self._fastir = None
+        self.name = name
+        self.sorted = False
+        if data is not None:
+            self.sort()
+
+    def _cast(self, data):
+        return {q: {d: self._value(v) for d, v in docs.items()} for q, docs in data.items()}
+
+    def _table(self):
+        if self._data is None:
+            self._data = self._fastir.to_dict()
+            self.sort()
+        return self._data
+
+    def _changed(self, sorted_after):
+        self._fastir = None
+        self.sorted = sorted_after
+
+    # -- ranx's methods -------------------------------------------------------------------
+    def keys(self):
+        """The query ids."""
+        return self._table().keys()
+
+    def get_query_ids(self):
+        return list(self._table())
+
+    def get_doc_ids_and_scores(self):
+        return list(self._table().values())
+
+    def add_score(self, q_id, doc_id, score):
+        """Set one (query, doc) value."""
+        self._table().setdefault(q_id, {})[doc_id] = self._value(score)
+        self._changed(False)
+
+    def add(self, q_id, doc_ids, scores):
+        self.add_multi([q_id], [doc_ids], [scores])
+
+    def add_multi(self, q_ids, doc_ids, scores):
+        """Set the docs and values of several queries (each query replaced), then sort."""
+        table = self._table()
+        for q_id, docs, values in zip(q_ids, doc_ids, scores):
+            table[q_id] = {d: self._value(v) for d, v in zip(docs, values)}
+        self._changed(False)
+        self.sort()
+
+    def sort(self):
+        """Sort as ranx: query ids, then each query's docs by value descending."""
+        table = self._table()
+        self._data = {q: dict(sorted(table[q].items(), key=lambda item: -item[1]))
+                      for q in sorted(table)}
+        self.sorted = True
+
+    def to_fastir(self):
+        """The table as a :class:`fastir.Qrels` / :class:`fastir.Run` (cached)."""
+        if self._fastir is None:
+            self._fastir = self._from_dict(self._data)
+        return self._fastir
+
+    def to_dict(self):
+        return defaultdict(dict, {q: dict(docs) for q, docs in self._table().items()})
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        rows = [(q, d, v) for q, docs in self._table().items() for d, v in docs.items()]
+        return pd.DataFrame(rows, columns=list(self._columns))
+
+    def save(self, path="data.json", kind=None):
+        """Write as JSON, TREC or Parquet (``kind`` or the extension says which)."""
+        kind = file_kind(path, kind)
+        if kind == "json":
+            with open(path, "w") as f:
+                json.dump(self.to_dict(), f)
+        elif kind == "parquet":
+            self.to_dataframe().to_parquet(path, index=False)
+        else:
+            with open(path, "w") as f:
+                f.write("\n".join(self._trec_lines()))
+
+    @property
+    def size(self):
+        return len(self._table())
+
+    def __getitem__(self, q_id):
+        return dict(self._table()[q_id])
+
+    def __len__(self):
+        return len(self._table())
+
+    def __repr__(self):
+        return repr(self._table())
+
+    __str__ = __repr__
+
+    # -- constructors -----------------------------------------------------------------------
+    @classmethod
+    def _wrap(cls, container, name=None):
+        table = cls(name=name)
+        table._data, table._fastir, table.sorted = None, container, True
+        return table
+
+    @classmethod
+    def _from_file(cls, path, kind, name, read):
+        kind = file_kind(path, kind)
+        if kind == "json":
+            with open(path) as f:
+                return cls(json.load(f), name=name)
+        if kind == "parquet":
+            import pandas as pd
+
+            return cls._from_frame(pd.read_parquet(path), *cls._columns, name)
+        return cls._wrap(read(path), name)
+
+    @classmethod
+    def _from_frame(cls, df, q_id_col, doc_id_col, value_col, name):
+        return cls._wrap(cls._container.from_pandas(df, q_id_col, doc_id_col, value_col),
+                         name)
+
+
+class Qrels(_Table):
+    """ranx's ``Qrels``: ``Qrels({query: {doc: label}}, name=None)``, ``Qrels.from_file``,
+    ``from_dict``, ``from_df``, ``from_parquet``; ``add_score``, ``add_multi``, ``to_dict``,
+    ``to_dataframe``, ``save``, ``set_relevance_level``. The table is ``qrels.qrels``."""
+
+    _container = FastirQrels
+    _value = int
+
+    @property
+    def qrels(self):
+        return self._table()
+
+    @staticmethod
+    def _from_dict(data):
+        return FastirQrels.from_dict(data, source="ranx Qrels")
+
+    def set_relevance_level(self, rel_lvl=1):
+        """ranx's shift of every label by ``rel_lvl - 1`` (so that level 1 means ``rel_lvl``)."""
+        shift = int(rel_lvl) - 1
+        table = self._table()
+        self._data = {q: {d: v - shift for d, v in docs.items()} for q, docs in table.items()}
+        self._changed(True)
+
+    def _trec_lines(self):
+        return [f"{q} 0 {d} {v}" for q, docs in self._table().items() for d, v in docs.items()]
+
+    @staticmethod
+    def from_dict(d):
+        return Qrels(d)
+
+    @staticmethod
+    def from_file(path, kind=None):
+        """From a JSON, TREC (plain or gzip) or Parquet file."""
+        return Qrels._from_file(path, kind, None, read_qrels)
+
+    @staticmethod
+    def from_df(df, q_id_col="q_id", doc_id_col="doc_id", score_col="score"):
+        return Qrels._from_frame(df, q_id_col, doc_id_col, score_col, None)
+
+    @staticmethod
+    def from_parquet(path, q_id_col="q_id", doc_id_col="doc_id", score_col="score",
+                     pd_kwargs=None):
+        import pandas as pd
+
+        return Qrels.from_df(pd.read_parquet(path, **(pd_kwargs or {})), q_id_col, doc_id_col,
+                             score_col)
+
+
+class Run(_Table):
+    """ranx's ``Run``: ``Run({query: {doc: score}}, name=None)``, ``Run.from_file``,
+    ``from_dict``, ``from_df``, ``from_parquet``; ``add_score``, ``add_multi``,
+    ``make_comparable``, ``to_dict``, ``to_dataframe``, ``save``. The table is ``run.run``;
+    :func:`fastir.ranx.evaluate` saves per-query values in ``run.scores``, means in
+    ``run.mean_scores`` and ``run.std_scores``."""
+
+    _container = FastirRun
+
+    def __init__(self, run=None, name=None):
+        super().__init__(run, name)
+        self.metadata = {}
+        self.scores = defaultdict(dict)
+        self.mean_scores = {}
+        self.std_scores = {}
+
+    @property
+    def run(self):
+        return self._table()
+
+    def _from_dict(self, data):
+        return FastirRun.from_dict(data, name=self.name or "run", source="ranx Run")
+
+    def make_comparable(self, qrels):
+        """Give the run an empty ranking for every qrels query it lacks and drop the queries
+        the qrels lack, as ranx (in place; returns the run)."""
+        table, judged = self._table(), set(qrels.keys())
+        self._data = {q: table.get(q, {}) for q in judged}
+        self._changed(False)
+        self.sort()
+        return self
+
+    def _trec_lines(self):
+        return [f"{q} Q0 {d} {rank} {v} {self.name}" for q, docs in self._table().items()
+                for rank, (d, v) in enumerate(docs.items(), 1)]
+
+    @staticmethod
+    def from_dict(d, name=None):
+        return Run(d, name=name)
+
+    @staticmethod
+    def from_file(path, kind=None, name=None):
+        """From a JSON, TREC (plain or gzip) or Parquet file; a TREC file's tag names the run
+        unless ``name`` does."""
+        run = Run._from_file(path, kind, name, read_run)
+        if run.name is None and run._fastir is not None:
+            run.name = run._fastir.name
+        return run
+
+    @staticmethod
+    def from_df(df, q_id_col="q_id", doc_id_col="doc_id", score_col="score", name=None):
+        return Run._from_frame(df, q_id_col, doc_id_col, score_col, name)
+
+    @staticmethod
+    def from_parquet(path, q_id_col="q_id", doc_id_col="doc_id", score_col="score",
+                     pd_kwargs=None, name=None):
+        import pandas as pd
+
+        return Run.from_df(pd.read_parquet(path, **(pd_kwargs or {})), q_id_col, doc_id_col,
+                           score_col, name)
+
+
+def file_kind(path, kind=None):
+    """ranx's file kind: ``kind``, or the extension (``.txt`` is TREC, ``.parq`` Parquet)."""
+    if kind is None:
+        kind = os.path.splitext(path)[1][1:]
+    kind = {"txt": "trec", "parq": "parquet"}.get(kind, kind)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be 'json', 'trec', 'gz' or 'parquet' (ranx's LZ4 files "
+                         f"are not read here), got {kind!r}")
+    return kind

@@ -1,0 +1,270 @@
+"""torchmetrics' retrieval metrics computed by fastir: ``from fastir.torchmetrics import
+RetrievalMAP`` (and ``RetrievalMRR``, ``RetrievalNormalizedDCG``, ``RetrievalPrecision``,
+``RetrievalRecall``, ``RetrievalHitRate``, ``RetrievalRPrecision``, ``RetrievalFallOut``)
+with torchmetrics' arguments, ``update`` / ``forward`` / ``compute`` / ``reset`` and tensor
+outputs, equal to torchmetrics' on its documented semantics:
+
+- rows are grouped by ``indexes`` at ``compute`` (a query may span updates); ``preds`` are
+  rounded to float32 first, as torchmetrics casts them;
+- MAP, MRR, precision and recall count a row whose prediction is <= 0 as non-relevant;
+  MAP with ``top_k`` divides by the relevant rows found in the top k, precision by k (or the
+  query's row count: ``top_k=None``, or ``adaptive_k`` with fewer rows than k), recall by
+  all the query's relevant rows;
+- nDCG's gains are the targets (graded), tied predictions share their gains (sklearn's
+  ``ndcg_score``), its ideal is the query's rows sorted by target;
+- a query without a positive target (fall-out: without a negative one) counts as
+  ``empty_target_action`` says; ``aggregation`` is applied to the per-query values.
+
+torch is imported by this module only. fastir's own definitions (AP@k over all relevant,
+scores <= 0 ranked like any other) are ``fastir.MetricAccumulator`` and ``evaluate_flat``.
+"""
+
+import numpy as np
+import torch
+
+from fastir.loops.evaluator import as_array
+from fastir.loops.training import evaluate_flat
+
+__all__ = ["RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP", "RetrievalMRR",
+           "RetrievalNormalizedDCG", "RetrievalPrecision", "RetrievalRPrecision",
+           "RetrievalRecall"]
+
+EMPTY_ACTIONS = ("error", "skip", "neg", "pos")
+AGGREGATIONS = ("mean", "median", "min", "max")
+
+
+class _Groups:
+    """The rows of a compute, grouped by query: ``scores`` (float32 values as float64),
+    ``labels``, ``indexes``; per query (ascending index): ``n`` rows, ``positives`` (the
+    sum of its targets)."""
+
+    def __init__(self, preds, target, indexes):
+        self.scores = preds.astype(np.float32).astype(np.float64)
+        self.labels, self.indexes = target, indexes
+        _, self.n = np.unique(indexes, return_counts=True)
+        order = np.argsort(indexes, kind="stable")
+        self.positives = np.add.reduceat(target[order], np.r_[0, np.cumsum(self.n)[:-1]]) \
+            if len(target) else np.zeros(0)
+
+    def values(self, measures, filtered=False, ties="column"):
+        """The measures' per-query values (n_queries, n_measures); ``filtered``: rows whose
+        prediction is <= 0 count as non-relevant (torchmetrics' AP, MRR, P, R)."""
+        labels = np.where(self.scores > 0, self.labels, 0) if filtered else self.labels
+        return evaluate_flat(self.scores, labels, self.indexes, measures, ties=ties,
+                             per_query=True)[2]
+
+
+class RetrievalMetric:
+    """What the retrieval metrics share: torchmetrics' ``empty_target_action``,
+    ``ignore_index`` and ``aggregation``, and its ``update`` / ``forward`` / ``compute`` /
+    ``reset``. Other torchmetrics keyword arguments (``dist_sync_on_step``...) are accepted
+    and ignored: the state is gathered by the caller, not across processes."""
+
+    binary_target = True
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, aggregation="mean",
+                 **kwargs):
+        if empty_target_action not in EMPTY_ACTIONS:
+            raise ValueError(f"Argument `empty_target_action` received a wrong value "
+                             f"`{empty_target_action}`.")
+        if ignore_index is not None and not isinstance(ignore_index, int):
+            raise ValueError("Argument `ignore_index` must be an integer or None.")
+        if not (aggregation in AGGREGATIONS or callable(aggregation)):
+            raise ValueError("Argument `aggregation` must be one of `mean`, `median`, `min`, "
+                             f"`max` or a custom callable function, but got {aggregation}.")
+        self.empty_target_action, self.ignore_index = empty_target_action, ignore_index
+        self.aggregation = aggregation
+        self.reset()
+
+    def reset(self):
+        """Forget every row."""
+        self._rows = []
+        self._like = torch.tensor(0.0)
+
+    def update(self, preds, target, indexes):
+        """Keep a batch of rows: ``preds`` (float scores), ``target`` (binary; graded for
+        nDCG), ``indexes`` (the query of each row, long integers), any equal shapes."""
+        if indexes is None:
+            raise ValueError("Argument `indexes` cannot be None")
+        self._rows.append(self._checked(preds, target, indexes))
+        if isinstance(preds, torch.Tensor):
+            self._like = torch.empty(0, dtype=torch.float32, device=preds.device)
+
+    def forward(self, preds, target, indexes):
+        """Keep the batch (as ``update``) and return the metric on this batch alone."""
+        self.update(preds, target, indexes)
+        return self._compute([self._rows[-1]])
+
+    __call__ = forward
+
+    def compute(self):
+        """The metric over every row kept: a scalar tensor."""
+        return self._compute(self._rows)
+
+    def to(self, *args, **kwargs):
+        """Returns the metric itself (its state is kept on the host)."""
+        return self
+
+    def _checked(self, preds, target, indexes):
+        preds, target, indexes = (as_array(x) for x in (preds, target, indexes))
+        if not indexes.shape == preds.shape == target.shape:
+            raise ValueError("`indexes`, `preds` and `target` must be of the same shape")
+        if indexes.dtype != np.int64:
+            raise ValueError("`indexes` must be a tensor of long integers")
+        preds, target, indexes = preds.ravel(), target.ravel(), indexes.ravel()
+        if self.ignore_index is not None:
+            keep = target != self.ignore_index
+            preds, target, indexes = preds[keep], target[keep], indexes[keep]
+        if not indexes.size:
+            raise ValueError("`indexes`, `preds` and `target` must be non-empty and "
+                             "non-scalar tensors")
+        if target.dtype.kind not in "biuf":
+            raise ValueError("`target` must be a tensor of booleans, integers or floats")
+        if preds.dtype.kind != "f":
+            raise ValueError("`preds` must be a tensor of floats")
+        if self.binary_target and (target.max() > 1 or target.min() < 0):
+            raise ValueError("`target` must contain `binary` values")
+        return preds, target.astype(np.float64), indexes
+
+    def _compute(self, rows):
+        if not rows:
+            return torch.tensor(0.0).to(self._like)
+        groups = _Groups(*(np.concatenate(column) for column in zip(*rows)))
+        empty = self._empty(groups)
+        if empty.any() and self.empty_target_action == "error":
+            raise ValueError(f"`compute` method was provided with a query with no "
+                             f"{self._empty_kind} target.")
+        results = np.full(len(empty), 1.0 if self.empty_target_action == "pos" else 0.0)
+        if not empty.all():
+            results[~empty] = self._values(groups)[~empty]
+        if self.empty_target_action == "skip":
+            results = results[~empty]
+        if not len(results):
+            return torch.tensor(0.0).to(self._like)
+        return self._aggregate(torch.from_numpy(results).to(self._like))
+
+    _empty_kind = "positive"
+
+    def _empty(self, groups):
+        return groups.positives == 0
+
+    def _aggregate(self, values):
+        if self.aggregation == "mean":
+            return values.mean()
+        if self.aggregation == "median":
+            return values.median()
+        if self.aggregation == "min":
+            return values.min()
+        if self.aggregation == "max":
+            return values.max()
+        return self.aggregation(values, dim=None)
+
+    def _values(self, groups):
+        """Per-query values of the queries (ascending index), as a float64 array."""
+        raise NotImplementedError
+
+
+class _TopK(RetrievalMetric):
+    """A metric with torchmetrics' ``top_k`` (None: every row of the query)."""
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
+                 aggregation="mean", **kwargs):
+        if top_k is not None and not (isinstance(top_k, int) and top_k > 0):
+            raise ValueError("`top_k` has to be a positive integer or None")
+        self.top_k = top_k
+        super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
+
+    def _at(self, name):
+        return name if self.top_k is None else f"{name}@{self.top_k}"
+
+
+class RetrievalMAP(_TopK):
+    """torchmetrics' ``RetrievalMAP``: average precision of the top k over the relevant rows
+    found there (a prediction <= 0 is not relevant)."""
+
+    def _values(self, groups):
+        if self.top_k is None:
+            return groups.values(["AP"], filtered=True)[:, 0]
+        ap, hits, relevant = groups.values([f"AP@{self.top_k}", f"Hits@{self.top_k}",
+                                            "NumRel"], filtered=True).T
+        with np.errstate(divide="ignore", invalid="ignore"):  # (AP@k divides by R)
+            return np.where(hits > 0, ap * relevant / hits, 0.0)
+
+
+class RetrievalMRR(_TopK):
+    """torchmetrics' ``RetrievalMRR``: 1 / rank of the first relevant row of the top k (a
+    prediction <= 0 is not relevant)."""
+
+    def _values(self, groups):
+        return groups.values([self._at("RR")], filtered=True)[:, 0]
+
+
+class RetrievalPrecision(_TopK):
+    """torchmetrics' ``RetrievalPrecision``: relevant rows of the top k (a prediction <= 0
+    is not relevant) over k; the query's row count when ``top_k`` is None, or with
+    ``adaptive_k`` when it has fewer rows than k."""
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
+                 adaptive_k=False, aggregation="mean", **kwargs):
+        if not isinstance(adaptive_k, bool):
+            raise ValueError("`adaptive_k` has to be a boolean")
+        self.adaptive_k = adaptive_k
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
+
+    def _values(self, groups):
+        hits = groups.values([self._at("Hits")], filtered=True)[:, 0]
+        if self.top_k is None:
+            return hits / groups.n
+        k = np.minimum(self.top_k, groups.n) if self.adaptive_k else self.top_k
+        return hits / k
+
+
+class RetrievalRecall(_TopK):
+    """torchmetrics' ``RetrievalRecall``: relevant rows of the top k (a prediction <= 0 is
+    not relevant) over the query's relevant rows."""
+
+    def _values(self, groups):
+        hits = groups.values([self._at("Hits")], filtered=True)[:, 0]
+        return hits / np.maximum(groups.positives, 1)
+
+
+class RetrievalHitRate(_TopK):
+    """torchmetrics' ``RetrievalHitRate``: 1 when a relevant row is in the top k."""
+
+    def _values(self, groups):
+        return (groups.values([self._at("Hits")])[:, 0] > 0).astype(np.float64)
+
+
+class RetrievalRPrecision(RetrievalMetric):
+    """torchmetrics' ``RetrievalRPrecision``: precision at rank R."""
+
+    def _values(self, groups):
+        return groups.values(["Rprec"])[:, 0]
+
+
+class RetrievalNormalizedDCG(_TopK):
+    """torchmetrics' ``RetrievalNormalizedDCG``: nDCG of the top k, the targets (graded,
+    integers) as gains, tied predictions sharing their gains."""
+
+    binary_target = False
+
+    def _values(self, groups):
+        return groups.values([self._at("nDCG")], ties="average")[:, 0]
+
+
+class RetrievalFallOut(_TopK):
+    """torchmetrics' ``RetrievalFallOut``: non-relevant rows in the top k over the query's
+    non-relevant rows; a query without one counts as ``empty_target_action`` says (default
+    ``"pos"``: 1). Lower is better."""
+
+    _empty_kind = "negative"
+
+    def __init__(self, empty_target_action="pos", ignore_index=None, top_k=None,
+                 aggregation="mean", **kwargs):
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
+
+    def _empty(self, groups):
+        return groups.positives == groups.n
+
+    def _values(self, groups):
+        return groups.values([self._at("FallOut")])[:, 0]

@@ -1,0 +1,114 @@
+"""``fastir.torchmetrics``: torchmetrics' retrieval classes, their arguments and outputs,
+equal to torchmetrics' on batches that span updates, with empty queries, ignored rows and
+every aggregation."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.one_engine
+torch = pytest.importorskip("torch")
+TM = pytest.importorskip("torchmetrics.retrieval")
+import fastir.torchmetrics as FM  # noqa: E402
+
+CLASSES = ["RetrievalMAP", "RetrievalMRR", "RetrievalNormalizedDCG", "RetrievalPrecision",
+           "RetrievalRecall", "RetrievalHitRate", "RetrievalRPrecision", "RetrievalFallOut"]
+TOP_K = {"RetrievalRPrecision": []}
+
+
+def batches(seed, n=600, n_queries=60):
+    """Tie-free scores (some <= 0), binary and graded targets, indexes over several
+    updates; query 3 has no relevant row, query 5 no non-relevant one, query 7 a row of
+    target -100 (ignored with ignore_index=-100)."""
+    g = torch.Generator().manual_seed(seed)
+    preds = torch.randperm(n, generator=g).float() / n - 0.2
+    target = torch.randint(0, 2, (n,), generator=g)
+    graded = torch.randint(0, 4, (n,), generator=g)
+    indexes = torch.randint(0, n_queries, (n,), generator=g)
+    target[indexes == 3], graded[indexes == 3], target[indexes == 5] = 0, 0, 1
+    return preds, target, graded, indexes
+
+
+def arguments(name):
+    ks = TOP_K.get(name, [{"top_k": 3}, {"top_k": 1000}])
+    extra = [{"adaptive_k": True, "top_k": 12}] if name == "RetrievalPrecision" else []
+    return [{}] + ks + extra + [
+        {"empty_target_action": "skip", "aggregation": "median"},
+        {"empty_target_action": "pos", "aggregation": "min"},
+        {"empty_target_action": "neg", "aggregation": "max"},
+        {"aggregation": lambda values, dim=None: values.sum()}]
+
+
+@pytest.mark.parametrize("name", CLASSES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_equal_to_torchmetrics(name, seed):
+    preds, target, graded, indexes = batches(seed)
+    labels = graded if name == "RetrievalNormalizedDCG" else target
+    for kwargs in arguments(name):
+        theirs, ours = getattr(TM, name)(**kwargs), getattr(FM, name)(**kwargs)
+        for lo in range(0, len(preds), 150):  # (a query's rows span updates)
+            part = slice(lo, lo + 150)
+            batch = [theirs(preds[part], labels[part], indexes=indexes[part]),
+                     ours(preds[part], labels[part], indexes=indexes[part])]
+            assert batch[1].dtype == batch[0].dtype and batch[1].shape == ()
+            assert batch[1].item() == pytest.approx(batch[0].item(), rel=1e-6, abs=1e-6), kwargs
+        got, want = ours.compute(), theirs.compute()
+        assert got.dtype == want.dtype == torch.float32
+        assert got.item() == pytest.approx(want.item(), rel=1e-6, abs=1e-6), (name, kwargs)
+        ours.reset()
+        assert ours.compute().item() == 0.0
+
+
+def test_ignore_index_and_float64_predictions():
+    preds, target, _, indexes = batches(2)
+    target = target.clone()
+    target[indexes == 7] = -100
+    for name in CLASSES:
+        theirs = getattr(TM, name)(ignore_index=-100)
+        ours = getattr(FM, name)(ignore_index=-100)
+        want = theirs(preds.double(), target, indexes=indexes)  # (torchmetrics: float32)
+        assert ours(preds.double(), target, indexes=indexes).item() == \
+            pytest.approx(want.item(), abs=1e-6), name
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: FM.RetrievalMAP(empty_target_action="maybe"), "empty_target_action"),
+    (lambda: FM.RetrievalMAP(ignore_index=1.5), "ignore_index"),
+    (lambda: FM.RetrievalMAP(aggregation="mode"), "aggregation"),
+    (lambda: FM.RetrievalMAP(top_k=0), "top_k"),
+    (lambda: FM.RetrievalPrecision(adaptive_k=1), "adaptive_k"),
+])
+def test_bad_arguments_as_torchmetrics_refuses_them(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_bad_inputs_and_empty_queries_as_torchmetrics():
+    metric = FM.RetrievalMRR(empty_target_action="error")
+    with pytest.raises(ValueError, match="must be of the same shape"):
+        metric.update(torch.rand(3), torch.tensor([0, 1]), torch.tensor([0, 0, 0]))
+    with pytest.raises(ValueError, match="long integers"):
+        metric.update(torch.rand(2), torch.tensor([0, 1]), torch.tensor([0.0, 0.0]))
+    with pytest.raises(ValueError, match="binary"):
+        metric.update(torch.rand(2), torch.tensor([0, 2]), torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="indexes"):
+        metric.update(torch.rand(2), torch.tensor([0, 1]), None)
+    metric.update(torch.rand(2), torch.tensor([0, 0]), torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="no positive target"):
+        metric.compute()
+    fall_out = FM.RetrievalFallOut(empty_target_action="error")
+    fall_out.update(torch.rand(2), torch.tensor([1, 1]), torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="no negative target"):
+        fall_out.compute()
+    assert FM.RetrievalNormalizedDCG().to("cpu")(
+        torch.tensor([0.2, 0.9]), torch.tensor([3, 1]), indexes=torch.tensor([0, 0])).item() \
+        == pytest.approx(TM.RetrievalNormalizedDCG()(
+            torch.tensor([0.2, 0.9]), torch.tensor([3, 1]),
+            indexes=torch.tensor([0, 0])).item())
+
+
+def test_numpy_inputs_too():
+    preds, target, _, indexes = batches(3)
+    got = FM.RetrievalMAP(top_k=5)(preds.numpy(), target.numpy(), indexes=indexes.numpy())
+    want = TM.RetrievalMAP(top_k=5)(preds, target, indexes=indexes)
+    assert isinstance(got, torch.Tensor) and got.item() == pytest.approx(want.item(), 1e-6)
+    assert np.isfinite(got.item())
