@@ -1,10 +1,11 @@
 """The public API: ``evaluate`` (the forms qrels and runs are accepted in are
 :mod:`fastir.io.inputs`')."""
 
-from fastir import _jit
+from fastir import _jit, preferences
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run, is_several_runs, size_hint, warn_if_disjoint
 from fastir.model.join import join
+from fastir.model.prefs import JudgmentGroups, Prefs
 from fastir.results import Results, ResultsByRun
 
 __all__ = ["Results", "evaluate"]
@@ -16,10 +17,13 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
 
     Parameters
     ----------
-    qrels : Qrels or dict or str or path
+    qrels : Qrels or dict or str or path, or Prefs or JudgmentGroups
         Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, a qrels file, an
         open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
-        ``score``: ir_measures' and ranx's columns) or a ranx Qrels.
+        ``score``: ir_measures' and ranx's columns) or a ranx Qrels. Preference judgments
+        (:func:`fastir.read_prefs`) give the preference measures (``prefs_simp``, ...),
+        judgment groups (:func:`fastir.read_judgment_groups`) the judgment-group ones
+        (``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``); NumQ reads any.
     run : Run or dict or str or path
         Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, a run file, an open
         file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``score``) or a ranx Run.
@@ -73,12 +77,18 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> {k: round(v, 4) for k, v in res.mean.items()}
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
-    plan = Plan.of(measures, relevance_level, num_docs, compat)
+    other = isinstance(qrels, (Prefs, JudgmentGroups))
+    if other and not is_several_runs(run):
+        return preferences.evaluate(qrels, as_run(run, compat, progress), measures,
+                                    relevance_level=relevance_level, missing=missing,
+                                    max_docs=max_docs, judged_only=judged_only,
+                                    num_docs=num_docs, compat=compat)
+    plan = None if other else Plan.of(measures, relevance_level, num_docs, compat)
     if is_several_runs(run):
         options = {"relevance_level": relevance_level, "missing": missing,
                    "max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
                    "compat": compat, "progress": progress}
-        qrels = as_qrels(qrels, progress)
+        qrels = qrels if other else as_qrels(qrels, progress)
         return ResultsByRun((name, evaluate(qrels, r, measures, **options))
                             for name, r in run.items())
     with _jit.tier(size_hint(qrels) + size_hint(run)):

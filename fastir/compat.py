@@ -13,10 +13,12 @@ from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.measures.kernels import MIN_GEO_MEAN
 
-#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included.
+#: pytrec_eval's measure names (trec_eval 9's, as its ``supported_measures``), runid included
+#: (not those of other judgments than qrels: pytrec_eval reads qrels only).
 supported_measures = frozenset(
     name for name, (family, trec) in registry.TREC_NAMES.items()
-    if "9.0.8" in registry.FAMILIES[family].versions) | {"runid"}
+    if "9.0.8" in registry.FAMILIES[family].versions
+    and registry.FAMILIES[family].path not in ("prefs", "groups")) | {"runid"}
 
 #: What is evaluated when a request has no number in it (its values are not reported): the
 #: queries are chosen as for any other request.

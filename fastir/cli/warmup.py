@@ -29,8 +29,9 @@ def _steps(folder):
     """(description, function) of each code path."""
     import fastir
 
-    measures = _examples(lambda f: f.path != "subtopics")
-    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
+    qrels_only = ("subtopics", "prefs", "groups")  # (the others read other judgments)
+    measures = _examples(lambda f: f.path not in qrels_only)
+    numeric = _examples(lambda f: f.path not in qrels_only and f.aggregate != "none")
     qrels_text = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 -1\nq2 0 d9 1\n"
     run_text = "".join(f"q{q} Q0 d{d} {d} {1.0 / (d + 1):.3e} t\n" for q in (1, 2)
                        for d in range(12))
@@ -87,6 +88,16 @@ def _steps(folder):
         run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
         fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
 
+    def preferences():
+        path = os.path.join(folder, "prefs")
+        with open(path, "w") as f:
+            f.write("q1 u1 s1 d1 2\nq1 u1 s1 d2 0\nq1 u1 s2 d3 1\nq1 u1 s2 d1 3\n"
+                    "q1 u2 s1 d2 1\nq1 u2 s1 d4 0\n")
+        run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}}
+        fastir.evaluate(fastir.read_prefs(path), run, ["all_prefs"])
+        groups = fastir.read_judgment_groups(paths["qrels"])
+        fastir.evaluate(groups, paths["run"], ["qrels_jg"], judged_only=True)
+
     def significance():
         qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
         runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
@@ -104,6 +115,7 @@ def _steps(folder):
     return [("files (text and integer ids, MS MARCO runs)", files), ("rank fusion", fusion),
             ("significance tests", significance),
             ("diversity measures (subtopic judgments)", diversity),
+            ("preference judgments and judgment groups", preferences),
             ("dicts and arrays", containers), ("loops and dense batches", loops)]
 
 
