@@ -12,8 +12,6 @@ multiplication or division). Any other token is marked and converted afterwards 
 correctly rounded ``float``; the result is always the double ``strtod`` gives.
 """
 
-import re
-
 import numpy as np
 
 from fastir._jit import helper, jit, pjit, prange, python_variant
@@ -383,20 +381,22 @@ def field_spans(buf, n_rows, fields):
     return out
 
 
-_TOKEN = re.compile(rb"[^ \t\n\v\f\r]+")
-
-
 @python_variant(field_spans)
 def field_spans(buf, n_rows, fields):
     data = buf.tobytes()
     out = np.zeros((n_rows, len(fields), 2), dtype=np.int64)
+    wanted = fields.tolist()
     row = 0
     offset = 0
     for line in data.split(b"\n"):
-        spans = [m.span() for m in _TOKEN.finditer(line)]
-        if spans and line[spans[0][0]] != 35 and row < n_rows:
-            for k, field in enumerate(fields.tolist()):
-                out[row, k] = [offset + spans[field][0], offset + spans[field][1]]
+        tokens = line.split(None, max(wanted) + 1)
+        if tokens and tokens[0][0] != 35 and row < n_rows:
+            at = 0
+            for k in range(max(wanted) + 1):
+                at = line.index(tokens[k], at)
+                if k in wanted:
+                    out[row, wanted.index(k)] = (offset + at, offset + at + len(tokens[k]))
+                at += len(tokens[k])
             row += 1
         offset += len(line) + 1
     return out

@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import jit, python_variant
+from fastir._jit import pjit, prange, python_variant
 from fastir.model.data import Qrels, _columns, finite_scores, integer_labels
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, _order_keys, id_equal, intern_blocks, sort_by_id, sort_ids
@@ -109,8 +109,9 @@ class Prefs:
         """The :data:`JudgedDocs` of these judgments (built once)."""
         if self._judged is None:
             with _jit.tier(len(self)):
-                row_doc, n_docs, first = _jit.select(_judged_docs, len(self))(
-                    self.indptr, *self.doc_ids.args())
+                bounds = _jit.chunk_bounds(np.diff(self.indptr), _jit.n_threads())
+                row_doc, n_docs, first = _jit.launch(_judged_docs, bounds, self.indptr,
+                                                     *self.doc_ids.args())
             indptr = np.zeros(self.n_queries + 1, dtype=np.int64)
             np.cumsum(n_docs, out=indptr[1:])
             qrels = Qrels(self.query_ids, indptr, self.doc_ids.take(first),
@@ -289,10 +290,12 @@ def _no_rows(source):
     raise InputError(f"{source}: no judgments")
 
 
-@jit
-def _judged_docs(indptr, d_data, d_offsets, d_values, is_int):
+@pjit
+def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
     """Per row, its doc's place among its query's distinct docs in strcmp order; per query,
-    the number of distinct docs; per distinct doc (query after query), a row naming it."""
+    the number of distinct docs; per distinct doc (query after query), a row naming it.
+    Parallel over chunks of queries (``bounds``): each query writes its distinct docs' rows
+    from its first row on, packed together after."""
     n_queries = len(indptr) - 1
     longest = 0
     for q in range(n_queries):
@@ -300,30 +303,34 @@ def _judged_docs(indptr, d_data, d_offsets, d_values, is_int):
     row_doc = np.empty(indptr[-1], dtype=np.int64)
     n_docs = np.zeros(n_queries, dtype=np.int64)
     first = np.empty(indptr[-1], dtype=np.int64)
-    order = np.empty(longest, dtype=np.int64)
-    buf = np.empty(longest, dtype=np.int64)
+    for c in prange(len(bounds) - 1):
+        order = np.empty(longest, dtype=np.int64)
+        buf = np.empty(longest, dtype=np.int64)
+        for q in range(bounds[c], bounds[c + 1]):
+            lo = indptr[q]
+            m = indptr[q + 1] - lo
+            for i in range(m):
+                order[i] = lo + i
+            sort_by_id(order, 0, m, d_data, d_offsets, d_values, is_int, buf, 1)
+            k = -1
+            for i in range(m):
+                row = order[i]
+                if i == 0 or not id_equal(d_data, d_offsets, d_values, d_data, d_offsets,
+                                          d_values, is_int, order[i - 1], row):
+                    k += 1
+                    first[lo + k] = row
+                row_doc[row] = k
+            n_docs[q] = k + 1
     out = 0
     for q in range(n_queries):
-        lo = indptr[q]
-        m = indptr[q + 1] - lo
-        for i in range(m):
-            order[i] = lo + i
-        sort_by_id(order, 0, m, d_data, d_offsets, d_values, is_int, buf, 1)
-        k = -1
-        for i in range(m):
-            row = order[i]
-            if i == 0 or not id_equal(d_data, d_offsets, d_values, d_data, d_offsets,
-                                      d_values, is_int, order[i - 1], row):
-                k += 1
-                first[out + k] = row
-            row_doc[row] = k
-        n_docs[q] = k + 1
-        out += k + 1
+        for k in range(n_docs[q]):
+            first[out + k] = first[indptr[q] + k]
+        out += n_docs[q]
     return row_doc, n_docs, first[:out].copy()
 
 
 @python_variant(_judged_docs)
-def _judged_docs(indptr, d_data, d_offsets, d_values, is_int):
+def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
     keys = _order_keys(d_data, d_offsets, d_values, is_int)
     row_doc = np.empty(len(keys), dtype=np.int64)
     n_docs, first = [], []
