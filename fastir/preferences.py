@@ -19,7 +19,7 @@ from fastir.engine import Plan
 from fastir.measures import prefs as PK
 from fastir.measures.kernels import NUM_Q
 from fastir.measures.registry import make
-from fastir.model.data import Run
+from fastir.model.data import Run, float32_scores
 from fastir.model.errors import InputError
 from fastir.model.ids import common_kind, merge_sorted_ids
 from fastir.model.join import join
@@ -77,7 +77,8 @@ def refuse_stops(done, run):
 
 def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=None):
     """Values of ``plan``'s measures (preference measures and NumQ) on preference
-    judgments, as :data:`Evaluated`."""
+    judgments, as :data:`Evaluated` (9.0.8 keeps levels in a C float, as scores: rounded to
+    float32, beyond its range +-inf)."""
     judged = prefs.judged()
     columns = [j for j, m in enumerate(plan.parsed) if m.spec.path == "prefs"]
     kinds = np.array([plan.parsed[j].spec.kind for j in columns], dtype=np.int64)
@@ -89,8 +90,9 @@ def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=No
         errors = np.zeros(n, dtype=np.int64)
         if columns and n:
             rows = np.diff(prefs.indptr)[joined.judged_query]
+            levels = float32_scores(prefs.levels) if compat == "9.0.8" else prefs.levels
             _jit.launch(PK.prefs_queries, _jit.chunk_bounds(rows, _jit.n_threads()),
-                        joined.judged_query, joined.n_retrieved, prefs.indptr, prefs.levels,
+                        joined.judged_query, joined.n_retrieved, prefs.indptr, levels,
                         prefs.groups, prefs.subgroups, judged.row_doc, judged.qrels.indptr,
                         joined.position, want_pairs, stats, errors)
         found = np.zeros((n, len(columns)))

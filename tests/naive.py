@@ -1143,6 +1143,8 @@ def prefs_counts(prefs_q, run_q, max_docs=None, compat="10.0"):
     num_judged, num_judged_ret). ``prefs_q``: [(jg, jsg, doc, level)]. Raises PrefsError
     where trec_eval stops."""
     rank, nj, njr = _docid_ranks(prefs_q, run_q, max_docs, compat)
+    if compat == "9.0.8":  # (its levels are C floats)
+        prefs_q = [(jg, jsg, doc, _float32(level)) for jg, jsg, doc, level in prefs_q]
     rows = sorted(((jg, jsg, level, rank[doc], doc) for jg, jsg, doc, level in prefs_q),
                   key=lambda r: (r[0].encode("utf-8"), r[1].encode("utf-8"), -r[2], r[3]))
     counts = {}

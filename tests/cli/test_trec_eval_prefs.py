@@ -174,6 +174,9 @@ def test_generated_files_identical_to_the_binaries(tmp_path, engine_, seeds):
     ("prefs", "q1 u1 s1 d1 2\nq1 u1 s1 d2 1\n", ["-m", "relstring", "-q"]),
     ("qrels_prefs", "q1 0 d2 1\nq1 0 d1 0\n", ["-m", "prefs", "-q", "-c", "-M", "0"]),
     ("prefs", "q2 u1 s1 d1 2\nq2 u1 s2 d1 1\nq2 u1 s2 d2 3\n", ["-m", "prefs", "-q"]),
+    ("prefs", "q1 u1 s1 d1 1.0000000001\nq1 u1 s1 d2 1\nq1 u1 s1 d3 1e-50\n"
+              "q1 u1 s1 d4 0\nq1 u2 s1 d2 1e39\nq1 u2 s1 d1 2e39\n",  # (9.0.8: floats)
+     ["-m", "all_prefs", "-q"]),
 ])
 @pytest.mark.parametrize("version", ["10.0", "9.0.8"])
 def test_particular_files(tmp_path, fmt, judged, flags, version):

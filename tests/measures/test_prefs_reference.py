@@ -15,7 +15,7 @@ from fastir.model.errors import InputError
 DOCS = ["d1", "d10", "d2", "d20", "d3", "D3", "e", "é", "d5#x", "d6"]
 QIDS = ["q1", "q2", "q10", "3"]
 SCORES = [0.0, 0.5, 1.0, 1.5, 2.0, -1.0, 1e-3]
-LEVELS = [0.0, 0.0, 1.0, 2.0, 3.0, 0.5]
+LEVELS = [0.0, 0.0, 1.0, 2.0, 3.0, 0.5, 1.0000000001, 1e-50, 1e39]  # (9.0.8: 1, 0, inf)
 
 
 @st.composite
