@@ -21,6 +21,8 @@ _EXPORTS = {
     "FastirWarning": "fastir.model.errors", "InputError": "fastir.model.errors",
     "Qrels": "fastir.model.data", "Run": "fastir.model.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
+    "Prefs": "fastir.model.prefs", "JudgmentGroups": "fastir.model.prefs",
+    "read_prefs": "fastir.io.prefs", "read_judgment_groups": "fastir.io.prefs",
     "evaluate_file": "fastir.scale.streaming",
     "read_parquet": "fastir.io.parquet", "write_parquet": "fastir.io.parquet",
     "Measure": "fastir.measures.registry", "UnknownMeasureError": "fastir.measures.registry",

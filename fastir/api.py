@@ -1,7 +1,7 @@
 """The public API: ``evaluate`` (the forms qrels and runs are accepted in are
 :mod:`fastir.io.inputs`')."""
 
-from fastir import _jit
+from fastir import _jit, preferences
 from fastir.engine import Plan
 from fastir.io.inputs import (
     as_qrels,
@@ -12,6 +12,7 @@ from fastir.io.inputs import (
     warn_if_disjoint,
 )
 from fastir.model.join import join
+from fastir.model.prefs import JudgmentGroups, Prefs
 from fastir.progress import Progress, wanted
 from fastir.results import Results, ResultsByRun
 
@@ -24,11 +25,14 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
 
     Parameters
     ----------
-    qrels : Qrels or dict or str or path
+    qrels : Qrels or dict or str or path, or Prefs or JudgmentGroups
         Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, a qrels file, an
         open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
         ``score``: ir_measures' and ranx's columns), a ranx Qrels or an iterable of records
         (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``, ``(query_id, doc_id, label)``).
+        Preference judgments (:func:`fastir.read_prefs`) give the preference measures
+        (``prefs_simp``, ...), judgment groups (:func:`fastir.read_judgment_groups`) the
+        judgment-group ones (``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``); NumQ reads any.
     run : Run or dict or str or path
         Ranked results: a :class:`Run`, ``{query_id: {doc_id: score}}``, a run file, an open
         file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``score``), a ranx Run or an
@@ -83,13 +87,20 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> {k: round(v, 4) for k, v in res.mean.items()}
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
-    plan = Plan.of(measures, relevance_level, num_docs, compat)
-    qrels, run = records_read(qrels, "qrels"), records_read(run, "run")
+    other = isinstance(qrels, (Prefs, JudgmentGroups))
+    plan = None if other else Plan.of(measures, relevance_level, num_docs, compat)
+    qrels = qrels if other else records_read(qrels, "qrels")
+    run = records_read(run, "run")
+    if other and not is_several_runs(run):
+        return preferences.evaluate(qrels, as_run(run, compat, progress), measures,
+                                    relevance_level=relevance_level, missing=missing,
+                                    max_docs=max_docs, judged_only=judged_only,
+                                    num_docs=num_docs, compat=compat)
     if is_several_runs(run):
         options = {"relevance_level": relevance_level, "missing": missing,
                    "max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
                    "compat": compat, "progress": progress}
-        qrels = as_qrels(qrels, progress)
+        qrels = qrels if other else as_qrels(qrels, progress)
         return ResultsByRun((name, evaluate(qrels, r, measures, **options))
                             for name, r in run.items())
     with _jit.tier(size_hint(qrels) + size_hint(run)):

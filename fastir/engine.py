@@ -29,11 +29,17 @@ class Plan:
         As for :func:`fastir.evaluate`.
     relevance_level, num_docs, compat
         As for :func:`fastir.evaluate`.
+    judgments : {"qrels", "prefs", "groups"}
+        What the measures will read: qrels (by every entry point), or preference judgments
+        or judgment groups (:mod:`fastir.preferences`); a measure that needs others is
+        refused here, saying what it needs.
     """
 
-    def __init__(self, measures, *, relevance_level=1, num_docs=0, compat=None):
+    def __init__(self, measures, *, relevance_level=1, num_docs=0, compat=None,
+                 judgments="qrels"):
         self.keys, self.parsed = parse_all(measures)
         check_options(self.parsed, relevance_level, compat)
+        check_judgments(self.parsed, judgments)
         needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
         if needs_n and not num_docs > 0:
             raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
@@ -52,16 +58,16 @@ class Plan:
                                dtype=np.int64)
 
     @staticmethod
-    def of(measures, relevance_level=1, num_docs=0, compat=None):
+    def of(measures, relevance_level=1, num_docs=0, compat=None, judgments="qrels"):
         """The plan of these measures and options: built once per distinct request (a loop
         that evaluates the same measures pays for parsing them once)."""
         names = (measures,) if isinstance(measures, str) else measures
         level = registry.relevance_level(relevance_level)  # (True == 1 as a cache key)
         try:
-            return _plan(tuple(names), level, num_docs, compat)
+            return _plan(tuple(names), level, num_docs, compat, judgments)
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
-                        compat=compat)
+                        compat=compat, judgments=judgments)
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
@@ -166,8 +172,39 @@ class Plan:
 
 
 @functools.lru_cache(maxsize=128)
-def _plan(names, relevance_level, num_docs, compat):
-    return Plan(list(names), relevance_level=relevance_level, num_docs=num_docs, compat=compat)
+def _plan(names, relevance_level, num_docs, compat, judgments):
+    return Plan(list(names), relevance_level=relevance_level, num_docs=num_docs, compat=compat,
+                judgments=judgments)
+
+
+#: What each kind of judgments is, and how to get it, for the refusals of check_judgments.
+NEEDS = {
+    "qrels": "qrels (judgments qid iter docno label)",
+    "prefs": "preference judgments: fastir.read_prefs(path) (trec_eval -R prefs), "
+             "read_prefs(path, format='qrels_prefs') (-R qrels_prefs) or "
+             "fastir.Prefs.from_qrels(qrels); then fastir.evaluate(prefs, run, ...)",
+    "groups": "judgment groups: fastir.read_judgment_groups(path) (trec_eval -R qrels_jg); "
+              "then fastir.evaluate(groups, run, ...)",
+}
+
+
+def check_judgments(parsed, judgments):
+    """A ValueError naming the measures that cannot read ``judgments`` ("qrels", "prefs" or
+    "groups") and what they need (NumQ reads any)."""
+    if judgments not in NEEDS:
+        raise ValueError(f"judgments must be one of {', '.join(NEEDS)}, got {judgments!r}")
+    for kind in NEEDS:
+        wrong = [str(m) for m in parsed if needs(m) == kind and kind != judgments]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} needs {NEEDS[kind]}; these are "
+                             f"{judgments if judgments != 'groups' else 'judgment groups'}")
+
+
+def needs(m):
+    """The judgments a measure reads: "qrels", "prefs", "groups", or None (any: NumQ)."""
+    if m.spec.kind == kernels.NUM_Q and m.spec.path == "counts":
+        return None
+    return m.spec.path if m.spec.path in ("prefs", "groups") else "qrels"
 
 
 def check_options(parsed, relevance_level, compat):

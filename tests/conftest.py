@@ -31,10 +31,16 @@ DATA = Path(__file__).parent / "data" / "trec_eval"
 #: speaks): every family's examples in the registry (tests/test_registry.py checks that
 #: each family has them).
 MEASURES = [name for family in FAMILIES.values() for name in family.examples
-            if family.path != "subtopics"]
+            if family.path not in ("subtopics", "prefs", "groups")]
 #: The diversity measures' examples: they need subtopic qrels (``subtopic_qrels_and_runs``).
 SUBTOPIC_MEASURES = [name for family in FAMILIES.values() for name in family.examples
                      if family.path == "subtopics"]
+#: The preference and judgment-group measures' examples: they read other judgments
+#: (tests/measures/test_prefs_reference.py).
+PREFS_MEASURES = [name for family in FAMILIES.values() for name in family.examples
+                  if family.path == "prefs"]
+GROUP_MEASURES = [name for family in FAMILIES.values() for name in family.examples
+                  if family.path == "groups"]
 
 
 def naive_values(qrels, run, names, **options):

@@ -1,6 +1,7 @@
 """``fastir trec_eval``: trec_eval's command line (its options read as getopt reads them,
 its exit statuses), evaluated and printed by :mod:`fastir.cli.trec_output`."""
 
+import functools
 import re
 import sys
 import warnings
@@ -10,7 +11,8 @@ from fastir.measures.registry import UnknownMeasureError
 from fastir.model.errors import FastirWarning, InputError
 
 USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
-         "[-o] [-D 0] [-R qrels] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... QRELS RUN")
+         "[-o] [-D 0] [-R FORMAT] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... "
+         "QRELS RUN")
 
 TREC_EVAL_HELP = f"""usage: {USAGE}
 
@@ -26,11 +28,14 @@ trec_eval reads them (getopt: -mP.5 or -m P.5, options anywhere, long names too)
   -N N, --Number_docs_in_coll N  number of documents in the collection (for utility)
   -Z FILE, --Zscore FILE         print z-scores against the per-query means/stddevs in FILE
   -m MEASURE, --measure MEASURE  trec_eval measure (map, P.5,10), nickname (official,
-                                 all_trec, set) or library name (nDCG@10, AP), printed
-                                 under its trec_eval name; repeatable
-  -o, -D 0, -R qrels, -T trec_results  accepted and change nothing, as in trec_eval
-                                 (-D above 0 or with a query, -R prefs, qrels_prefs and
-                                 qrels_jg are not supported)
+                                 all_trec, set, prefs, all_prefs, qrels_jg) or library
+                                 name (nDCG@10, AP), printed under its trec_eval name;
+                                 repeatable
+  -R FORMAT, --Rel_info_format FORMAT  the judgments: qrels (default), prefs (qid jg jsg
+                                 docno level), qrels_prefs (qrels read as preferences),
+                                 qrels_jg (qrels whose second column is a judgment group)
+  -o, -D 0, -T trec_results      accepted and change nothing, as in trec_eval (-D above
+                                 0 or with a query is not supported)
   --compat 9.0.8                 reproduce trec_eval 9.0.8 (pytrec_eval's version)
   -v, --version                  trec_eval's version line, then fastir's (on stderr)
   -h, --help                     this help (`fastir measures` lists the measures)
@@ -52,8 +57,8 @@ _OPTIONS = {"help": ("-h", False), "version": ("-v", False), "query_eval_wanted"
 _SHORT = {"h": False, "v": False, "q": False, "m": True, "c": False, "l": True, "n": False,
           "D": True, "J": False, "N": True, "M": True, "R": True, "T": True, "o": False,
           "Z": True}
-#: trec_eval's -R formats fastir does not read (its preference and judgment-group measures).
-UNSUPPORTED_FORMATS = ("prefs", "qrels_prefs", "qrels_jg")
+#: trec_eval's -R formats (qrels, and those of its preference and judgment-group measures).
+REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
 
 class UsageError(Exception):
@@ -164,6 +169,7 @@ TREC_EVAL_VERSIONS = {"10.0": "10.0-rc3", "9.0.8": "9.0.7"}
 
 def trec_eval_main(argv):
     from fastir.cli.trec_output import TrecEvalStop, format_trec_eval, trec_measures
+    from fastir.cli.trec_prefs import format_judgments
 
     try:
         args = parse_trec_eval_args(argv)
@@ -188,9 +194,11 @@ def trec_eval_main(argv):
     unsupported = _unsupported(args)
     if unsupported:
         return _fail(unsupported, USAGE_STATUS)
-    if args["R"] != "qrels":
+    if args["R"] not in REL_FORMATS:
         return _fail(f"Illegal rel_format {args['R']!r} (-R: trec_eval reads qrels, prefs, "
                      "qrels_prefs, qrels_jg)", INPUT_STATUS)
+    formatter = format_trec_eval if args["R"] == "qrels" else \
+        functools.partial(format_judgments, rel_format=args["R"])
     if args["T"] != "trec_results":
         return _fail(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
                      "only trec_results)", INPUT_STATUS)
@@ -202,7 +210,7 @@ def trec_eval_main(argv):
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", FastirWarning)
         try:
-            text = format_trec_eval(args["qrels"], args["run"], names, per_query=args["q"],
+            text = formatter(args["qrels"], args["run"], names, per_query=args["q"],
                                     complete=args["c"], relevance_level=args["l"],
                                     max_docs=args["M"], judged_only=args["J"],
                                     summary=not args["n"], num_docs=args["N"],
@@ -224,15 +232,11 @@ def trec_eval_main(argv):
 
 def _unsupported(args):
     """What the trec_eval flags fastir does not implement say, or None: debug output or a
-    single debug query (-D), and the relevance formats of the preference and judgment-group
-    measures (-R)."""
+    single debug query (-D)."""
     level = re.match(r"\s*([+-]?[0-9]*)", args["D"]).group(1)  # atol, as trec_eval reads it
     if "." in args["D"] or level.lstrip("+-") and int(level):
         return (f"-D {args['D']} is not supported (trec_eval's debug output and debug query); "
                 "-D 0 is accepted, and -q prints every query's values")
-    if args["R"] in UNSUPPORTED_FORMATS:
-        return (f"-R {args['R']} is not supported (trec_eval's preference and judgment-group "
-                "measures are not implemented); fastir reads -R qrels only")
     return None
 
 

@@ -17,6 +17,7 @@ from fastir.measures.registry import (
     TREC_ORDER,
     UncomputableMeasureError,
     UnknownMeasureError,
+    judgment_formats,
     parse_trec,
     trec_cutoff,
 )
@@ -24,19 +25,6 @@ from fastir.model.data import Run
 from fastir.model.join import join
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
-
-#: trec_eval's measures of preference judgments and of judgment groups, which fastir does not
-#: compute: name -> (the trec_eval measure whose parameters it takes, or None for none; the
-#: -R formats it reads). trec_eval knows the names; with -R qrels it stops at the first query.
-OTHER_FORMAT_MEASURES = {
-    **{name: (None, "prefs or qrels_prefs") for name in (
-        "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
-        "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
-        "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
-        "prefs_pair_imp", "prefs_avgjg_imp")},
-    "map_avgjg": (None, "qrels_jg"), "P_avgjg": ("P", "qrels_jg"),
-    "Rprec_mult_avgjg": ("Rprec_mult", "qrels_jg"),
-}
 
 
 def trec_measures(args, compat=None):
@@ -58,7 +46,7 @@ def trec_measures(args, compat=None):
                 if _in_version(name, compat):
                     chosen.setdefault(name, None)
             continue
-        if base != "runid" and base not in TREC_NAMES and base not in OTHER_FORMAT_MEASURES:
+        if base != "runid" and base not in TREC_NAMES:
             base, params = _library_measure(arg)
             if params is not None and TREC_NAMES[base][1].style == "cut":
                 added.setdefault(base, []).append(params)
@@ -134,7 +122,7 @@ def _suggestion(arg):
 
 def _in_version(name, compat):
     """Whether the trec_eval version of ``compat`` has the measure ``name`` (runid: yes)."""
-    return name == "runid" or name in OTHER_FORMAT_MEASURES or \
+    return name == "runid" or \
         (compat or "10.0") in FAMILIES[TREC_NAMES[name][0]].versions
 
 
@@ -151,7 +139,8 @@ class TrecEvalStop(Exception):
 def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, relevance_level=1,
                      max_docs=None, judged_only=False, summary=True, num_docs=0, zscores=None,
                      compat=None, notes=None):
-    """trec_eval's output for the measures ``names`` (from :func:`trec_measures`).
+    """trec_eval's output for the measures ``names`` (from :func:`trec_measures`) on qrels
+    (``-R qrels``; the other formats: :mod:`fastir.cli.trec_prefs`).
 
     Queries are evaluated in trec_eval's order: 10.0 goes through the judged queries (one
     absent from the run stops it, exit status 4, unless ``complete``: then it scores 0);
@@ -164,17 +153,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     ``notes`` (a list) receives what trec_eval leaves out silently: judged topics absent
     from the run (9.0.8 without ``complete``) and run topics without judgments.
     """
-    columns = []  # (base, trec name, measure or None for runid)
-    cannot = None  # why trec_eval stops at the first query it evaluates
-    for base, params in names:
-        if base == "runid":
-            columns.append((base, "runid", None))
-            continue
-        try:
-            for measure in _trec_column(base, params):
-                columns.append((base, measure.trec_name(), measure))
-        except UncomputableMeasureError as exc:
-            cannot = cannot or f"{exc}: trec_eval stops at the first query"
+    columns, cannot = trec_columns(names, "qrels")
     measures = [m for _, _, m in columns if m is not None]
     # (runid alone is no measure: trec_eval goes through the queries and prints it)
     plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
@@ -182,69 +161,108 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
-    blank = ""
-    try:
-        run = as_run(run, compat)
-    except NoResultLines as exc:  # trec_eval reads it as a run without results
-        blank = f"{exc}: "
-        run = Run.from_dict({}, name="", source=source_name(run))
+    run, blank = read_trec_run(run, compat)
     joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="zero",
                   duplicates="mark")
     old = compat == "9.0.8"
-    evaluated = joined.in_run.copy() if old or not complete else \
-        np.ones(len(joined.in_run), dtype=bool)
+    evaluated = evaluated_queries(joined.in_run, old, complete)
     stop, why = _stop(joined, qrels, measures, old, complete)
+    check_start(evaluated, old, cannot, blank)
+    add_notes(notes, columns, blank, old and not complete, joined.missing_queries,
+              joined.ignored_run_queries)
+    values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
+    results = plan.results(joined, values, "zero" if complete else "skip")
+    texts = {j: results.strings[key] for j, key in enumerate(results.measures)
+             if key in results.strings}
+    # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
+    all_rel = np.count_nonzero(qrels.labels > 0) if complete else None
+    return trec_lines(columns, results, evaluated, (stop, blank + why), run.name,
+                      per_query=per_query, summary=summary, zscores=zscores, old=old,
+                      complete=complete, texts=texts, all_rel=all_rel)
+
+
+def trec_columns(names, rel_format):
+    """(columns, why trec_eval stops at the first query or None) of ``names``: a column is
+    (base name, trec name, measure or None for runid) for every measure computable on
+    ``rel_format`` judgments."""
+    columns = []
+    cannot = None
+    for base, params in names:
+        if base == "runid":
+            columns.append((base, "runid", None))
+            continue
+        try:
+            for measure in _trec_column(base, params, rel_format):
+                columns.append((base, measure.trec_name(), measure))
+        except UncomputableMeasureError as exc:
+            cannot = cannot or f"{exc}: trec_eval stops at the first query"
+    return columns, cannot
+
+
+def read_trec_run(run, compat):
+    """(the run, and a prefix for messages when it holds blank lines only: trec_eval reads
+    it as a run without results)."""
+    try:
+        return as_run(run, compat), ""
+    except NoResultLines as exc:
+        return Run.from_dict({}, name="", source=source_name(run)), f"{exc}: "
+
+
+def evaluated_queries(in_run, old, complete):
+    """Which judged queries trec_eval evaluates: 10.0 every one with -c, else (and 9.0.8
+    always) those in the run."""
+    return in_run.copy() if old or not complete else np.ones(len(in_run), dtype=bool)
+
+
+def check_start(evaluated, old, cannot, blank):
+    """Stop as trec_eval stops before its first query: 9.0.8 with no query in common (exit
+    status 7), a measure it cannot compute (4)."""
     if old and not evaluated.any():
         raise TrecEvalStop(7, f"{blank}no queries with both results and relevance info")
     if cannot is not None:
         raise TrecEvalStop(4, blank + cannot)
-    if notes is not None:
-        if blank and any(m is None for _, _, m in columns):
-            notes.append(f"{blank}runid is empty (trec_eval 10.0 prints uninitialised memory)")
-        if old and joined.missing_queries and not complete:
-            notes.append(f"{len(joined.missing_queries)} judged topic(s) absent from the run "
-                         f"are not averaged (-c counts them as 0): "
-                         f"{_listing(joined.missing_queries)}")
-        if joined.ignored_run_queries:
-            notes.append(f"{len(joined.ignored_run_queries)} run topic(s) without judgments "
-                         f"are ignored: {_listing(joined.ignored_run_queries)}")
-    query_ids = joined.query_ids.tolist()
-    values, texts = np.zeros((len(query_ids), 0)), {}
-    if plan:
-        results = plan.results(joined, plan.values(joined, qrels), "zero" if complete else
-                               "skip")
-        values = results.values if zscores is None else _zscores(results, zscores)
-        texts = {j: results.strings[key] for j, key in enumerate(results.measures)
-                 if key in results.strings}
+
+
+def add_notes(notes, columns, blank, skipped, missing_queries, ignored_run_queries):
+    """Into ``notes`` (unless None), what trec_eval leaves out silently."""
+    if notes is None:
+        return
+    if blank and any(m is None for _, _, m in columns):
+        notes.append(f"{blank}runid is empty (trec_eval 10.0 prints uninitialised memory)")
+    if skipped and missing_queries:
+        notes.append(f"{len(missing_queries)} judged topic(s) absent from the run are not "
+                     f"averaged (-c counts them as 0): {_listing(missing_queries)}")
+    if ignored_run_queries:
+        notes.append(f"{len(ignored_run_queries)} run topic(s) without judgments are "
+                     f"ignored: {_listing(ignored_run_queries)}")
+
+
+def trec_lines(columns, results, evaluated, stop, run_name, *, per_query, summary, zscores,
+               old, complete, texts=None, all_rel=None):
+    """trec_eval's output of ``results`` (rows: the judged queries, ``evaluated`` those it
+    evaluates): per-query lines, then (unless ``stop``, (index, why), says where trec_eval
+    stops: :class:`TrecEvalStop`) the summary. ``all_rel``: NumRel's summary under -c."""
+    texts = texts or {}
+    values = _zscores(results, zscores) if zscores is not None else results.values
     prefix = "Z" if zscores is not None else ""
     lines = []
     if per_query:
-        for i, qid in enumerate(query_ids[:stop]):
-            if not evaluated[i]:
-                continue
-            j = 0
-            for base, name, measure in columns:
-                if measure is None:
-                    continue
-                if j in texts:
-                    lines.append(f"{name:<22}\t{qid}\t'{texts[j][i]}'\n")
-                elif TREC_NAMES[base][1].per_query:
-                    integer = measure.spec.integer and zscores is None
-                    lines.append(prefix + _line(name, qid, values[i, j], integer))
-                j += 1
-    if stop is not None:
-        raise TrecEvalStop(4, blank + why, "".join(lines))
+        for i, qid in enumerate(results.query_ids[:stop[0]]):
+            if evaluated[i]:
+                lines += _query_lines(columns, qid, values[i], texts, i, prefix)
+    if stop[0] is not None:
+        raise TrecEvalStop(4, stop[1], "".join(lines))
     # 9.0.8 -c divides by every judged query, evaluated or not
     divisor = len(evaluated) if old and complete else int(evaluated.sum())
-    means = _summaries(measures, values[evaluated], divisor, zscores is not None)
-    if complete and "NumRel" in [m.family for m in measures]:
-        # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
-        means[[m.family for m in measures].index("NumRel")] = np.count_nonzero(qrels.labels > 0)
+    means = _summaries(results.parsed, values[evaluated], divisor, zscores is not None)
+    families = [m.family for m in results.parsed]
+    if all_rel is not None and "NumRel" in families:
+        means[families.index("NumRel")] = all_rel
     if summary:
         j = 0
         for _, name, measure in columns:
             if measure is None:
-                lines.append(f"{'runid':<22}\tall\t{run.name}\n")
+                lines.append(f"{'runid':<22}\tall\t{run_name}\n")
                 continue
             if j not in texts:
                 integer = measure.spec.integer and zscores is None
@@ -253,20 +271,34 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     return "".join(lines)
 
 
-def _trec_column(base, params):
-    """The measures of a trec_eval name and its parameters (text or None); a measure of
+def _query_lines(columns, qid, values, texts, i, prefix):
+    """A query's lines: every measure trec_eval prints per query."""
+    lines = []
+    j = 0
+    for base, name, measure in columns:
+        if measure is None:
+            continue
+        if j in texts:
+            lines.append(f"{name:<22}\t{qid}\t'{texts[j][i]}'\n")
+        elif TREC_NAMES[base][1].per_query:
+            integer = measure.spec.integer and not prefix
+            lines.append(prefix + _line(name, qid, values[j], integer))
+        j += 1
+    return lines
+
+
+def _trec_column(base, params, rel_format):
+    """The measures of a trec_eval name and its parameters (text or None). A measure of
     another -R format raises :class:`UncomputableMeasureError` once its parameters pass
-    trec_eval's set-up checks."""
-    if base not in OTHER_FORMAT_MEASURES:
+    trec_eval's set-up checks (a cutoff list is read; a single measure's parameters are
+    ignored, as trec_eval ignores them)."""
+    family = FAMILIES[TREC_NAMES[base][0]]
+    if rel_format in judgment_formats(family):
         return parse_trec(base if params is None else f"{base}.{params}")
-    like, formats = OTHER_FORMAT_MEASURES[base]
-    if params is not None and like is not None:  # (others ignore theirs: nothing is computed)
-        try:
-            parse_trec(f"{like}.{params}")
-        except UnknownMeasureError as exc:
-            raise UnknownMeasureError(f"{base}: {exc}") from None
-    raise UncomputableMeasureError(f"{base} needs -R {formats} judgments (fastir does not "
-                                   "read them)")
+    if params is not None and TREC_NAMES[base][1].style == "cut":
+        parse_trec(f"{base}.{params}")
+    formats = " or ".join(judgment_formats(family))
+    raise UncomputableMeasureError(f"{base} needs -R {formats} judgments, not -R {rel_format}")
 
 
 def _stop(joined, qrels, measures, old, complete):
@@ -278,14 +310,19 @@ def _stop(joined, qrels, measures, old, complete):
         if not joined.in_run[i] and not complete:
             if old:
                 continue  # 9.0.8 goes through the run's queries only
-            return i, (f"judged query {qids[i]!r} is absent from the run: trec_eval 10.0 "
-                       "stops here (-c scores such queries 0, --compat 9.0.8 skips them)")
+            return i, absent(qids[i])
         if ranked and joined.duplicate[i] >= 0:
             return i, (f"query {qids[i]!r} ranks a doc twice: trec_eval stops at such a query")
         if ranked and twice[i] and (joined.in_run[i] or complete):
             return i, (f"query {qids[i]!r} judges a doc twice: trec_eval stops at such a "
                        "query")
     return None, ""
+
+
+def absent(qid):
+    """Why trec_eval 10.0 stops at a judged query absent from the run (without -c)."""
+    return (f"judged query {qid!r} is absent from the run: trec_eval 10.0 stops here (-c "
+            "scores such queries 0, --compat 9.0.8 skips them)")
 
 
 def _summaries(parsed, values, divisor, zscores):

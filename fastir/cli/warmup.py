@@ -46,11 +46,16 @@ def _steps(folder):
             f.write(text)
     return {"files": lambda: _files(paths), "fusion": _fusion,
             "significance": _significance, "diversity": _diversity,
+            "preferences": lambda: _preferences(folder, paths),
             "containers": _containers, "loops": _loops}
 
 
+#: The paths of measures that read other judgments than plain qrels.
+_OTHER_JUDGMENTS = ("subtopics", "prefs", "groups")
+
+
 def _measures():
-    return _examples(lambda f: f.path != "subtopics")
+    return _examples(lambda f: f.path not in _OTHER_JUDGMENTS)
 
 
 def _files(paths):
@@ -82,7 +87,7 @@ def _containers():
 def _loops():
     import fastir
 
-    numeric = _examples(lambda f: f.path != "subtopics" and f.aggregate != "none")
+    numeric = _examples(lambda f: f.path not in _OTHER_JUDGMENTS and f.aggregate != "none")
     ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
     ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
     bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
@@ -105,6 +110,19 @@ def _diversity():
     judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
     run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
     fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+
+
+def _preferences(folder, paths):
+    import fastir
+
+    path = os.path.join(folder, "prefs")
+    with open(path, "w") as f:
+        f.write("q1 u1 s1 d1 2\nq1 u1 s1 d2 0\nq1 u1 s2 d3 1\nq1 u1 s2 d1 3\n"
+                "q1 u2 s1 d2 1\nq1 u2 s1 d4 0\n")
+    run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}}
+    fastir.evaluate(fastir.read_prefs(path), run, ["all_prefs"])
+    groups = fastir.read_judgment_groups(paths["qrels"])
+    fastir.evaluate(groups, paths["run"], ["qrels_jg"], judged_only=True)
 
 
 def _significance():
@@ -132,6 +150,7 @@ def _fusion():
 STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 44),
          "fusion": ("rank fusion", 18), "loops": ("loops and dense batches", 18),
          "diversity": ("diversity measures (subtopic judgments)", 10),
+         "preferences": ("preference judgments and judgment groups", 10),
          "significance": ("significance tests", 3), "containers": ("dicts and arrays", 1)}
 
 

@@ -1,4 +1,5 @@
-"""Byte-level scanner for TREC qrels and run files (numba, parallel over line-aligned chunks).
+"""Byte-level scanner for TREC qrels and run files, and trec_eval's preference and
+judgment-group files (numba, parallel over line-aligned chunks).
 
 Two passes over the raw bytes. The first counts content lines, document-id bytes and
 query groups (maximal blocks of consecutive lines with the same query id) per chunk; the
@@ -15,7 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastir._jit import helper, jit, pjit, prange
+from fastir._jit import helper, jit, pjit, prange, python_variant
 from fastir.model.ids import canonical_int
 
 #: What a writing scan fills: the doc ids (bytes ``doc_data`` with ``doc_offsets``, or
@@ -27,6 +28,9 @@ ScanOutput = namedtuple("ScanOutput", "doc_data doc_offsets doc_values values gr
 RUN6 = 0  # qid iter docno rank score tag [ignored...]
 RUN3 = 1  # qid docno rank (MS MARCO); score = -rank
 QRELS = 2  # qid iter docno rel
+PREFS = 3  # qid jg jsg docno level (trec_eval -R prefs; more fields: field_spans)
+QRELS_PREFS = 4  # qid jg docno level (-R qrels_prefs: a qrels line whose label is a number)
+QRELS_JG = 5  # qid jg docno rel (-R qrels_jg: the iter column names the judgment group)
 
 # Per-line error codes (0 = fine).
 TOO_FEW_FIELDS = 1
@@ -134,7 +138,16 @@ def _line_fields(layout):
         return 6, False, 0, 2, 4
     if layout == RUN3:
         return 3, True, 0, 1, 2
+    if layout == PREFS:
+        return 5, True, 0, 3, 4
     return 4, True, 0, 2, 3
+
+
+@jit
+def integer_values(layout):
+    """Whether a layout's value field is an integer label (else a number, as strtod reads
+    it)."""
+    return layout == QRELS or layout == QRELS_JG
 
 
 @helper
@@ -245,7 +258,7 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
         if not write and all_int:
             all_int = canonical_int(buf, np.int64(d0), np.int64(d1)) >= 0
         if write:
-            if layout == QRELS:
+            if integer_values(layout):
                 value, ok = _parse_label(buf, np.int64(v0), np.int64(v1))
                 if not ok:
                     return (n_rows, n_bytes, n_groups, BAD_LABEL, np.int64(line_start),
@@ -348,4 +361,49 @@ def slow_tokens(buf, starts, ends, layout, rows_wanted, row0):
                     k += 1
                 row += 1
             p = line_end + 1
+    return out
+
+
+@jit
+def field_spans(buf, n_rows, fields):
+    """(start, end) of the fields numbered ``fields`` of each of the ``n_rows`` content lines
+    (blank and ``#`` lines skipped, as the scanner skips them): an (n_rows, len(fields), 2)
+    array. Read after a scan has checked every line."""
+    out = np.zeros((n_rows, len(fields), 2), dtype=np.int64)
+    end = len(buf)
+    p = 0
+    row = 0
+    while p < end and row < n_rows:
+        line_end = p
+        while line_end < end and buf[line_end] != 10:
+            line_end += 1
+        first = p
+        while first < line_end and _blank(buf[first]):
+            first += 1
+        if first < line_end and buf[first] != 35:  # a content line
+            for k in range(len(fields)):
+                out[row, k, 0], out[row, k, 1] = _field_span(buf, first, line_end, fields[k])
+            row += 1
+        p = line_end + 1
+    return out
+
+
+@python_variant(field_spans)
+def field_spans(buf, n_rows, fields):
+    data = buf.tobytes()
+    out = np.zeros((n_rows, len(fields), 2), dtype=np.int64)
+    wanted = fields.tolist()
+    row = 0
+    offset = 0
+    for line in data.split(b"\n"):
+        tokens = line.split(None, max(wanted) + 1)
+        if tokens and tokens[0][0] != 35 and row < n_rows:
+            at = 0
+            for k in range(max(wanted) + 1):
+                at = line.index(tokens[k], at)
+                if k in wanted:
+                    out[row, wanted.index(k)] = (offset + at, offset + at + len(tokens[k]))
+                at += len(tokens[k])
+            row += 1
+        offset += len(line) + 1
     return out

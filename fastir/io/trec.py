@@ -442,7 +442,7 @@ def _scan_single_pass(buf, starts, ends, layout, source):
 
 
 def _finish(buf, starts, ends, layout, row0, groups, docs, values, source):
-    if layout != _scan.QRELS:
+    if not _scan.integer_values(layout):
         _convert_slow_numbers(buf, starts, ends, layout, row0, values, source)
     # Intern the query ids of the groups (blocks of lines with one query id).
     group_ids = _gather_tokens(buf, groups[:, :2])
@@ -458,7 +458,8 @@ def _check_errors(buf, layout, codes, offsets, source):
 
 def _check_rows(n_rows, layout, source):
     if n_rows == 0:
-        kind = "qrels" if layout == _scan.QRELS else "run"
+        kind = {_scan.QRELS: "qrels", _scan.PREFS: "preferences", _scan.QRELS_PREFS: "qrels",
+                _scan.QRELS_JG: "qrels"}.get(layout, "run")
         raise InputError(f"{source}: empty {kind} file (no content lines)")
     return n_rows
 
@@ -480,16 +481,17 @@ def _convert_slow_numbers(buf, starts, ends, layout, row0, values, source):
 
 
 def _score(token, layout, fail):
-    """The score of a token the scanner left to Python (``-rank`` for MS MARCO files);
-    ``fail(message)`` raises. Python's ``float`` is strtod's value, but it also reads
-    ``1_000``, which strtod (trec_eval) reads as 1: that is refused."""
+    """The score (or preference level) of a token the scanner left to Python (``-rank`` for
+    MS MARCO files); ``fail(message)`` raises. Python's ``float`` is strtod's value, but it
+    also reads ``1_000``, which strtod (trec_eval) reads as 1: that is refused."""
     try:
         value = None if b"_" in token else float(token)
     except ValueError:
         value = None
     if value is None or not math.isfinite(value):
         what = "is not a number" if value is None else "is not a finite number"
-        fail(f"score {token.decode('utf-8', 'replace')!r} {what}")
+        name = "score" if layout in (_scan.RUN6, _scan.RUN3) else "relevance level"
+        fail(f"{name} {token.decode('utf-8', 'replace')!r} {what}")
     return -value if layout == _scan.RUN3 else value
 
 
@@ -511,7 +513,7 @@ def _scan_python(buf, layout, source):
     _check_rows(len(rows), layout, source)
     tokens = [fields[f_value] for fields in rows]
     try:
-        if layout == _scan.QRELS:
+        if _scan.integer_values(layout):
             labels = [_label(t) for t in tokens]
             if None in labels:
                 raise ValueError
@@ -553,9 +555,10 @@ def _python_line_error(buf, lines, layout, source):
             if len(fields) < needed or (exact and len(fields) > needed):
                 code = _scan.TOO_FEW_FIELDS if len(fields) < needed else _scan.TOO_MANY_FIELDS
                 _raise_line_error(buf, layout, code, offset, source)
-            if layout == _scan.QRELS and _label(fields[f_value]) is None:
+            integer = _scan.integer_values(layout)
+            if integer and _label(fields[f_value]) is None:
                 _raise_line_error(buf, layout, _scan.BAD_LABEL, offset, source)
-            if layout != _scan.QRELS:
+            if not integer:
                 _score(fields[f_value], layout, lambda message, n=number: _fail(source, n,
                                                                                   message))
         offset += len(line) + 1
@@ -576,10 +579,10 @@ def _fail(source, line, message):
 
 
 def _raise_line_error(buf, layout, code, offset, source):
-    needed = {_scan.RUN6: 6, _scan.RUN3: 3, _scan.QRELS: 4}[layout]
+    needed, _, _, _, f_value = _scan._line_fields(layout)
     window = buf[offset:offset + 4096].tobytes()  # enough of a line to quote from
     fields = window.split(b"\n", 1)[0].split()
-    token = fields[3].decode("utf-8", "replace") if len(fields) > 3 else ""
+    token = fields[f_value].decode("utf-8", "replace") if len(fields) > f_value else ""
     if len(token) > 40:
         token = token[:40] + "..."
     message = _MESSAGES[code].format(needed=needed, token=token, found=len(fields))

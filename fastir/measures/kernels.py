@@ -586,8 +586,11 @@ N_COLUMNS = 7
 #: The kernel's paths, one per value of ``Family.path``: the query's counts; the rank
 #: prefix rows (relevant counts, AP sums, unjudged counts, interpolated precision) read at
 #: the cutoff ("ranks") or at the end of the ranking ("set"); the gain prefix rows (DCG,
-#: ideal DCG); a loop of the measure's own; the diversity kernel's.
-PATHS = {"counts": 0, "ranks": 1, "set": 2, "gains": 3, "own": 4, "subtopics": 5}
+#: ideal DCG); a loop of the measure's own; the diversity kernel's; and two that read
+#: other judgments than qrels, never this kernel: the preference kernel's
+#: (fastir.measures.prefs) and judgment groups' (fastir.preferences).
+PATHS = {"counts": 0, "ranks": 1, "set": 2, "gains": 3, "own": 4, "subtopics": 5,
+         "prefs": 6, "groups": 7}
 PATH_COUNTS, PATH_RANKS, PATH_SET, PATH_GAINS, PATH_OWN, PATH_SUBTOPICS = range(6)
 
 
@@ -734,7 +737,7 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
         return _gain_value(e, spec, m, ranked, ideal, sc, state)
     if path == PATH_OWN:
         return _own_value(row, spec.params[m], ranked, ideal, n_rel, n_nonrel, spec.log2, sc)
-    return np.nan  # PATH_SUBTOPICS: the diversity kernel's
+    return np.nan  # PATH_SUBTOPICS (the diversity kernel's), "prefs", "groups"
 
 
 @helper

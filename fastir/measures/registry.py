@@ -29,6 +29,7 @@ import numbers
 import re
 
 from fastir.measures import kernels as K
+from fastir.measures import prefs as PK
 
 #: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
 MAX_CUTOFF = 2**31 - 1
@@ -220,6 +221,54 @@ RECALL = Param("cutoff", "float", low=0.0, high=1.0, doc="recall level")
 MULT = Param("cutoff", "float", low=0.0, doc="multiple of R")
 
 
+#: The preference measures (trec_eval's prefs_*): (family, kernel kind, trec_eval name, doc),
+#: in trec_eval's print order. "ful": preferences fulfilled (the preferred document ranked
+#: above the other, or the other not retrieved); "poss": preferences possible.
+PREFS_FAMILIES = (
+    ("PrefsPoss", PK.NUM_POSS, "prefs_num_prefs_poss", "Number of preferences possible "
+     "(retrieved or not)."),
+    ("PrefsFul", PK.NUM_FUL, "prefs_num_prefs_ful", "Number of preferences fulfilled (one of "
+     "the two retrieved counts; neither retrieved fails)."),
+    ("PrefsFulRet", PK.NUM_FUL_RET, "prefs_num_prefs_ful_ret", "Number of preferences "
+     "fulfilled among retrieved documents (both retrieved)."),
+    ("PrefsSimp", PK.SIMP, "prefs_simp", "Preferences fulfilled over preferences possible."),
+    ("PrefsPair", PK.PAIR, "prefs_pair", "The fulfilled share of each document pair's "
+     "preferences (over its judgment groups), averaged over the pairs."),
+    ("PrefsAvgJG", PK.AVGJG, "prefs_avgjg", "Preferences fulfilled over possible within a "
+     "judgment group, averaged over the query's groups."),
+    ("PrefsAvgJGRnonrel", PK.AVGJG_RNONREL, "prefs_avgjg_Rnonrel", "prefs_avgjg with the "
+     "non-relevant documents (level 0) of each group counted as many as its relevant ones "
+     "R (the first R by rank), akin to bpref."),
+    ("PrefsSimpRet", PK.SIMP_RET, "prefs_simp_ret", "prefs_simp over pairs both retrieved."),
+    ("PrefsPairRet", PK.PAIR_RET, "prefs_pair_ret", "prefs_pair over pairs both retrieved."),
+    ("PrefsAvgJGRet", PK.AVGJG_RET, "prefs_avgjg_ret", "prefs_avgjg over pairs both "
+     "retrieved."),
+    ("PrefsAvgJGRnonrelRet", PK.AVGJG_RNONREL_RET, "prefs_avgjg_Rnonrel_ret",
+     "prefs_avgjg_Rnonrel over retrieved documents."),
+    ("PrefsSimpImp", PK.SIMP_IMP, "prefs_simp_imp", "prefs_simp over pairs of which one or "
+     "both are retrieved."),
+    ("PrefsPairImp", PK.PAIR_IMP, "prefs_pair_imp", "prefs_pair over pairs of which one or "
+     "both are retrieved."),
+    ("PrefsAvgJGImp", PK.AVGJG_IMP, "prefs_avgjg_imp", "prefs_avgjg over pairs of which one "
+     "or both are retrieved."),
+)
+PREFS_COUNTS = (PK.NUM_POSS, PK.NUM_FUL, PK.NUM_FUL_RET)  # summed over queries, not averaged
+PREFS_NOTE = (" Needs preference judgments (read_prefs; trec_eval -R prefs or qrels_prefs); "
+              "ties in the run ranked by docno ascending, as trec_eval ranks for them.")
+GROUPS_NOTE = (" Needs judgment groups (read_judgment_groups; trec_eval -R qrels_jg): qrels "
+               "whose second column names the group.")
+
+#: The trec_eval -R formats each path's judgments come in (any other path: qrels).
+JUDGMENT_FORMATS = {"prefs": ("prefs", "qrels_prefs"), "groups": ("qrels_jg",)}
+
+
+def judgment_formats(family):
+    """The trec_eval ``-R`` formats a family's judgments come in (``num_q``: any)."""
+    if family.kind == K.NUM_Q and family.path == "counts":
+        return ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+    return JUDGMENT_FORMATS.get(family.path, ("qrels",))
+
+
 # -- families --------------------------------------------------------------------------
 class TrecName:
     """One trec_eval name of a family: ``style`` None (no parameters), "cut" (a list of
@@ -264,13 +313,19 @@ class Family:
     them together, or None. ``invalid``: what a NaN from its kernel case means (the inputs
     it is not defined on), raised as an error naming the measure and the query.
     ``versions``: the trec_eval versions that have it. ``examples``: names the tests
-    evaluate (the last is listed)."""
+    evaluate (the last is listed).
+
+    Two paths read other judgments than qrels (trec_eval's other ``-R`` formats): "prefs"
+    (preference judgments, :class:`fastir.model.prefs.Prefs`: their own kernel,
+    :mod:`fastir.measures.prefs`, ``kind`` one of its measures) and "groups" (judgment
+    groups, :class:`fastir.model.prefs.JudgmentGroups`): the family ``per_group`` names,
+    with the same cutoff and level, on each judgment group of a query, averaged over them."""
 
     def __init__(self, name, kind, doc, *, path="ranks", cutoff=None, cutoff_required=False,
                  params=(REL,), aggregate="mean", unjudged=False, level_free=False,
                  integer=False, empty="zero", ideal="none", num_docs=None, check=None,
                  invalid=None, trec=(), versions=("10.0", "9.0.8"), aliases=(), ranx=(),
-                 examples=()):
+                 examples=(), per_group=None):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
         self.params = {p.name: p for p in (*params, JUDGED_ONLY)}
@@ -279,6 +334,7 @@ class Family:
         self.check, self.invalid, self.trec, self.versions = check, invalid, trec, versions
         self.aliases, self.ranx = aliases, ranx
         self.examples = examples or (name,)
+        self.per_group = per_group
 
     def __repr__(self):
         return f"Family({self.name!r})"
@@ -518,6 +574,25 @@ FAMILIES = {f.name: f for f in (
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
            examples=("Unj@3",)),
+    *(Family(name, kind, doc + PREFS_NOTE, path="prefs", params=(), empty="value",
+             aggregate="sum" if kind in PREFS_COUNTS else "mean",
+             integer=kind in PREFS_COUNTS, trec=(TrecName(trec, 36 + k / 100,
+                                                          all_trec=False),))
+      for k, (name, kind, trec, doc) in enumerate(PREFS_FAMILIES, 1)),
+    Family("APAvgJG", K.AP, "Average precision averaged over the query's judgment groups "
+           "(trec_eval's map_avgjg)." + GROUPS_NOTE, path="groups", per_group="AP",
+           trec=(TrecName("map_avgjg", 36.15, all_trec=False),)),
+    Family("PAvgJG", K.P, "Precision at k averaged over the query's judgment groups "
+           "(trec_eval's P_avgjg)." + GROUPS_NOTE, path="groups", per_group="P", cutoff=RANK,
+           cutoff_required=True, trec=(TrecName("P_avgjg", 36.16, "cut", TREC_CUTOFFS,
+                                                cut=True, all_trec=False),),
+           examples=("PAvgJG@1", "PAvgJG@5")),
+    Family("RprecMultAvgJG", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9) "
+           "averaged over the query's judgment groups (trec_eval's Rprec_mult_avgjg)."
+           + GROUPS_NOTE, path="groups", per_group="RprecMult", cutoff=MULT,
+           cutoff_required=True, trec=(TrecName("Rprec_mult_avgjg", 36.17, "cut", TREC_MULTS,
+                                                cut=True, all_trec=False),),
+           examples=("RprecMultAvgJG@0.2", "RprecMultAvgJG@1.5")),
 )}
 
 #: trec_eval names: name -> (family, TrecName); and the order trec_eval prints them in.
@@ -533,6 +608,9 @@ NICKNAMES = {
     "all_trec": ("runid",) + tuple(n for n in TREC_ORDER[1:] if TREC_NAMES[n][1].all_trec),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
+    "all_prefs": ("runid", "num_q") + tuple(trec for *_, trec, _ in PREFS_FAMILIES),
+    "prefs": ("runid", "num_q") + tuple(trec for *_, trec, _ in PREFS_FAMILIES[:6]),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 
 _ALIASES = {alias: f.name for f in FAMILIES.values() for alias in f.aliases}

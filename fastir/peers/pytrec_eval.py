@@ -20,14 +20,18 @@ from fastir.measures.kernels import MIN_GEO_MEAN
 from fastir.model.errors import InputError
 
 #: pytrec_eval's measure names, runid included: trec_eval 9's but yaap, which is newer than
-#: the trec_eval inside pytrec_eval (``RelevanceEvaluator`` computes it when asked by name).
+#: the trec_eval inside pytrec_eval (``RelevanceEvaluator`` computes it when asked by name),
+#: and not those of other judgments than qrels (pytrec_eval reads qrels only).
 supported_measures = frozenset(
     name for name, (family, trec) in registry.TREC_NAMES.items()
-    if "9.0.8" in registry.FAMILIES[family].versions and name != "yaap") | {"runid"}
+    if "9.0.8" in registry.FAMILIES[family].versions and name != "yaap"
+    and registry.FAMILIES[family].path not in ("prefs", "groups")) | {"runid"}
 
 #: pytrec_eval's nicknames: trec_eval's measure sets, their trec_eval 9 members.
 supported_nicknames = {name: {m for m in members if m in supported_measures}
-                       for name, members in registry.NICKNAMES.items()}
+                       for name, members in registry.NICKNAMES.items()
+                       if not any(registry.FAMILIES[registry.TREC_NAMES[m][0]].path in
+                                  ("prefs", "groups") for m in members if m != "runid")}
 
 #: What is evaluated when a request has no number in it (its values are not reported): the
 #: queries are chosen as for any other request.

@@ -1,6 +1,7 @@
 """The command line as trec_eval users expect it: versions, library measure names and close
 names for unknown ones, the swapped-files hint, compressed standard input, file objects,
-and trec_eval's remaining flags (-v, -o, -D, -R, -T) against the binaries when on PATH."""
+and trec_eval's remaining flags (-v, -o, -D, -R, -T) against the binaries when on PATH (-R's
+other formats: tests/cli/test_trec_eval_prefs.py)."""
 
 import bz2
 import gzip
@@ -73,6 +74,8 @@ def test_version_flag_as_the_binaries(args, version):
     ["-R", "qrels"], ["--Rel_info_format", "qrels"], ["-R", "foo"], ["-D", "0"],
     ["--Debug_level", "0"], ["-Dx"], ["-o", "-D0", "-R", "qrels", "-T", "trec_results", "-c"],
     ["--c"], ["--comp"], ["--n"], ["--", "-c"],  # (--c: trec_eval's name before --compat)
+    ["-R", "qrels_prefs"], ["-R", "qrels_prefs", "-m", "prefs"], ["-Rqrels_jg"],
+    ["--Rel_info_format=qrels_jg", "-m", "qrels_jg"], ["-R", "prefs"],  # (prefs: 5 fields)
 ])
 @pytest.mark.parametrize("measures", [[], ["-q", "-m", "all_trec"]])
 @pytest.mark.parametrize("version", ["10.0", "9.0.8"])
@@ -82,9 +85,6 @@ def test_remaining_flags_as_the_binaries(flags, measures, version):
 
 @pytest.mark.parametrize("flags, message", [
     (["-D", "1"], "-D 1 is not supported"), (["-D", "0.301"], "-D 0.301 is not supported"),
-    (["-R", "prefs"], "-R prefs is not supported"),
-    (["--Rel_info_format", "qrels_jg"], "-R qrels_jg is not supported"),
-    (["-R", "qrels_prefs"], "-R qrels_prefs is not supported"),
 ])
 def test_flags_not_supported_say_so(flags, message):
     status, out, err = run_fastir([*flags, QRELS, RUN])

@@ -28,9 +28,8 @@ def readme_cases():
                 argv = [a.replace("zscores_file", "zscores_file.9.0.8") for a in argv]
             cases.append((out, argv, version))
             alt = re.search(r"the same with `([^`]+)`", rest)
-            if alt:
-                cases.append((out, [alt.group(1) if a == "inputs/qrels.test" else a
-                                    for a in argv], version))
+            if alt:  # (another judgments file)
+                cases.append((out, [*argv[:-2], alt.group(1), argv[-1]], version))
     return cases
 
 
@@ -38,7 +37,8 @@ CASES = readme_cases()
 
 
 def test_the_readme_lists_the_whole_suite():
-    assert len(CASES) == 19  # out.test twice (with-comments), out.comment.test 10.0 only
+    assert len(CASES) == 29  # out.test, .prefs, .qrels_jg twice (with comments), out.comment.test
+    # 10.0 only
     assert {out for out, _, _ in CASES} == {p.name for p in (DATA / "expected-10.0").iterdir()}
 
 

@@ -287,7 +287,8 @@ def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
               "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
-              "rank_segments"}
+              "rank_segments", "_judged_docs", "_position_kernel",
+              "field_spans"}  # (the last three: test_prefs_engines.py)
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested
 

@@ -8,13 +8,14 @@ import sys
 import naive
 import numpy as np
 import pytest
-from conftest import MEASURES, SUBTOPIC_MEASURES
+from conftest import GROUP_MEASURES, MEASURES, PREFS_MEASURES, SUBTOPIC_MEASURES
 
 import fastir
 from fastir.measures.registry import FAMILIES, NICKNAMES, TREC_NAMES, TREC_ORDER, parse
 
 pytestmark = pytest.mark.one_engine
-TESTED = {parse(name)[0][1].family for name in MEASURES + SUBTOPIC_MEASURES}
+TESTED = {parse(name)[0][1].family for name in MEASURES + SUBTOPIC_MEASURES + PREFS_MEASURES
+          + GROUP_MEASURES}
 
 
 def test_the_reference_table_has_exactly_the_registered_families():
@@ -27,6 +28,8 @@ def test_the_reference_summarises_and_applies_levels_as_the_registry_says():
         assert reference.summary == family.aggregate, name
         assert reference.level_free == family.level_free, name
         assert reference.subtopics == (family.path == "subtopics"), name
+        assert reference.judgments == (family.path if family.path in ("prefs", "groups")
+                                       else "qrels"), name
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -58,6 +61,11 @@ def test_trec_names_and_sets_come_from_the_registry():
 def test_dense_batches_take_what_needs_no_unjudged_documents(family):
     name = family.examples[0]
     scores, labels = np.array([[0.5, 0.9, 0.1]]), np.array([[1, 0, 2]])
+    if family.path in ("prefs", "groups"):
+        needs = "preference judgments" if family.path == "prefs" else "judgment groups"
+        with pytest.raises(ValueError, match=f"needs {needs}"):
+            fastir.evaluate_matrix(scores, labels, name)
+        return
     if family.path == "subtopics":
         with pytest.raises(ValueError, match="needs subtopic judgments"):
             fastir.evaluate_matrix(scores, labels, name)

@@ -1,0 +1,598 @@
+"""The preference measures' kernel (trec_eval's ``prefs_*``: form_prefs_counts.c and
+m_prefs_*.c), over :class:`~fastir.model.prefs.Prefs` and the positions of
+:func:`~fastir.model.prefs_join.join_prefs`.
+
+Per query, each judgment group (JG) is counted apart, as trec_eval counts it:
+
+- a JG of one subgroup is a list of equivalence classes (ECs: the documents of one level,
+  levels descending); every document of a class is preferred to every document of the
+  classes below. Pairs are counted from the classes' sizes, and the fulfilled ones (both
+  retrieved, the preferred one ranked first) with a Fenwick tree over positions: no pair
+  is enumerated. A document in two classes is an error (:data:`ERROR_LEVELS`).
+- a JG of several subgroups is a preference graph: each subgroup adds its pairs, the graph
+  is closed transitively (Warshall's algorithm on bit rows), and its pairs are counted by
+  ranges of bits. A document with level 0 in one subgroup and another level in another is
+  an error (:data:`ERROR_ZERO`); a cycle (A > B and B > A) too (:data:`ERROR_CYCLE`:
+  trec_eval aborts there).
+
+Pairs are "retrieved" (both retrieved), "implied" (one retrieved) or "not occurring";
+a pair is fulfilled when the preferred document is retrieved and ranked above the other
+(or the other is not retrieved). ``prefs_avgjg_Rnonrel`` and its ``_ret`` form recount a JG
+with as many non-relevant documents as relevant ones, with trec_eval's own recount (its
+choices are kept: the first R documents of the lowest class, R counted over the whole
+group in the ``_ret`` form's preference graphs). The pair measures (``prefs_pair*``) need
+the pairs themselves: they are enumerated (as trec_eval's count matrix holds them), sorted,
+and summed in trec_eval's order, only when one of them is asked for.
+
+Sums run in trec_eval's order (judgment groups in name order, pairs by position), so values
+are bit-identical to trec_eval 10.0.
+"""
+
+import numpy as np
+
+from fastir._jit import helper, jit, pjit, prange
+
+# Measure kinds (the registry's Family.kind of its "prefs" families).
+NUM_POSS, NUM_FUL, NUM_FUL_RET, SIMP, PAIR, AVGJG, AVGJG_RNONREL, SIMP_RET, PAIR_RET, \
+    AVGJG_RET, AVGJG_RNONREL_RET, SIMP_IMP, PAIR_IMP, AVGJG_IMP = range(100, 114)
+PAIR_KINDS = (PAIR, PAIR_RET, PAIR_IMP)
+
+# A query's statistics (one row of ``stats``).
+FUL_RET, FUL_IMP, POSS_RET, POSS_IMP, NOT_OCCUR, N_JGS, AVG, AVG_RET, AVG_IMP, RNONREL, \
+    RNONREL_RET, PAIR_SUM_RET, PAIR_N_RET, PAIR_SUM_IMP, PAIR_N_IMP, PAIR_N, UNDEFINED = \
+    range(17)
+N_STATS = 17
+
+# A judgment group's counts (``g``). POSS_* include the fulfilled pairs; RN_* are the
+# Rnonrel recount's (fulfilled, possible) pairs, RNR_* its _ret form's.
+G_FUL_RET, G_FUL_IMP, G_POSS_RET, G_POSS_IMP, G_NOT_OCCUR, G_REL, G_REL_RET, G_NONREL, \
+    G_NONREL_RET, G_RN_FUL, G_RN_POSS, G_RNR_FUL, G_RNR_POSS, G_UNDEFINED = range(14)
+# (a judgment group of classes: the pairs whose other document is in its lowest class)
+G_LAST_FUL, G_LAST_ALL, G_LAST_FUL_RET, G_LAST_RET = range(14, 18)
+N_G = 18
+
+# Why a query cannot be evaluated (trec_eval stops there).
+ERROR_LEVELS = 1  # a document in two levels of one subgroup
+ERROR_ZERO = 2  # a document of level 0 and of another level in one judgment group
+ERROR_CYCLE = 3  # inconsistent preferences in one judgment group (trec_eval aborts)
+
+
+@pjit
+def prefs_queries(bounds, judged_query, n_retrieved, indptr, levels, groups, subgroups,
+                  row_doc, j_indptr, position, want_pairs, stats, errors):
+    """Fill ``stats[e]`` (and ``errors[e]``) of every evaluated query ``e`` (parallel over
+    chunks ``bounds``): its judgments are rows ``indptr[q]:indptr[q + 1]`` of query
+    ``q = judged_query[e]``, a row's document has position
+    ``position[j_indptr[q] + row_doc[row]]``."""
+    most_rows = 1
+    most_docs = 1
+    for q in range(len(indptr) - 1):
+        most_rows = max(most_rows, indptr[q + 1] - indptr[q])
+        most_docs = max(most_docs, j_indptr[q + 1] - j_indptr[q])
+    for c in prange(len(bounds) - 1):
+        d = np.empty(most_rows, dtype=np.int64)
+        ec = np.empty(most_rows + 1, dtype=np.int64)
+        tree = np.zeros(most_docs + 1, dtype=np.int64)
+        mark = np.full(most_docs, -1, dtype=np.int64)
+        local = np.zeros(most_docs, dtype=np.int64)
+        keys = np.empty(16 if want_pairs else 0, dtype=np.int64)
+        stamp = np.zeros(1, dtype=np.int64)
+        g = np.zeros(N_G)
+        for e in range(bounds[c], bounds[c + 1]):
+            q = judged_query[e]
+            lo, hi = indptr[q], indptr[q + 1]
+            for r in range(lo, hi):
+                d[r - lo] = position[j_indptr[q] + row_doc[r]]
+            n_keys = 0
+            s = stats[e]
+            start = lo
+            while start < hi:
+                end = start + 1
+                while end < hi and groups[end] == groups[start]:
+                    end += 1
+                err, keys, n_keys = _judgment_group(
+                    start, end, levels, subgroups, d[start - lo:], n_retrieved[e], ec, tree,
+                    mark, local, stamp, want_pairs, keys, n_keys,
+                    j_indptr[q + 1] - j_indptr[q], g)
+                if err:
+                    errors[e] = err
+                    break
+                _add_group(g, s)
+                start = end
+            if want_pairs and errors[e] == 0:
+                _pair_sums(keys[:n_keys], j_indptr[q + 1] - j_indptr[q], n_retrieved[e], s)
+
+
+@jit
+def _room(keys, used, more):
+    """``keys`` with room for ``more`` keys after the first ``used`` (grown by doubling)."""
+    if used + more <= len(keys):
+        return keys
+    size = max(2 * len(keys), used + more)
+    grown = np.empty(size, dtype=np.int64)
+    grown[:used] = keys[:used]
+    return grown
+
+
+@jit
+def _judgment_group(start, end, levels, subgroups, d, n_ret, ec, tree, mark, local, stamp,
+                    want_pairs, keys, n_keys, n_docs, g):
+    """Count judgment group rows ``start:end`` (positions ``d[:end - start]``) into ``g``,
+    and with ``want_pairs`` add its pairs' keys after the first ``n_keys`` of ``keys``;
+    returns (error code, keys, keys used)."""
+    g[:] = 0.0
+    single = True
+    for r in range(start + 1, end):
+        if subgroups[r] != subgroups[start]:
+            single = False
+            break
+    if single:
+        err = _ec_group(start, end, levels, d, n_ret, ec, tree, mark, stamp, g)
+        if err == 0 and want_pairs:
+            keys = _room(keys, n_keys, _n_pairs(g))
+            n_keys = _ec_pairs(end - start, d, ec, n_docs, n_ret, keys, n_keys)
+        return err, keys, n_keys
+    err, bits, docs = _graph_group(start, end, levels, subgroups, d, n_ret, local, mark,
+                                   stamp, g)
+    if err == 0 and want_pairs:
+        keys = _room(keys, n_keys, _n_pairs(g))
+        n_keys = _graph_pairs(bits, docs, n_docs, n_ret, keys, n_keys)
+    return err, keys, n_keys
+
+
+@helper
+def _n_pairs(g):
+    return np.int64(g[G_POSS_RET] + g[G_POSS_IMP] + g[G_NOT_OCCUR])
+
+
+@helper
+def _add_group(g, s):
+    """A judgment group's counts into its query's statistics, in group order."""
+    ful, poss = g[G_FUL_RET] + g[G_FUL_IMP], g[G_POSS_RET] + g[G_POSS_IMP] + g[G_NOT_OCCUR]
+    s[FUL_RET] += g[G_FUL_RET]
+    s[FUL_IMP] += g[G_FUL_IMP]
+    s[POSS_RET] += g[G_POSS_RET]
+    s[POSS_IMP] += g[G_POSS_IMP]
+    s[NOT_OCCUR] += g[G_NOT_OCCUR]
+    s[N_JGS] += 1.0
+    if poss > 0.0:
+        s[AVG] += ful / poss
+    if g[G_POSS_RET] > 0.0:
+        s[AVG_RET] += g[G_FUL_RET] / g[G_POSS_RET]
+    if g[G_POSS_RET] + g[G_POSS_IMP] > 0.0:
+        s[AVG_IMP] += ful / (g[G_POSS_RET] + g[G_POSS_IMP])
+    s[RNONREL] += _ratio(g[G_RN_FUL], g[G_RN_POSS])
+    s[RNONREL_RET] += _ratio(g[G_RNR_FUL], g[G_RNR_POSS])
+    s[UNDEFINED] = max(s[UNDEFINED], g[G_UNDEFINED])
+
+
+@helper
+def _ratio(a, b):
+    """``a / b`` as C divides doubles: 0 / 0 is NaN (which then keeps trec_eval's sum at NaN,
+    and its ``sum > 0`` test false: the query scores 0)."""
+    if b == 0.0:
+        return np.nan if a == 0.0 else np.inf
+    return a / b
+
+
+# -- equivalence classes (a judgment group of one subgroup) ---------------------------------
+@jit
+def _ec_group(start, end, levels, d, n_ret, ec, tree, mark, stamp, g):
+    """Count a judgment group of one subgroup: classes of equal level (``ec[k]:ec[k + 1]``
+    of ``d``, each sorted by position). Returns an error code."""
+    n = end - start
+    n_ec = 0
+    ec[0] = 0
+    for i in range(1, n + 1):
+        if i == n or levels[start + i] != levels[start + i - 1]:
+            d[ec[n_ec]:i].sort()
+            n_ec += 1
+            ec[n_ec] = i
+    base = stamp[0]
+    stamp[0] += n_ec
+    above_ret, above_not = 0.0, 0.0
+    for k in range(n_ec):
+        lo, hi = ec[k], ec[k + 1]
+        for i in range(lo, hi):
+            if mark[d[i]] >= base and mark[d[i]] != base + k:
+                _undo(tree, d, ec[k], n_ret)
+                return ERROR_LEVELS
+            mark[d[i]] = base + k
+        ret = _count_below(d, lo, hi, n_ret)
+        not_ret = (hi - lo) - ret
+        inversions = 0.0
+        for i in range(lo, lo + ret):
+            inversions += _prefix(tree, d[i])
+        g[G_FUL_RET] += inversions
+        g[G_POSS_RET] += above_ret * ret
+        g[G_FUL_IMP] += above_ret * not_ret
+        g[G_POSS_IMP] += above_ret * not_ret + above_not * ret
+        g[G_NOT_OCCUR] += above_not * not_ret
+        if k == n_ec - 1:
+            g[G_LAST_FUL] = inversions + above_ret * not_ret
+            g[G_LAST_ALL] = (above_ret + above_not) * (hi - lo)
+            g[G_LAST_FUL_RET] = inversions
+            g[G_LAST_RET] = above_ret * ret
+        which = G_REL if levels[start + lo] > 0.0 else G_NONREL
+        g[which] += hi - lo
+        g[which + 1] += ret
+        for i in range(lo, lo + ret):
+            _add(tree, d[i], 1, n_ret)
+        above_ret += ret
+        above_not += not_ret
+    _undo(tree, d, n, n_ret)
+    _ec_rnonrel(d, ec, n_ec, n_ret, g)
+    return 0
+
+
+@helper
+def _undo(tree, d, n, n_ret):
+    """Take the retrieved positions of ``d[:n]`` out of the Fenwick tree again."""
+    for i in range(n):
+        if d[i] < n_ret:
+            _add(tree, d[i], -1, n_ret)
+
+
+@helper
+def _add(tree, i, v, n):
+    """Add ``v`` at position ``i`` of a Fenwick tree over positions ``0 .. n - 1``."""
+    i += 1
+    while i <= n:
+        tree[i] += v
+        i += i & -i
+
+
+@helper
+def _prefix(tree, i):
+    """The Fenwick tree's sum over positions ``0 .. i - 1``."""
+    total = 0
+    while i > 0:
+        total += tree[i]
+        i -= i & -i
+    return total
+
+
+@helper
+def _count_below(d, lo, hi, bound):
+    """How many of the sorted ``d[lo:hi]`` are below ``bound``."""
+    a, b = lo, hi
+    while a < b:
+        mid = (a + b) // 2
+        if d[mid] < bound:
+            a = mid + 1
+        else:
+            b = mid
+    return a - lo
+
+
+@helper
+def _above_count(d, lo, hi, a):
+    """How many of the sorted ``d[lo:hi]`` are above ``a``."""
+    return (hi - lo) - _count_below(d, lo, hi, a + 1)
+
+
+@jit
+def _ec_rnonrel(d, ec, n_ec, n_ret, g):
+    """prefs_avgjg_Rnonrel's and its _ret form's counts of a judgment group of classes:
+    as counted when there are at least as many relevant documents (R) as non-relevant ones
+    (N), else recounted with the first R documents of the lowest class as the non-relevant
+    ones (m_prefs_avgjg_Rnonrel*.c's recalculate)."""
+    n = ec[n_ec]
+    total = g[G_POSS_RET] + g[G_POSS_IMP] + g[G_NOT_OCCUR]
+    rel, nonrel = g[G_REL], g[G_NONREL]
+    if rel >= nonrel:
+        g[G_RN_FUL] = g[G_FUL_RET] + g[G_FUL_IMP] + g[G_REL_RET] * (rel - nonrel)
+        g[G_RN_POSS] = total + rel * (rel - nonrel)
+    else:
+        lo = ec[n_ec - 1]
+        size = min(np.int64(rel), n - lo)
+        g[G_UNDEFINED] = max(g[G_UNDEFINED], 1.0 if rel > n - lo else 0.0)
+        ful = g[G_FUL_RET] + g[G_FUL_IMP] - g[G_LAST_FUL]
+        for i in range(n):
+            if d[i] < n_ret:
+                ful += _above_count(d, lo, lo + size, d[i])
+        g[G_RN_FUL] = ful
+        g[G_RN_POSS] = total - g[G_LAST_ALL] + n * size
+    rel_ret, nonrel_ret = g[G_REL_RET], g[G_NONREL_RET]
+    if rel_ret >= nonrel_ret:
+        g[G_RNR_FUL] = g[G_FUL_RET] + rel_ret * (rel_ret - nonrel_ret)
+        g[G_RNR_POSS] = g[G_POSS_RET] + rel * (rel_ret - nonrel_ret)
+    else:
+        lo = ec[n_ec - 1]
+        g[G_UNDEFINED] = max(g[G_UNDEFINED], 1.0 if rel_ret > n - lo else 0.0)
+        size = min(np.int64(rel_ret), _count_below(d, lo, n, n_ret))
+        ful = g[G_FUL_RET] - g[G_LAST_FUL_RET]
+        for i in range(n):
+            if d[i] < n_ret:
+                ful += _above_count(d, lo, lo + size, d[i])
+        g[G_RNR_FUL] = ful
+        g[G_RNR_POSS] = g[G_POSS_RET] - g[G_LAST_RET] + (rel_ret + nonrel_ret) * size
+
+
+@jit
+def _ec_pairs(n, d, ec, n_docs, n_ret, keys, n_keys):
+    """Every (preferred, other) pair of a judgment group of classes, as keys."""
+    k = 0
+    while ec[k] < n:
+        for j in range(ec[k + 1], n):
+            for i in range(ec[k], ec[k + 1]):
+                keys[n_keys] = _pair_key(d[i], d[j], n_docs, n_ret)
+                n_keys += 1
+        k += 1
+    return n_keys
+
+
+@helper
+def _pair_key(a, b, n_docs, n_ret):
+    """A sortable key of the pair "position a preferred to position b": trec_eval's pair
+    loops go through the pairs (x, y), x < y, with y retrieved, then y not (x retrieved),
+    then neither, each by x then y; the lowest bit says which of the two is preferred."""
+    x, y = min(a, b), max(a, b)
+    loop = 0 if y < n_ret else (1 if x < n_ret else 2)
+    return ((loop * n_docs + x) * n_docs + y) * 2 + (1 if a > b else 0)
+
+
+@jit
+def _pair_sums(keys, n_docs, n_ret, s):
+    """The pair measures' sums and counts: per pair of documents, trec_eval's count matrix
+    (unsigned short cells: they wrap at 65536) gives c[x][y] / (c[x][y] + c[y][x])."""
+    keys.sort()
+    total = 0.0
+    total_ret = 0.0
+    counts = np.zeros(3)
+    i = 0
+    while i < len(keys):
+        pair = keys[i] >> 1
+        forward, backward = 0, 0
+        while i < len(keys) and keys[i] >> 1 == pair:
+            if keys[i] & 1:
+                backward += 1
+            else:
+                forward += 1
+            i += 1
+        forward, backward = forward % 65536, backward % 65536
+        if forward + backward == 0:
+            continue
+        loop = pair // (n_docs * n_docs)
+        counts[loop] += 1.0
+        if loop < 2:
+            total += forward / (forward + backward)
+        if loop == 0:
+            total_ret = total
+    s[PAIR_SUM_RET] = total_ret
+    s[PAIR_N_RET] = counts[0]
+    s[PAIR_SUM_IMP] = total
+    s[PAIR_N_IMP] = counts[0] + counts[1]
+    s[PAIR_N] = counts[0] + counts[1] + counts[2]
+
+
+# -- preference graphs (a judgment group of several subgroups) ------------------------------
+@jit
+def _graph_group(start, end, levels, subgroups, d, n_ret, local, mark, stamp, g):
+    """Count a judgment group of several subgroups (see the module doc); returns (error
+    code, the closed graph's bit rows, its documents' positions)."""
+    docs = _graph_docs(end - start, d, mark, stamp, local)
+    m = len(docs)
+    t = _count_below(docs, 0, m, n_ret)
+    rel = np.full(m, -1.0)
+    bits = np.zeros((0, 0), dtype=np.uint64)
+    for r in range(start, end):
+        i = local[d[r - start]]
+        if (rel[i] > 0.0 and levels[r] == 0.0) or (rel[i] == 0.0 and levels[r] > 0.0):
+            return ERROR_ZERO, bits, docs
+        rel[i] = levels[r]
+    bits = _graph_edges(start, end, levels, subgroups, d, local, m)
+    _close(bits)
+    for i in range(m):
+        if (bits[i, i >> 6] >> np.uint64(i & 63)) & np.uint64(1):
+            return ERROR_CYCLE, bits, docs
+    _graph_counts(bits, rel, t, g)
+    _graph_rnonrel(bits, rel, t, g)
+    return 0, bits, docs
+
+
+@jit
+def _graph_pairs(bits, docs, n_docs, n_ret, keys, n_keys):
+    """Every (preferred, other) pair of a closed graph, as keys."""
+    m = len(docs)
+    for i in range(m):
+        for j in range(m):
+            if (bits[i, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
+                keys[n_keys] = _pair_key(docs[i], docs[j], n_docs, n_ret)
+                n_keys += 1
+    return n_keys
+
+
+@jit
+def _graph_docs(n, d, mark, stamp, local):
+    """The distinct positions of ``d[:n]``, sorted; ``local[p]`` their index."""
+    here = stamp[0]
+    stamp[0] += 1
+    docs = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if mark[d[i]] != here:
+            mark[d[i]] = here
+            docs[m] = d[i]
+            m += 1
+    docs = np.sort(docs[:m])
+    for i in range(m):
+        local[docs[i]] = i
+    return docs
+
+
+@jit
+def _graph_edges(start, end, levels, subgroups, d, local, m):
+    """Bit rows of the preferences each subgroup states: ``bits[i]`` holds j when i is
+    preferred to j (a document is never its own)."""
+    bits = np.zeros((m, (m + 63) // 64), dtype=np.uint64)
+    for r in range(start, end):
+        i = local[d[r - start]]
+        j = r + 1
+        while j < end and subgroups[j] == subgroups[r] and levels[j] == levels[r]:
+            j += 1
+        while j < end and subgroups[j] == subgroups[r]:
+            k = local[d[j - start]]
+            if k != i:
+                bits[i, k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+            j += 1
+    return bits
+
+
+@jit
+def _close(bits):
+    """The transitive closure of the bit rows, in place (Warshall)."""
+    m, words = bits.shape
+    for k in range(m):
+        word, bit = k >> 6, np.uint64(k & 63)
+        for i in range(m):
+            if (bits[i, word] >> bit) & np.uint64(1):
+                for w in range(words):
+                    bits[i, w] |= bits[k, w]
+
+
+@helper
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@helper
+def _bits_in(row, keep, lo, hi):
+    """How many bits of ``row & keep`` lie in ``lo:hi``."""
+    total = 0
+    for w in range(lo >> 6, (hi + 63) >> 6):
+        word = row[w] & keep[w]
+        first, past = w << 6, (w + 1) << 6
+        if lo > first:
+            word &= ~np.uint64(0) << np.uint64(lo - first)
+        if hi < past:
+            word &= (np.uint64(1) << np.uint64(hi - first)) - np.uint64(1)
+        total += _popcount(word)
+    return total
+
+
+@jit
+def _graph_counts(bits, rel, t, g):
+    """The pair counts of a closed graph whose documents ``0 .. t - 1`` are retrieved (in
+    rank order), and its relevant and non-relevant documents."""
+    m = len(rel)
+    every = np.full(bits.shape[1], ~np.uint64(0))
+    for i in range(m):
+        row = bits[i]
+        if i < t:
+            g[G_POSS_RET] += _bits_in(row, every, 0, t)
+            g[G_FUL_RET] += _bits_in(row, every, i + 1, t)
+            implied = _bits_in(row, every, t, m)
+            g[G_FUL_IMP] += implied
+            g[G_POSS_IMP] += implied
+        else:
+            g[G_POSS_IMP] += _bits_in(row, every, 0, t)
+            g[G_NOT_OCCUR] += _bits_in(row, every, t, m)
+        if rel[i] > 0.0:
+            g[G_REL] += 1.0
+            g[G_REL_RET] += 1.0 if i < t else 0.0
+        elif rel[i] == 0.0:
+            g[G_NONREL] += 1.0
+            g[G_NONREL_RET] += 1.0 if i < t else 0.0
+
+
+@jit
+def _graph_rnonrel(bits, rel, t, g):
+    """prefs_avgjg_Rnonrel's and its _ret form's counts of a preference graph: recounted
+    without the non-relevant documents after the first R (by position) when they
+    outnumber the relevant ones (_ret: among the retrieved ones, R being the whole group's
+    relevant count, as trec_eval's recount takes it)."""
+    m = len(rel)
+    rel_n, nonrel_n = g[G_REL], g[G_NONREL]
+    if rel_n >= nonrel_n:
+        g[G_RN_FUL] = g[G_FUL_RET] + g[G_FUL_IMP] + g[G_REL_RET] * (rel_n - nonrel_n)
+        g[G_RN_POSS] = g[G_POSS_RET] + g[G_POSS_IMP] + g[G_NOT_OCCUR] + rel_n * (rel_n -
+                                                                                 nonrel_n)
+    else:
+        keep = _kept(rel, m, rel_n)
+        for i in range(m):
+            if (keep[i >> 6] >> np.uint64(i & 63)) & np.uint64(1):
+                g[G_RN_POSS] += _bits_in(bits[i], keep, 0, m)
+                if i < t:
+                    g[G_RN_FUL] += _bits_in(bits[i], keep, i + 1, m)
+    rel_ret, nonrel_ret = g[G_REL_RET], g[G_NONREL_RET]
+    if rel_ret >= nonrel_ret:
+        g[G_RNR_FUL] = g[G_FUL_RET] + rel_ret * (rel_ret - nonrel_ret)
+        g[G_RNR_POSS] = g[G_POSS_RET] + rel_n * (rel_ret - nonrel_ret)
+    else:
+        keep = _kept(rel, t, rel_n)
+        for i in range(t):
+            if (keep[i >> 6] >> np.uint64(i & 63)) & np.uint64(1):
+                g[G_RNR_POSS] += _bits_in(bits[i], keep, 0, t)
+                g[G_RNR_FUL] += _bits_in(bits[i], keep, i + 1, t)
+
+
+@jit
+def _kept(rel, scan, rel_n):
+    """Bits of the documents a recount keeps: all but the non-relevant ones from the
+    (R + 1)-th non-relevant one among the first ``scan`` documents on."""
+    m = len(rel)
+    keep = np.zeros((m + 63) // 64, dtype=np.uint64)
+    seen = 0
+    cut = scan
+    for i in range(scan):
+        if rel[i] == 0.0:
+            seen += 1
+            if seen == rel_n + 1:
+                cut = i
+                break
+    for i in range(m):
+        if not (i >= cut and rel[i] == 0.0):
+            keep[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+    return keep
+
+
+# -- values -------------------------------------------------------------------------------
+@helper
+def prefs_value(kind, s):
+    """Measure ``kind`` of a query's statistics ``s``, as m_prefs_*.c compute it."""
+    ful, ful_ret = s[FUL_RET] + s[FUL_IMP], s[FUL_RET]
+    poss = s[POSS_RET] + s[POSS_IMP] + s[NOT_OCCUR]
+    if kind == NUM_POSS:
+        return poss
+    if kind == NUM_FUL:
+        return ful
+    if kind == NUM_FUL_RET:
+        return ful_ret
+    if kind == SIMP:
+        return ful / poss if poss > 0.0 else 0.0
+    if kind == SIMP_RET:
+        return ful_ret / s[POSS_RET] if s[POSS_RET] > 0.0 else 0.0
+    if kind == SIMP_IMP:
+        imp = s[POSS_RET] + s[POSS_IMP]
+        return ful / imp if imp > 0.0 else 0.0
+    if kind == PAIR:
+        return s[PAIR_SUM_IMP] / s[PAIR_N] if s[PAIR_N] > 0.0 else 0.0
+    if kind == PAIR_RET:
+        return s[PAIR_SUM_RET] / s[PAIR_N_RET] if s[PAIR_N_RET] > 0.0 else 0.0
+    if kind == PAIR_IMP:
+        return s[PAIR_SUM_IMP] / s[PAIR_N_IMP] if s[PAIR_N_IMP] > 0.0 else 0.0
+    if kind == AVGJG:
+        total = s[AVG]
+    elif kind == AVGJG_RET:
+        total = s[AVG_RET]
+    elif kind == AVGJG_IMP:
+        total = s[AVG_IMP]
+    elif kind == AVGJG_RNONREL:
+        total = s[RNONREL]
+    elif kind == AVGJG_RNONREL_RET:
+        total = s[RNONREL_RET]
+    else:
+        return np.nan
+    return total / s[N_JGS] if total > 0.0 else 0.0  # (a NaN sum: 0, as trec_eval's test)
+
+
+@jit
+def prefs_values(stats, kinds, out):
+    """``out[e, m]``: measure ``kinds[m]`` of query ``e``'s statistics."""
+    for e in range(stats.shape[0]):
+        for m in range(len(kinds)):
+            out[e, m] = prefs_value(kinds[m], stats[e])

@@ -1,0 +1,228 @@
+"""The join of preference judgments with a run, as trec_eval's form_prefs_counts.c does it.
+
+Each run query is ranked by score descending with ties broken by document id *ascending*
+(form_prefs_counts.c's own comparison; the other measures break ties descending) and cut to
+``max_docs``. Every distinct judged document of the query then gets a position: the judged
+documents the ranking holds come first, in rank order (0 .. n_retrieved - 1), then the
+others in document id order. The preference measures compare documents by these positions
+only.
+"""
+
+import numpy as np
+
+from fastir import _jit
+from fastir._jit import chunk_bounds, helper, pjit, prange, python_variant
+from fastir.model.ids import (
+    HASH_KEY,
+    _keys,
+    _order_keys,
+    bytes_hash,
+    common_kind,
+    id_equal,
+    merge_sorted_ids,
+    mix64,
+    sort_by_id,
+)
+from fastir.model.join import NO_LIMIT
+from fastir.model.ranking import sort_by_score
+
+
+class PrefsJoined:
+    """Positions of the judged documents of the evaluated queries.
+
+    Attributes
+    ----------
+    query_ids : Ids
+        Evaluated query ids, in trec_eval order.
+    judged_query : ndarray of int64
+        Each evaluated query's row in the judgments.
+    in_run : ndarray of bool
+    position : ndarray of int64
+        Per distinct judged document (the judgments' :data:`~fastir.model.prefs.JudgedDocs`
+        order), its position; -1 for queries not evaluated.
+    n_retrieved : ndarray of int64
+        Per evaluated query, the judged documents its ranking holds.
+    duplicate : ndarray of int64
+        Per evaluated query, a run row ranking a document the ranking holds already, or -1.
+    ignored_run_queries, missing_queries : list
+    """
+
+    def __init__(self, query_ids, judged_query, in_run, position, n_retrieved, duplicate,
+                 ignored_run_queries, missing_queries):
+        self.query_ids, self.judged_query, self.in_run = query_ids, judged_query, in_run
+        self.position, self.n_retrieved, self.duplicate = position, n_retrieved, duplicate
+        self.ignored_run_queries = ignored_run_queries
+        self.missing_queries = missing_queries
+
+
+def join_prefs(judged, run, *, max_docs=None, missing="zero"):
+    """Rank ``run`` as form_prefs_counts.c does and position the judged documents.
+
+    ``judged`` is a :class:`~fastir.model.data.Qrels` of each query's distinct judged
+    documents (:meth:`fastir.model.prefs.Prefs.judged`); ``missing`` as for
+    :func:`fastir.model.join.join` (``"zero"``: a judged query absent from the run is
+    evaluated, with no document retrieved).
+    """
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    limit = NO_LIMIT if max_docs is None else int(max_docs)
+    q_qids, r_qids = common_kind(judged.query_ids, run.query_ids)
+    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
+    in_judged, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    known = in_judged >= 0
+    ignored = r_qids.take(in_run[~known]).tolist()
+    missing_queries = q_qids.take(in_judged[known & (in_run < 0)]).tolist()
+    keep = known if missing == "zero" else known & (in_run >= 0)
+    judged_query, run_query = in_judged[keep], in_run[keep]
+
+    q_docs, r_docs, row_hash = judged.docs_matching(run.doc_ids)
+    lengths = np.zeros(len(run_query), dtype=np.int64)
+    present = run_query >= 0
+    lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
+    position = np.full(len(judged.labels), -1, dtype=np.int64)
+    n_retrieved = np.zeros(len(run_query), dtype=np.int64)
+    duplicate = np.full(len(run_query), -1, dtype=np.int64)
+    bounds = chunk_bounds(lengths + np.diff(judged.indptr)[judged_query], _jit.n_threads())
+    _jit.launch(_position_kernel, bounds, run_query, judged_query, run.starts, run.stops,
+                run.scores, *r_docs.args()[:3], judged.indptr, *q_docs.args()[:3],
+                r_docs.is_int, row_hash, HASH_KEY, limit, int(lengths.max(initial=0)),
+                position, n_retrieved, duplicate)
+    return PrefsJoined(q_qids.take(judged_query), judged_query, run_query >= 0, position,
+                       n_retrieved, duplicate, ignored, missing_queries)
+
+
+@helper
+def rank_rows_ascending(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
+    """Write into ``order[:n]`` the rows ``start:stop`` in form_prefs_counts.c's order: score
+    descending, then docno ascending (a stable sort by score, then each tie put in docno
+    order)."""
+    n = stop - start
+    for i in range(n):
+        order[i] = start + i
+    sort_by_score(order, n, scores, buf)
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and scores[order[hi]] == scores[order[lo]]:
+            hi += 1
+        if hi - lo > 1:
+            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, 1)
+        lo = hi
+
+
+@pjit
+def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores, d_data,
+                     d_offsets, d_values, j_indptr, j_data, j_offsets, j_values, is_int,
+                     row_hash, key, limit, scratch, position, n_retrieved, duplicate):
+    """Rank each evaluated query, find its judged documents in the top ``limit`` and give
+    every judged document its position (see :func:`join_prefs`)."""
+    most_judged = 0
+    for q in range(len(j_indptr) - 1):
+        most_judged = max(most_judged, j_indptr[q + 1] - j_indptr[q])
+    for c in prange(len(bounds) - 1):
+        order = np.empty(scratch, dtype=np.int64)
+        buf = np.empty(scratch, dtype=np.int64)
+        hashes = np.empty(scratch, dtype=np.uint64)
+        seen = np.full(_table_size(scratch), -1, dtype=np.int64)
+        table = np.full(_table_size(most_judged), -1, dtype=np.int64)
+        for e in range(bounds[c], bounds[c + 1]):
+            q = judged_query[e]
+            lo, hi = j_indptr[q], j_indptr[q + 1]
+            r = run_query[e]
+            found = 0
+            if r >= 0:
+                m = min(r_stops[r] - r_starts[r], limit)
+                rank_rows_ascending(r_starts[r], r_stops[r], scores, d_data, d_offsets,
+                                    d_values, is_int, order, buf)
+                t_mask = _fill_table(table, row_hash, lo, hi)
+                s_size = _table_size(m)
+                s_mask = np.uint64(s_size - 1)
+                seen[:s_size] = -1
+                for i in range(m):
+                    row = order[i]
+                    if is_int:
+                        h = mix64(np.uint64(d_values[row]), key)
+                    else:
+                        h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
+                    hashes[i] = h
+                    slot = h & s_mask
+                    while seen[slot] >= 0:
+                        other = seen[slot]
+                        if hashes[other] == h and id_equal(d_data, d_offsets, d_values, d_data,
+                                                           d_offsets, d_values, is_int,
+                                                           order[other], row):
+                            duplicate[e] = order[other]
+                            break
+                        slot = (slot + np.uint64(1)) & s_mask
+                    if duplicate[e] >= 0:
+                        break
+                    seen[slot] = i
+                    slot = h & t_mask
+                    while table[slot] >= 0:
+                        j = table[slot]
+                        if row_hash[j] == h and id_equal(j_data, j_offsets, j_values, d_data,
+                                                         d_offsets, d_values, is_int, j, row):
+                            position[j] = found
+                            found += 1
+                            break
+                        slot = (slot + np.uint64(1)) & t_mask
+            n_retrieved[e] = found
+            for j in range(lo, hi):
+                if position[j] < 0:
+                    position[j] = found
+                    found += 1
+
+
+@helper
+def _table_size(n):
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@helper
+def _fill_table(table, row_hash, lo, hi):
+    """The rows ``lo:hi`` in an open-addressing table (slot -> row); returns its mask."""
+    size = _table_size(hi - lo)
+    mask = np.uint64(size - 1)
+    table[:size] = -1
+    for j in range(lo, hi):
+        slot = row_hash[j] & mask
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = j
+    return mask
+
+
+@python_variant(_position_kernel)
+def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores, d_data,
+                     d_offsets, d_values, j_indptr, j_data, j_offsets, j_values, is_int,
+                     row_hash, key, limit, scratch, position, n_retrieved, duplicate):
+    """The same in Python: a sort per query, the judged documents in a dict."""
+    docs = _keys(d_data, d_offsets, d_values, is_int)
+    order_keys = _order_keys(d_data, d_offsets, d_values, is_int)
+    judged_docs = _keys(j_data, j_offsets, j_values, is_int)
+    score = scores.tolist()
+    for e, (r, q) in enumerate(zip(run_query.tolist(), judged_query.tolist())):
+        lo, hi = int(j_indptr[q]), int(j_indptr[q + 1])
+        where = {judged_docs[j]: j for j in range(lo, hi)}
+        found = 0
+        if r >= 0:
+            rows = sorted(range(int(r_starts[r]), int(r_stops[r])),
+                          key=lambda row: (-score[row], order_keys[row]))[:limit]
+            seen = {}
+            for row in rows:
+                first = seen.setdefault(docs[row], row)
+                if first != row:
+                    duplicate[e] = first
+                    break
+                j = where.get(docs[row])
+                if j is not None:
+                    position[j] = found
+                    found += 1
+        n_retrieved[e] = found
+        for j in range(lo, hi):
+            if position[j] < 0:
+                position[j] = found
+                found += 1

@@ -1,0 +1,190 @@
+"""Evaluation on trec_eval's other judgment formats: preference judgments (``-R prefs``,
+``-R qrels_prefs``: :class:`~fastir.model.prefs.Prefs`) and judgment groups (``-R
+qrels_jg``: :class:`~fastir.model.prefs.JudgmentGroups`), from the judgments and a run to
+per-query values, for :func:`fastir.evaluate` and ``fastir trec_eval``.
+
+Preference measures go through :func:`~fastir.model.prefs_join.join_prefs` and the
+preference kernel (:mod:`fastir.measures.prefs`). A judgment-group measure is its registry
+``per_group`` family evaluated by the fused kernel on every (query, group) as a query of its
+own (one join, the run's rows shared, not copied), then averaged over the query's groups in
+group order, as m_*_avgjg.c average them.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from fastir import _jit
+from fastir.engine import Plan
+from fastir.measures import prefs as PK
+from fastir.measures.kernels import NUM_Q
+from fastir.measures.registry import make
+from fastir.model.data import Run, float32_scores
+from fastir.model.errors import InputError
+from fastir.model.ids import common_kind, merge_sorted_ids
+from fastir.model.join import join
+from fastir.model.prefs import JudgmentGroups, Prefs, position_ids
+from fastir.model.prefs_join import join_prefs
+
+#: What stops the evaluation of a query (an ``Evaluated.errors`` code), in words.
+ERRORS = {
+    PK.ERROR_LEVELS: "a document has two levels in one subgroup",
+    PK.ERROR_ZERO: "a document has level 0 and another level in one judgment group",
+    PK.ERROR_CYCLE: "the preferences of one judgment group are inconsistent (A > B and "
+                    "B > A)",
+}
+
+#: Per-query values of one evaluation (rows: the evaluated queries, in trec_eval order):
+#: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query
+#: cannot be evaluated (:data:`ERRORS`, 0: it can), ``undefined`` whether
+#: prefs_avgjg_Rnonrel read past trec_eval's arrays there (see the README).
+Evaluated = namedtuple("Evaluated", "query_ids in_run values ignored_run_queries "
+                                    "missing_queries duplicate errors undefined")
+
+
+def evaluate(judgments, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
+             judged_only=False, num_docs=0, compat=None):
+    """:func:`fastir.evaluate` on :class:`Prefs` or :class:`JudgmentGroups` (``run`` a
+    :class:`~fastir.model.data.Run`); a query trec_eval stops at is an error here."""
+    kind = "prefs" if isinstance(judgments, Prefs) else "groups"
+    plan = Plan.of(measures, relevance_level, num_docs, compat, judgments=kind)
+    if kind == "prefs" and (judged_only or relevance_level != 1):
+        raise ValueError("judged_only and relevance_level do not apply to preference "
+                         "judgments (levels only order documents; trec_eval ignores -J and "
+                         "-l for them)")
+    options = {"max_docs": max_docs, "missing": missing, "compat": compat}
+    if kind == "prefs":
+        done = evaluate_prefs(plan, judgments, run, **options)
+    else:
+        done = evaluate_groups(plan, judgments, run, judged_only=judged_only, **options)
+    refuse_stops(done, run)
+    return plan.results_of(done.query_ids, done.values, done.in_run, missing,
+                           done.ignored_run_queries, done.missing_queries, {})
+
+
+def refuse_stops(done, run):
+    """An InputError for the first query trec_eval would stop at."""
+    bad = np.flatnonzero((done.duplicate >= 0) | (done.errors > 0))
+    if len(bad):
+        e = int(bad[0])
+        qid = done.query_ids[e]
+        if done.duplicate[e] >= 0:
+            raise InputError(f"{run.source}: query {qid!r} retrieves doc "
+                             f"{run.doc_ids[int(done.duplicate[e])]!r} twice")
+        raise InputError(f"query {qid!r}: {ERRORS[int(done.errors[e])]}")
+
+
+def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=None):
+    """Values of ``plan``'s measures (preference measures and NumQ) on preference
+    judgments, as :data:`Evaluated` (9.0.8 keeps levels in a C float, as scores: rounded to
+    float32, beyond its range +-inf)."""
+    judged = prefs.judged()
+    columns = [j for j, m in enumerate(plan.parsed) if m.spec.path == "prefs"]
+    kinds = np.array([plan.parsed[j].spec.kind for j in columns], dtype=np.int64)
+    want_pairs = bool(np.isin(kinds, PK.PAIR_KINDS).any())
+    with _jit.tier(len(run) + _work(prefs, want_pairs)):
+        joined = join_prefs(judged.qrels, run, max_docs=max_docs, missing=missing)
+        n = len(joined.in_run)
+        stats = np.zeros((n, PK.N_STATS))
+        errors = np.zeros(n, dtype=np.int64)
+        if columns and n:
+            rows = np.diff(prefs.indptr)[joined.judged_query]
+            levels = float32_scores(prefs.levels) if compat == "9.0.8" else prefs.levels
+            _jit.launch(PK.prefs_queries, _jit.chunk_bounds(rows, _jit.n_threads()),
+                        joined.judged_query, joined.n_retrieved, prefs.indptr, levels,
+                        prefs.groups, prefs.subgroups, judged.row_doc, judged.qrels.indptr,
+                        joined.position, want_pairs, stats, errors)
+        found = np.zeros((n, len(columns)))
+        _jit.select(PK.prefs_values, n)(stats, kinds, found)
+    if compat == "9.0.8":  # (9.0.8 does not evaluate a query absent from the run)
+        found[~joined.in_run] = 0.0
+    values = _with_counts(plan, columns, found, n)
+    return Evaluated(joined.query_ids, joined.in_run, values, joined.ignored_run_queries,
+                     joined.missing_queries, joined.duplicate, errors,
+                     stats[:, PK.UNDEFINED] > 0)
+
+
+def _work(prefs, want_pairs):
+    """What the preference kernel does on ``prefs``, in rows, for the choice between
+    Python and compiled kernels: the rows, and the pairs a group may give (the square of
+    its size) when they are enumerated or a group has subgroups (a preference graph)."""
+    n = len(prefs)
+    if n == 0:
+        return 0
+    query = np.repeat(np.arange(prefs.n_queries), np.diff(prefs.indptr))
+    new = np.r_[True, (np.diff(query) != 0) | (np.diff(prefs.groups) != 0)]
+    sizes = np.diff(np.append(np.flatnonzero(new), n))
+    graphs = np.r_[False, (np.diff(prefs.subgroups) != 0) & ~new[1:]].any()
+    return n + (int((sizes.astype(np.float64) ** 2).sum()) if want_pairs or graphs else 0)
+
+
+def _with_counts(plan, columns, found, n):
+    """The values of every measure of ``plan``: ``found`` for its ``columns``, 1 for NumQ."""
+    values = np.zeros((n, len(plan.parsed)))
+    values[:, columns] = found
+    for j, m in enumerate(plan.parsed):
+        if m.spec.kind == NUM_Q and m.spec.path == "counts":
+            values[:, j] = 1.0
+    return values
+
+
+def evaluate_groups(plan, groups, run, *, max_docs=None, judged_only=False, missing="zero",
+                    compat=None):
+    """Values of ``plan``'s measures (judgment-group measures and NumQ) on judgment groups,
+    as :data:`Evaluated`."""
+    qrels, owner, n_groups = groups.expanded()
+    run_of = _run_queries(groups, run)
+    in_run = run_of >= 0
+    present = np.flatnonzero(in_run[owner])
+    rows = run_of[owner[present]]
+    spread = Run(position_ids(len(owner)).take(present), run.starts[rows], run.stops[rows],
+                 run.doc_ids, run.scores, name=run.name, source=run.source)
+    columns = [j for j, m in enumerate(plan.parsed) if m.spec.path == "groups"]
+    inner = [make(plan.parsed[j].spec.per_group, plan.parsed[j].cutoff,
+                  **dict(plan.parsed[j].values)) for j in columns]
+    with _jit.tier(len(qrels.labels) + len(spread.scores)):
+        joined = join(qrels, spread, max_docs=max_docs, judged_only=judged_only,
+                      missing="zero", duplicates="mark")
+        per_group = Plan(inner, relevance_level=plan.relevance_level, compat=compat).values(
+            joined, qrels) if inner else np.zeros((len(owner), 0))
+    values = _with_counts(plan, columns, _average(per_group, n_groups), groups.n_queries)
+    duplicate = np.full(groups.n_queries, -1, dtype=np.int64)
+    for k in np.flatnonzero(joined.duplicate >= 0)[::-1]:  # (the first group's, if several)
+        duplicate[owner[k]] = joined.duplicate[k]
+    keep = np.ones(groups.n_queries, dtype=bool) if missing == "zero" else in_run
+    q_qids, r_qids = common_kind(groups.query_ids, run.query_ids)
+    judged_ids = set(q_qids.keys())
+    ignored = [qid for qid, key in zip(r_qids.tolist(), r_qids.keys()) if key not in
+               judged_ids]
+    return Evaluated(groups.query_ids.take(np.flatnonzero(keep)), in_run[keep], values[keep],
+                     ignored, groups.query_ids.take(np.flatnonzero(~in_run)).tolist(),
+                     duplicate[keep], np.zeros(int(keep.sum()), dtype=np.int64),
+                     np.zeros(int(keep.sum()), dtype=bool))
+
+
+def _run_queries(groups, run):
+    """The run query of each judged query (-1: absent from the run)."""
+    q_qids, r_qids = common_kind(groups.query_ids, run.query_ids)
+    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
+    in_groups, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    run_of = np.full(groups.n_queries, -1, dtype=np.int64)
+    both = (in_groups >= 0) & (in_run >= 0)
+    run_of[in_groups[both]] = in_run[both]
+    return run_of
+
+
+def _average(per_group, n_groups):
+    """Each query's values: the sum over its groups, in group order, divided by their
+    number when there are several (m_*_avgjg.c's order of operations)."""
+    first = np.cumsum(n_groups) - n_groups
+    total = np.zeros((len(n_groups), per_group.shape[1]))
+    for g in range(int(n_groups.max(initial=0))):
+        has = n_groups > g
+        total[has] += per_group[first[has] + g]
+    several = n_groups > 1
+    total[several] /= n_groups[several, None]
+    return total
+
+
+__all__ = ["Evaluated", "JudgmentGroups", "Prefs", "evaluate", "evaluate_groups",
+           "evaluate_prefs"]
