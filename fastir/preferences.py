@@ -166,7 +166,7 @@ def _run_queries(groups, run):
     """The run query of each judged query (-1: absent from the run)."""
     q_qids, r_qids = common_kind(groups.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_groups, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    in_groups, in_run = merge(q_qids.args(), r_qids.args())
     run_of = np.full(groups.n_queries, -1, dtype=np.int64)
     both = (in_groups >= 0) & (in_run >= 0)
     run_of[in_groups[both]] = in_run[both]

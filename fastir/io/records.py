@@ -58,7 +58,7 @@ def read_records(records, kind):
     qids, docs = (_concat([part[i] for part in parts], source) for i in (0, 1))
     values = np.concatenate([part[2] for part in parts])
     with _jit.tier(len(values)):
-        block_first, block_code, first_rows = intern_blocks(*qids.args())
+        block_first, block_code, first_rows = intern_blocks(qids.args())
         extra = {} if kind == "qrels" else {"name": "run"}
         return assemble(container, qids.take(first_rows), block_code, block_first, docs,
                         values, source, **extra)

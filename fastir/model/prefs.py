@@ -16,7 +16,8 @@ from fastir import _jit
 from fastir._jit import pjit, prange, python_variant
 from fastir.model.data import Qrels, _columns, finite_scores, integer_labels
 from fastir.model.errors import InputError
-from fastir.model.ids import Ids, _order_keys, id_equal, intern_blocks, sort_by_id, sort_ids
+from fastir.model.ids import Ids, id_equal, intern_blocks, order_keys
+from fastir.model.ranking import RankKey, rank_sort, sort_ids
 
 #: Each query's distinct judged documents in strcmp order (``qrels``: a :class:`Qrels` of
 #: them, labels 0, for matching run documents) and, per row, its document's place among
@@ -111,7 +112,7 @@ class Prefs:
             with _jit.tier(len(self)):
                 bounds = _jit.chunk_bounds(np.diff(self.indptr), _jit.n_threads())
                 row_doc, n_docs, first = _jit.launch(_judged_docs, bounds, self.indptr,
-                                                     *self.doc_ids.args())
+                                                     self.doc_ids.args())
             indptr = np.zeros(self.n_queries + 1, dtype=np.int64)
             np.cumsum(n_docs, out=indptr[1:])
             qrels = Qrels(self.query_ids, indptr, self.doc_ids.take(first),
@@ -253,9 +254,9 @@ def row_codes(ids):
     of an :class:`Ids` column."""
     if len(ids) == 0:
         return np.zeros(0, dtype=np.int64), ids
-    block_first, block_code, first = intern_blocks(*ids.args())
+    block_first, block_code, first = intern_blocks(ids.args())
     unique = ids.take(first)
-    order = _jit.select(sort_ids, len(unique))(*unique.args())
+    order = _jit.select(sort_ids, len(unique))(unique.args())
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     lengths = np.diff(np.append(block_first, len(ids)))
@@ -291,11 +292,11 @@ def _no_rows(source):
 
 
 @pjit
-def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
+def _judged_docs(bounds, indptr, docs):
     """Per row, its doc's place among its query's distinct docs in strcmp order; per query,
-    the number of distinct docs; per distinct doc (query after query), a row naming it.
-    Parallel over chunks of queries (``bounds``): each query writes its distinct docs' rows
-    from its first row on, packed together after."""
+    the number of distinct docs; per distinct doc (query after query), a row naming it (its
+    first). Parallel over chunks of queries (``bounds``): each query writes its distinct
+    docs' rows from its first row on, packed together after."""
     n_queries = len(indptr) - 1
     longest = 0
     for q in range(n_queries):
@@ -303,20 +304,24 @@ def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
     row_doc = np.empty(indptr[-1], dtype=np.int64)
     n_docs = np.zeros(n_queries, dtype=np.int64)
     first = np.empty(indptr[-1], dtype=np.int64)
+    zeros = np.zeros(indptr[-1])
     for c in prange(len(bounds) - 1):
-        order = np.empty(longest, dtype=np.int64)
+        # ascending ids: the ranking order of equal scores (doc id descending) read
+        # backwards, from the rows reversed (so that equal ids keep their order), as sort_ids
+        key = RankKey(zeros, None, docs)  # (made in the loop: a parallel loop takes no
+        # namedtuple within a namedtuple)
+        descending = np.empty(longest, dtype=np.int64)
         buf = np.empty(longest, dtype=np.int64)
         for q in range(bounds[c], bounds[c + 1]):
             lo = indptr[q]
             m = indptr[q + 1] - lo
             for i in range(m):
-                order[i] = lo + i
-            sort_by_id(order, 0, m, d_data, d_offsets, d_values, is_int, buf, 1)
+                descending[i] = lo + m - 1 - i
+            rank_sort(descending[:m], key, buf)
             k = -1
             for i in range(m):
-                row = order[i]
-                if i == 0 or not id_equal(d_data, d_offsets, d_values, d_data, d_offsets,
-                                          d_values, is_int, order[i - 1], row):
+                row = descending[m - 1 - i]
+                if i == 0 or not id_equal(docs, descending[m - i], docs, row):
                     k += 1
                     first[lo + k] = row
                 row_doc[row] = k
@@ -330,8 +335,8 @@ def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
 
 
 @python_variant(_judged_docs)
-def _judged_docs(bounds, indptr, d_data, d_offsets, d_values, is_int):
-    keys = _order_keys(d_data, d_offsets, d_values, is_int)
+def _judged_docs(bounds, indptr, docs):
+    keys = order_keys(docs)
     row_doc = np.empty(len(keys), dtype=np.int64)
     n_docs, first = [], []
     bounds = indptr.tolist()

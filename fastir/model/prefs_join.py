@@ -1,7 +1,8 @@
 """The join of preference judgments with a run, as trec_eval's form_prefs_counts.c does it.
 
 Each run query is ranked by score descending with ties broken by document id *ascending*
-(form_prefs_counts.c's own comparison; the other measures break ties descending) and cut to
+(form_prefs_counts.c's own comparison; the other measures break ties descending: this is
+their order, :mod:`fastir.model.ranking`, on the negated scores, read backwards) and cut to
 ``max_docs``. Every distinct judged document of the query then gets a position: the judged
 documents the ranking holds come first, in rank order (0 .. n_retrieved - 1), then the
 others in document id order. The preference measures compare documents by these positions
@@ -15,16 +16,15 @@ from fastir._jit import chunk_bounds, helper, pjit, prange, python_variant
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    _order_keys,
     bytes_hash,
     common_kind,
     id_equal,
     merge_sorted_ids,
     mix64,
-    sort_by_id,
+    order_keys,
 )
 from fastir.model.join import NO_LIMIT
-from fastir.model.ranking import sort_by_score
+from fastir.model.ranking import RankKey, rank_rows
 
 
 class PrefsJoined:
@@ -68,7 +68,7 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
     limit = NO_LIMIT if max_docs is None else int(max_docs)
     q_qids, r_qids = common_kind(judged.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_judged, in_run = merge(*q_qids.args()[:3], *r_qids.args())
+    in_judged, in_run = merge(q_qids.args(), r_qids.args())
     known = in_judged >= 0
     ignored = r_qids.take(in_run[~known]).tolist()
     missing_queries = q_qids.take(in_judged[known & (in_run < 0)]).tolist()
@@ -84,38 +84,31 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
     bounds = chunk_bounds(lengths + np.diff(judged.indptr)[judged_query], _jit.n_threads())
     _jit.launch(_position_kernel, bounds, run_query, judged_query, run.starts, run.stops,
-                run.scores, *r_docs.args()[:3], judged.indptr, *q_docs.args()[:3],
-                r_docs.is_int, row_hash, HASH_KEY, limit, int(lengths.max(initial=0)),
-                position, n_retrieved, duplicate)
+                -run.scores, r_docs.args(), judged.indptr, q_docs.args(), row_hash, HASH_KEY,
+                limit, int(lengths.max(initial=0)), position, n_retrieved, duplicate)
     return PrefsJoined(q_qids.take(judged_query), judged_query, run_query >= 0, position,
                        n_retrieved, duplicate, ignored, missing_queries)
 
 
 @helper
-def rank_rows_ascending(start, stop, scores, d_data, d_offsets, d_values, is_int, order, buf):
+def rank_rows_ascending(start, stop, reversed_key, order, buf):
     """Write into ``order[:n]`` the rows ``start:stop`` in form_prefs_counts.c's order: score
-    descending, then docno ascending (a stable sort by score, then each tie put in docno
-    order)."""
+    descending, then docno ascending. ``reversed_key``: a RankKey of the negated scores, in
+    whose ranking order (score ascending, docno descending) the rows are read backwards."""
     n = stop - start
-    for i in range(n):
-        order[i] = start + i
-    sort_by_score(order, n, scores, buf)
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        while hi < n and scores[order[hi]] == scores[order[lo]]:
-            hi += 1
-        if hi - lo > 1:
-            sort_by_id(order, lo, hi, d_data, d_offsets, d_values, is_int, buf, 1)
-        lo = hi
+    rank_rows(start, stop, reversed_key, order, buf)
+    for i in range(n // 2):
+        order[i], order[n - 1 - i] = order[n - 1 - i], order[i]
 
 
 @pjit
-def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores, d_data,
-                     d_offsets, d_values, j_indptr, j_data, j_offsets, j_values, is_int,
-                     row_hash, key, limit, scratch, position, n_retrieved, duplicate):
-    """Rank each evaluated query, find its judged documents in the top ``limit`` and give
-    every judged document its position (see :func:`join_prefs`)."""
+def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, negated, docs,
+                     j_indptr, j_docs, row_hash, key, limit, scratch, position, n_retrieved,
+                     duplicate):
+    """Rank each evaluated query (``negated``: the run's scores negated), find its judged
+    documents in the top ``limit`` and give every judged document its position (see
+    :func:`join_prefs`)."""
+    d_data, d_offsets, d_values, is_int = docs  # (read per row: unpacked once)
     most_judged = 0
     for q in range(len(j_indptr) - 1):
         most_judged = max(most_judged, j_indptr[q + 1] - j_indptr[q])
@@ -125,6 +118,7 @@ def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores,
         hashes = np.empty(scratch, dtype=np.uint64)
         seen = np.full(_table_size(scratch), -1, dtype=np.int64)
         table = np.full(_table_size(most_judged), -1, dtype=np.int64)
+        reversed_key = RankKey(negated, None, docs)  # (made in the loop, as the join's)
         for e in range(bounds[c], bounds[c + 1]):
             q = judged_query[e]
             lo, hi = j_indptr[q], j_indptr[q + 1]
@@ -132,8 +126,7 @@ def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores,
             found = 0
             if r >= 0:
                 m = min(r_stops[r] - r_starts[r], limit)
-                rank_rows_ascending(r_starts[r], r_stops[r], scores, d_data, d_offsets,
-                                    d_values, is_int, order, buf)
+                rank_rows_ascending(r_starts[r], r_stops[r], reversed_key, order, buf)
                 t_mask = _fill_table(table, row_hash, lo, hi)
                 s_size = _table_size(m)
                 s_mask = np.uint64(s_size - 1)
@@ -148,9 +141,7 @@ def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores,
                     slot = h & s_mask
                     while seen[slot] >= 0:
                         other = seen[slot]
-                        if hashes[other] == h and id_equal(d_data, d_offsets, d_values, d_data,
-                                                           d_offsets, d_values, is_int,
-                                                           order[other], row):
+                        if hashes[other] == h and id_equal(docs, order[other], docs, row):
                             duplicate[e] = order[other]
                             break
                         slot = (slot + np.uint64(1)) & s_mask
@@ -160,8 +151,7 @@ def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores,
                     slot = h & t_mask
                     while table[slot] >= 0:
                         j = table[slot]
-                        if row_hash[j] == h and id_equal(j_data, j_offsets, j_values, d_data,
-                                                         d_offsets, d_values, is_int, j, row):
+                        if row_hash[j] == h and id_equal(j_docs, j, docs, row):
                             position[j] = found
                             found += 1
                             break
@@ -196,28 +186,28 @@ def _fill_table(table, row_hash, lo, hi):
 
 
 @python_variant(_position_kernel)
-def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, scores, d_data,
-                     d_offsets, d_values, j_indptr, j_data, j_offsets, j_values, is_int,
-                     row_hash, key, limit, scratch, position, n_retrieved, duplicate):
+def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, negated, docs,
+                     j_indptr, j_docs, row_hash, key, limit, scratch, position, n_retrieved,
+                     duplicate):
     """The same in Python: a sort per query, the judged documents in a dict."""
-    docs = _keys(d_data, d_offsets, d_values, is_int)
-    order_keys = _order_keys(d_data, d_offsets, d_values, is_int)
-    judged_docs = _keys(j_data, j_offsets, j_values, is_int)
-    score = scores.tolist()
+    keys = order_keys(docs)
+    doc_keys = _keys(docs)
+    judged_docs = _keys(j_docs)
+    score = (-negated).tolist()
     for e, (r, q) in enumerate(zip(run_query.tolist(), judged_query.tolist())):
         lo, hi = int(j_indptr[q]), int(j_indptr[q + 1])
         where = {judged_docs[j]: j for j in range(lo, hi)}
         found = 0
         if r >= 0:
             rows = sorted(range(int(r_starts[r]), int(r_stops[r])),
-                          key=lambda row: (-score[row], order_keys[row]))[:limit]
+                          key=lambda row: (-score[row], keys[row]))[:limit]
             seen = {}
             for row in rows:
-                first = seen.setdefault(docs[row], row)
+                first = seen.setdefault(doc_keys[row], row)
                 if first != row:
                     duplicate[e] = first
                     break
-                j = where.get(docs[row])
+                j = where.get(doc_keys[row])
                 if j is not None:
                     position[j] = found
                     found += 1

@@ -46,7 +46,7 @@ def test_field_spans_variant_matches_its_kernel(lines, blank, comments):
 def test_judged_docs_variant_matches_its_kernel(lines):
     prefs = _prefs(lines)
     py, nb = _pair(prefs_model._judged_docs)
-    args = (_jit.chunk_bounds(np.diff(prefs.indptr), 2), prefs.indptr, *prefs.doc_ids.args())
+    args = (_jit.chunk_bounds(np.diff(prefs.indptr), 2), prefs.indptr, prefs.doc_ids.args())
     a, b = py(*args), nb(*args)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 

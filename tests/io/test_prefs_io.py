@@ -72,9 +72,9 @@ def test_judgment_groups(tmp_path):
 
 
 @pytest.mark.parametrize("reader, text, message", [
-    ("prefs", "q1 u1 s1 d1\n", r"prefs:1: malformed line: expected 5 fields, found fewer"),
+    ("prefs", "q1 u1 s1 d1\n", r"prefs:1: malformed line: expected 5 fields, found 4"),
     ("prefs", "q1 u1 s1 d1 1\nq1 u1 s1 d2 1 x\n", r"prefs:2: malformed line: expected 5 "
-                                                  r"fields, found more"),
+                                                  r"fields, found 6"),
     ("prefs", "q1 u1 s1 d1 1\nq1 u1 s1 d2 high\n", r"prefs:2: relevance level 'high' is "
                                                     r"not a number"),
     ("prefs", "q1 u1 s1 d1 1\nq1 u1 s1 d2 inf\n", r"prefs:2: relevance level 'inf' is not a "
@@ -82,9 +82,9 @@ def test_judgment_groups(tmp_path):
     ("prefs", "q1 u1 s1 d1 1_0\n", r"relevance level '1_0' is not a number"),
     ("prefs", "q1 u1 s1 d1 1\rq1 u1 s1 d2 1\n", r"a carriage return inside a line"),
     ("prefs", "", r"prefs: empty preferences file"),
-    ("qrels_prefs", "q1 0 d1 1 9\n", r"prefs:1: malformed line: expected 4 fields, found more"),
+    ("qrels_prefs", "q1 0 d1 1 9\n", r"prefs:1: malformed line: expected 4 fields, found 5"),
     ("qrels_prefs", "q1 0 d1 1.x\n", r"relevance level '1.x' is not a number"),
-    ("groups", "q1 0 d1\n", r"prefs:1: malformed line: expected 4 fields, found fewer"),
+    ("groups", "q1 0 d1\n", r"prefs:1: malformed line: expected 4 fields, found 3"),
     ("groups", "q1 0 d1 1.5\n", r"prefs:1: relevance label '1.5' is not a 32-bit integer"),
     ("groups", "q1 0 d1 1\nq1 1 d1 0\nq1 0 d1 2\n", r"query 'q1' judgment group '0' judges "
                                                      r"doc 'd1' twice"),
