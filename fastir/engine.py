@@ -160,15 +160,23 @@ class Plan:
 
     def results_of(self, query_ids, values, in_run, missing, ignored, missing_queries,
                    texts):
-        """A :class:`Results` of these measures (the one place one is built): ``values``
-        of the queries ``query_ids`` (an id column), ``texts`` as :meth:`texts` gives."""
-        return Results(query_ids, list(self.keys), list(self.parsed), values, ignored,
-                       missing_queries, missing, in_run, texts)
+        """A :class:`Results` of these measures: ``values`` of the queries ``query_ids``
+        (an id column), ``texts`` as :meth:`texts` gives (see :func:`results_of`)."""
+        return results_of(self.keys, self.parsed, query_ids, values, in_run, missing,
+                          ignored, missing_queries, texts)
 
     def texts(self, joined):
         """``{key: [text per query]}`` of the text measures (relstring) on a join."""
         return {key: relstrings(only_judged(joined) if m.judged_only else joined, m.cut())
                 for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
+
+
+def results_of(keys, parsed, query_ids, values, in_run, missing, ignored, missing_queries,
+               texts):
+    """A :class:`Results` (the one place one is built) of the measures ``parsed`` (under
+    ``keys``; none for trec_eval's ``-m runid`` alone): as :meth:`Plan.results_of`."""
+    return Results(query_ids, list(keys), list(parsed), values, ignored, missing_queries,
+                   missing, in_run, texts)
 
 
 @functools.lru_cache(maxsize=128)

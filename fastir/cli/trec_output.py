@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from fastir import _jit
-from fastir.engine import Plan
+from fastir.engine import Plan, results_of
 from fastir.io.inputs import as_qrels, as_run
 from fastir.io.trec import NoResultLines, read_qrels, source_name
 from fastir.measures import kernels
@@ -170,8 +170,10 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     check_start(evaluated, old, cannot, blank)
     add_notes(notes, columns, blank, old and not complete, joined.missing_queries,
               joined.ignored_run_queries)
-    values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
-    results = plan.results(joined, values, "zero" if complete else "skip")
+    missing = "zero" if complete else "skip"
+    results = plan.results(joined, plan.values(joined, qrels), missing) if plan else \
+        results_of((), (), joined.query_ids, np.zeros((len(joined.in_run), 0)), joined.in_run,
+                   missing, joined.ignored_run_queries, joined.missing_queries, {})
     texts = {j: results.strings[key] for j, key in enumerate(results.measures)
              if key in results.strings}
     # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says

@@ -13,7 +13,7 @@ from fastir.cli.trec_output import (
     trec_columns,
     trec_lines,
 )
-from fastir.engine import Plan, needs
+from fastir.engine import Plan, needs, results_of
 from fastir.io.prefs import read_judgment_groups, read_prefs
 from fastir.measures import prefs as PK
 from fastir.preferences import ERRORS, evaluate_groups, evaluate_prefs
@@ -52,10 +52,10 @@ def format_judgments(path, run, names, *, rel_format, per_query=False, complete=
               done.ignored_run_queries)
     _note_undefined(notes, done, evaluated, measures)
     values = done.values if measures else np.zeros((len(done.in_run), 0))
-    shown = plan if measures else Plan([], judgments=kind)  # (runid alone: no column)
-    results = shown.results_of(done.query_ids, values, done.in_run,
-                               "zero" if complete else "skip", done.ignored_run_queries,
-                               done.missing_queries, {})
+    # (runid alone: the plan computed num_q, and no column is shown)
+    results = results_of(plan.keys if measures else (), measures, done.query_ids, values,
+                         done.in_run, "zero" if complete else "skip",
+                         done.ignored_run_queries, done.missing_queries, {})
     return trec_lines(columns, results, evaluated, (stop[0], blank + stop[1]), run.name,
                       per_query=per_query, summary=summary, zscores=zscores, old=old,
                       complete=complete)
