@@ -37,7 +37,7 @@ ERRORS = {
 #: Per-query values of one evaluation (rows: the evaluated queries, in trec_eval order):
 #: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query
 #: cannot be evaluated (:data:`ERRORS`, 0: it can), ``undefined`` whether
-#: prefs_avgjg_Rnonrel read past trec_eval's arrays there (see the README).
+#: prefs_avgjg_Rnonrel read past trec_eval's arrays there (README.md, trec_eval mode).
 Evaluated = namedtuple("Evaluated", "query_ids in_run values ignored_run_queries "
                                     "missing_queries duplicate errors undefined")
 
