@@ -124,10 +124,6 @@ def python_variant(kernel):
 
 
 # -- numba, loaded on demand -------------------------------------------------------------
-def numba_loaded():
-    return _numba is not None
-
-
 def _load_numba():
     global _numba
     with _load_lock:

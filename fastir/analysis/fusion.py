@@ -82,7 +82,7 @@ def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=
     {'q': {'d2': 0.8333333333333333, 'd1': 0.5, 'd3': 0.3333333333333333}}
     """
     method = _choice(method, METHODS, "method")
-    names, loaded = _load(runs)
+    _, loaded = _load(runs)
     w = _weights(weights, len(loaded), method)
     depth = _depth(depth)
     with _jit.tier(sum(len(r) for r in loaded)):
