@@ -20,7 +20,6 @@ version = release = fastir.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
     "fastir_docs",  # docs/_ext: the measure catalogue and the pictures, generated
