@@ -110,6 +110,8 @@ def test_catalogue_has_every_family():
             assert f"| `{param}` |" in text, (name, param)
     index = fastir_docs.catalogue_index(pages)
     assert all(f"]({page}.md)" in index for page, _ in pages.values())
+    toctree = index.split("```{toctree}", 1)[1]
+    assert sorted(toctree.split()[1:-1]) == sorted(page for page, _ in pages.values())
 
 
 def test_api_reference_lists_every_public_name():

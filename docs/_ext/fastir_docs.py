@@ -248,8 +248,25 @@ def catalogue_pages():
     return pages
 
 
+#: The catalogue's sections, in order: (title, test of a family).
+SECTIONS = (
+    ("trec_eval's measures", lambda f: bool(f.trec) and f.path not in ("prefs", "groups")),
+    ("Beyond trec_eval", lambda f: not f.trec and f.name not in CWL
+     and f.path != "subtopics"),
+    ("C/W/L measures (cwl_eval)", lambda f: f.name in CWL),
+    ("Diversity (ndeval; subtopic judgments)", lambda f: f.path == "subtopics"),
+    ("Preference judgments (trec_eval -R prefs)", lambda f: f.path == "prefs"),
+    ("Judgment groups (trec_eval -R qrels_jg)", lambda f: f.path == "groups"),
+)
+
+
+def section_of(family):
+    """The title of the catalogue section a family is listed in."""
+    return next(title for title, test in SECTIONS if test(family))
+
+
 def catalogue_index(pages):
-    """The catalogue's front page: a table of every family, then the toctree."""
+    """The catalogue's front page: a table of the families of each section, the toctree."""
     from fastir.measures import registry
 
     lines = ["# Measure catalogue", "",
@@ -257,13 +274,22 @@ def catalogue_index(pages):
              "per measure family, with its names in each dialect (the "
              "[names guide](../guides/names.md) gives the rules), its parameters and "
              "defaults, and where it departs from trec_eval or a peer. `fastir measures` "
-             "prints the same families on the command line.", "",
-             "| family | trec_eval | summary |", "|---|---|---|"]
-    for name, (page, _) in pages.items():
-        family = registry.FAMILIES[name]
-        trec = ", ".join(f"`{t.name}`" for t in family.trec)
-        lines.append(f"| [{name}]({page}.md) | {trec} | {_escape(family.doc.split('. ')[0])} |")
-    lines += ["", "```{toctree}", ":hidden:", ""] + [p for p, _ in pages.values()] + ["```", ""]
+             "prints the same families on the command line.", ""]
+    order = []
+    for title, _ in SECTIONS:
+        rows = [(name, page) for name, (page, _) in pages.items()
+                if section_of(registry.FAMILIES[name]) == title]
+        order += [page for _, page in rows]
+        if not rows:
+            continue
+        lines += [f"## {title}", "", "| family | trec_eval | summary |", "|---|---|---|"]
+        for name, page in rows:
+            family = registry.FAMILIES[name]
+            trec = ", ".join(f"`{t.name}`" for t in family.trec)
+            summary = _escape(family.doc.split(". ")[0].rstrip("."))
+            lines.append(f"| [{name}]({page}.md) | {trec} | {summary} |")
+        lines.append("")
+    lines += ["```{toctree}", ":hidden:", ""] + order + ["```", ""]
     return "\n".join(lines)
 
 
