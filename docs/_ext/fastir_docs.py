@@ -167,7 +167,11 @@ def _param_rows(family):
 
 
 def _escape(text):
-    return text.replace("|", "\\|")
+    """Registry text as Markdown: ``*`` outside code spans is not emphasis, ``|`` is not a
+    table cell's end."""
+    parts = text.split("`")
+    parts[::2] = [part.replace("*", "\\*") for part in parts[::2]]
+    return "`".join(parts).replace("|", "\\|")
 
 
 def slug(name):
@@ -208,7 +212,8 @@ def catalogue_pages():
     ranx = _ranx_names()
     pages = {}
     for family in registry.FAMILIES.values():
-        lines = [f"(measure-{family.name})=", f"# {family.name}", "", family.doc, ""]
+        lines = [f"(measure-{family.name})=", f"# {family.name}", "", _escape(family.doc),
+                 "", f"In the catalogue's section *{section_of(family)}*.", ""]
         lines += ["## Names", "", "| dialect | names |", "|---|---|",
                   f"| fastir / ir_measures | `{family.name}`"
                   + (f", `{family.name}@k`" if family.cutoff is not None else "") + " |"]
