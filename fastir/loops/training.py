@@ -108,7 +108,7 @@ def evaluate_flat(preds, target, indexes, measures, *, relevance_level=1, ties="
 
 class MetricAccumulator:
     """Epoch-level metrics over batches: per-query values are computed at each update and
-    kept (one row per query), their summaries on :meth:`compute`.
+    kept (one row per query), their summaries on :meth:`~MetricAccumulator.compute`.
 
     Parameters
     ----------

@@ -1,18 +1,20 @@
 """`fastir trec_eval` against the real trec_eval binaries: identical stdout bytes and exit
-status on generated valid inputs under every flag set, or a deviation the README lists.
+status on generated valid inputs under every flag set, or a deviation
+docs/guides/trec-eval.md lists.
 
 The binaries come from PATH (``trec_eval`` for 10.0, ``trec_eval-9.0.8``); `.ci/run` builds
 them from ../shared/peers. Without them these tests skip.
 
-Documented deviations the comparison allows (README, "Where fastir differs"): where trec_eval
-divides 0 by 0 (``iprec_at_recall`` / ``11pt_avg`` on an empty ranking) it prints nan, fastir
-0, so lines where the binary prints nan are left out of the comparison. Inputs avoid
-trec_eval's undefined behaviour: a query whose judgments are all negative, and a ``-Z`` file
-without a line for some evaluated (query, measure), which crash it or read garbage.
+Documented deviations the comparison allows (docs/guides/trec-eval.md, "Where fastir
+differs"): where trec_eval divides 0 by 0 (``iprec_at_recall`` / ``11pt_avg`` on an empty
+ranking) it prints nan, fastir 0, so lines where the binary prints nan are left out of the
+comparison. Inputs avoid trec_eval's undefined behaviour: a query whose judgments are all
+negative, and a ``-Z`` file without a line for some evaluated (query, measure), which crash
+it or read garbage.
 
 The drawn-request test (issue 18) draws random subsets, orders and parameters of trec_eval's
 measures under random flags, several per input; ``without_known_differences`` says which
-README-listed differences it leaves out.
+listed differences it leaves out.
 """
 
 import contextlib

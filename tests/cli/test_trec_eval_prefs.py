@@ -7,10 +7,10 @@ The generated files have several queries, judgment groups and subgroups, levels 
 negative labels, ties in the run, documents not retrieved, judged queries absent from the
 run, run queries without judgments, documents ranked twice, and judgments trec_eval stops
 at (a document at two levels of one subgroup, level 0 and another in one group, a cycle).
-Two differences the README lists are allowed: where a cycle makes trec_eval abort (SIGABRT,
-its buffered output lost) fastir stops with exit status 4, printing what trec_eval printed
-before it; and where prefs_avgjg_Rnonrel's recount reads past trec_eval's arrays (negative
-levels; fastir says so on stderr) those lines are not compared.
+Two differences docs/guides/trec-eval.md lists are allowed: where a cycle makes trec_eval
+abort (SIGABRT, its buffered output lost) fastir stops with exit status 4, printing what
+trec_eval printed before it; and where prefs_avgjg_Rnonrel's recount reads past trec_eval's
+arrays (negative levels; fastir says so on stderr) those lines are not compared.
 """
 
 import random
