@@ -366,8 +366,9 @@ print(sorted(set(compiled)))
 @pytest.mark.one_engine
 def test_after_warmup_nothing_compiles(tmp_path, data_dir):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    subprocess.run([sys.executable, "-m", "fastir", "warmup"], env=env, check=True,
-                   capture_output=True)
+    # (--jobs 2: the steps shared by two processes, whatever the load: the suite runs alone)
+    subprocess.run([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
+                   check=True, capture_output=True)
     done = subprocess.run([sys.executable, "-c", BATTERY, str(data_dir / "inputs")], env=env,
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
