@@ -160,12 +160,21 @@ def program():
     """The ``fastir`` program (and ``python -m fastir``): :func:`main`, then, when the
     worker ran the command, leave at once: this process has nothing to tidy up, and
     Python's own shutdown would cost it about 3 ms."""
-    status = _in_worker()
-    if status is not None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(dispatch(sys.argv[1:]))
+    try:
+        status = _in_worker()
+        if status is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+        status = dispatch(sys.argv[1:])
+    except KeyboardInterrupt:  # (before or after the command: starting, or leaving)
+        status = interrupted(sys.argv[1] if len(sys.argv) > 1 else None)
+    # The command is done (its output written): a Ctrl-C now, during Python's shutdown,
+    # would kill the process by the signal (or worse, inside a library's finaliser).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
 
 
 def _in_worker():
@@ -198,6 +207,23 @@ def dispatch(argv):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
+        return interrupted(argv[0])
+
+
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED_STATUS = 130
+
+
+def interrupted(command=None):
+    """Say that Ctrl-C stopped the command; its exit status."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"fastir{' ' + command if command else ''}: interrupted (Ctrl-C)", file=sys.stderr,
+          flush=True)
+    return INTERRUPTED_STATUS
 
 
 if __name__ == "__main__":
