@@ -584,3 +584,26 @@ def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path
     said = [line for line in err.splitlines() if not line.startswith("fastir: compiling")]
     assert proc.returncode == 130, err
     assert said == [f"fastir {command}: interrupted (Ctrl-C)"], err
+
+
+# -- progress ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("int_docs", [True, False])
+def test_the_parse_of_a_large_file_advances_the_bar(tmp_path, int_docs):
+    """The bar moves as the chunks are scanned (it sat at 0, then jumped, for the parse of
+    a large file), and the run read is the same."""
+    from fastir.progress import Progress
+
+    doc = "{}" if int_docs else "doc{}"
+    path = tmp_path / "large.run"
+    path.write_text("".join(f"q{q} Q0 {doc.format(d)} {d + 1} {1 - d / 1000:.4f} t\n"
+                            for q in range(120) for d in range(1000)))
+    size = path.stat().st_size
+    assert size > 2 << 20
+    steps = []
+    with Progress(size, "test", True, unit="B") as bar:
+        update = bar.bar.update
+        bar.bar.update = lambda n: (steps.append(n), update(n))
+        run = fastir.read_run(str(path), progress=bar)
+        assert bar.bar.n == size
+    assert len([n for n in steps if n > 0]) >= 4, steps
+    assert run.to_dict() == fastir.read_run(str(path)).to_dict()
