@@ -607,3 +607,37 @@ def test_the_parse_of_a_large_file_advances_the_bar(tmp_path, int_docs):
         assert bar.bar.n == size
     assert len([n for n in steps if n > 0]) >= 4, steps
     assert run.to_dict() == fastir.read_run(str(path)).to_dict()
+
+
+# -- a doc ranked twice -----------------------------------------------------------------------
+@pytest.mark.parametrize("lines, where", [
+    ("q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq2 Q0 a 1 1.0 t\n# note\nq1 Q0 a 3 1.5 t\n", ":5:"),
+    ("q1 a 1\nq1 b 2\n\nq1 a 3\n", ":4:"),  # (MS MARCO's three fields)
+    ("q1 Q0 x 1 3.0 a\nq1 Q0 a 2 2.0 t\nq1 Q0 a 3 1.0 t\n", ":3:"),  # (the tag is 'a' too)
+])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_doc_ranked_twice_names_the_file_and_line_of_the_second(tmp_path, lines, where,
+                                                                   compressed):
+    import gzip
+
+    path = tmp_path / ("dup.run.gz" if compressed else "dup.run")
+    path.write_bytes(gzip.compress(lines.encode()) if compressed else lines.encode())
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    with pytest.raises(fastir.InputError) as info:
+        fastir.evaluate(qrels, str(path), ["AP"])
+    useful(info.value, f"{path}{where} query 'q1' ranks doc 'a' a second time")
+    assert "remove one" in str(info.value)
+    qrels_path = tmp_path / "qrels"
+    qrels_path.write_text("q1 0 a 1\nq2 0 a 1\n")
+    for command in (["eval"], ["trec_eval"]):
+        done = _cli(*command, str(qrels_path), str(path))
+        assert f"{path}{where} query 'q1' ranks doc 'a' a second time" in done.stderr
+        assert done.returncode in (1, 4) and "Traceback" not in done.stderr
+
+
+def test_a_doc_ranked_twice_without_a_file_names_query_and_doc():
+    run = fastir.Run.from_arrays(np.array(["q1", "q1", "q1"]), np.array(["a", "b", "a"]),
+                                 np.array([3.0, 2.0, 1.0]))
+    with pytest.raises(fastir.InputError) as info:
+        fastir.evaluate({"q1": {"a": 1}}, run, ["AP"])
+    useful(info.value, "query 'q1' ranks doc 'a' twice")

@@ -219,6 +219,35 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     return qrels
 
 
+def repeat_lines(source, qid, doc):
+    """(first, second): the line numbers of the first two lines of the run file ``source``
+    that rank ``doc`` for ``qid`` (6 fields, or MS MARCO's 3), or None when ``source`` is no
+    file to read again (standard input, a stream, arrays) or they are not found. For a
+    message only: it reads the file again."""
+    if not isinstance(source, str) or source == "-" or not os.path.isfile(source):
+        return None
+    try:
+        buf = read_bytes(source).tobytes()
+    except (OSError, InputError):
+        return None
+    qid, doc = (str(x).encode("utf-8", "surrogateescape") for x in (qid, doc))
+    found, line, counted = [], 1, 0
+    for match in re.finditer(rb"(?<=[ \t])" + re.escape(doc) + rb"(?=[ \t\r\n]|$)", buf):
+        start = buf.rfind(b"\n", 0, match.start()) + 1
+        end = buf.find(b"\n", match.end())
+        fields = buf[start:len(buf) if end < 0 else end].split()
+        if fields and fields[0] == qid and (
+                (len(fields) == 6 and fields[2] == doc) or (len(fields) == 3 and
+                                                            fields[1] == doc)):
+            line += buf.count(b"\n", counted, start)
+            counted = start
+            if not found or found[-1] != line:
+                found.append(line)
+            if len(found) == 2:
+                return tuple(found)
+    return None
+
+
 class NoResultLines(InputError):
     """A run file that is not empty but holds only blank or comment lines. An error like any
     empty run, but ``fastir trec_eval`` reads it as trec_eval does: a run without results."""
