@@ -641,3 +641,16 @@ def test_a_doc_ranked_twice_without_a_file_names_query_and_doc():
     with pytest.raises(fastir.InputError) as info:
         fastir.evaluate({"q1": {"a": 1}}, run, ["AP"])
     useful(info.value, "query 'q1' ranks doc 'a' twice")
+
+
+# -- warmup says what it does -----------------------------------------------------------------
+def test_warmup_says_compiling_only_when_it_compiles():
+    first = _cli("warmup", "--only", "containers")  # (compiles what is not cached)
+    assert first.returncode == 0, first.stderr
+    again = _cli("warmup", "--only", "containers")
+    assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
+    assert again.stderr.startswith("fastir warmup: dicts and arrays: loaded from the cache in ")
+    said = first.stderr.splitlines()
+    assert len(said) == 1 or (said[0].endswith("compiling the kernels not in the cache (about "
+                                               "1 s on a fresh cache)")
+                              and " compiled " in said[1]), first.stderr

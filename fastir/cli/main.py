@@ -42,7 +42,8 @@ def example_main(argv):
 
 
 def warmup_main(argv):
-    """Compile every numba kernel now (cached on disk for later processes): ``--jobs N``
+    """Compile every numba kernel not in the cache now (cached on disk for later processes;
+    the cached ones are loaded): ``--jobs N``
     processes (default: the idle cores, at most 4), each step's progress on stderr."""
     import argparse
 
@@ -58,10 +59,10 @@ def warmup_main(argv):
         return 0
     groups = plan(args.jobs)
     estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
-    print(f"fastir warmup: compiling numba kernels in {len(groups)} process"
-          f"{'es' if len(groups) > 1 else ''}: about {estimate} s on a fresh cache (2-core "
-          "machine, quiet), a second when cached; once per install", file=sys.stderr,
-          flush=True)
+    print(f"fastir warmup: loading the numba kernels from the cache, compiling those not in "
+          f"it, in {len(groups)} process{'es' if len(groups) > 1 else ''}: about {estimate} s "
+          "on a fresh cache (2-core machine, quiet), a second when cached; once per install",
+          file=sys.stderr, flush=True)
     seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)
     return 0
