@@ -554,6 +554,7 @@ def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path
     import subprocess
     import sys
     import threading
+    import time
 
     qrels = str(data_dir / "inputs" / "qrels.test")
     fifo = tmp_path / "run"
@@ -570,7 +571,13 @@ def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path
         assert writer, "the command never opened its run"
         writer[0].write("301 Q0 FBIS3-10082 1 0.5 t\n" * 1000)
         writer[0].flush()
+        time.sleep(0.5)  # (it waits in read() for more)
         proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        try:  # (a SIGINT that came just before read() began is raised once read() returns)
+            writer.pop().close()
+        except BrokenPipeError:
+            pass
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -654,3 +661,25 @@ def test_warmup_says_compiling_only_when_it_compiles():
     assert len(said) == 1 or (said[0].endswith("compiling the kernels not in the cache (about "
                                                "1 s on a fresh cache)")
                               and " compiled " in said[1]), first.stderr
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning")
+@pytest.mark.parametrize("method, norm, scale, k", [
+    ("rrf", None, 1.0, 0), ("rrf", None, 1.0, 0.5), ("rrf", None, 1.0, 1e6),
+    ("sum", "min-max", 1e300, 60), ("mnz", "min-max", 1e300, 60), ("wsum", "zmuv", 1e150, 60),
+    ("sum", "sum", 1e300, 60), ("max", "max", 1e300, 60)])
+def test_fusion_at_the_edges_equals_ranx_where_ranx_is_sane(method, norm, scale, k):
+    """Where ranx does not overflow (scores to 1e300: their differences fit a double), the
+    scores fastir scales down before normalising give ranx's values."""
+    ranx = pytest.importorskip("ranx")
+    runs = [{q: {d: s * scale for d, s in docs.items()} for q, docs in run.items()}
+            for run in (SMALL_RUNS["x"], SMALL_RUNS["y"],
+                        {q: {"a": 3.0, "z": 1.5 + len(q)} for q in SMALL_QRELS})]
+    weights = [0.2, 0.5, 0.3] if method == "wsum" else None
+    params = {"k": k} if method == "rrf" else {"weights": weights} if weights else {}
+    want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=method,
+                     params=params).to_dict()
+    got = fastir.fuse(runs, method, norm=norm, k=k, weights=weights).to_dict()
+    assert sorted(got) == sorted(want)
+    for q in got:
+        assert got[q] == pytest.approx(dict(want[q]), rel=1e-12, abs=1e-300)
