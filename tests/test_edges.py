@@ -683,3 +683,17 @@ def test_fusion_at_the_edges_equals_ranx_where_ranx_is_sane(method, norm, scale,
     assert sorted(got) == sorted(want)
     for q in got:
         assert got[q] == pytest.approx(dict(want[q]), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("options, names", [
+    ({"step": 1e-9}, "step: a step of 1e-09"), ({"step": 0}, "step: a grid step"),
+    ({"step": float("nan")}, "step: a grid step"), ({"step": 0.01, "runs": 4}, "step: a step"),
+    ({"method": "rrf", "k_step": 0}, "k_step"), ({"method": "rrf", "max_k": 10**9}, "max_k"),
+])
+def test_the_ranx_switch_bounds_its_grids_up_front(options, names):
+    from fastir.peers import ranx as shim
+
+    runs = [{"q": {"d1": 3.0, "d2": 2.0}}] * (options.pop("runs", 2) - 1) + [FB]
+    with pytest.raises(ValueError) as info:
+        shim.optimize_fusion({"q": {"d2": 1}}, runs, **options)
+    useful(info.value, names)
