@@ -697,3 +697,33 @@ def test_the_ranx_switch_bounds_its_grids_up_front(options, names):
     with pytest.raises(ValueError) as info:
         shim.optimize_fusion({"q": {"d2": 1}}, runs, **options)
     useful(info.value, names)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_warmup_and_its_helpers_with_one_line(tmp_path):
+    """A terminal's Ctrl-C reaches the warmup and its helper processes: one line, 130, and
+    no helper left compiling."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "FASTIR_WORKER": "off", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(6)  # (both processes compiling)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # (the session's processes, all ours)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    assert proc.returncode == 130, err
+    said = err.splitlines()
+    assert said[-1] == "fastir warmup: interrupted (Ctrl-C)" and "Traceback" not in err, err
+    assert sum("interrupted" in line for line in said) == 1, err

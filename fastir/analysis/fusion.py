@@ -196,8 +196,9 @@ class FusionSearch:
         self.weights = grid[self.best].tolist()
 
     def __repr__(self):
+        weights = ", ".join(f"{n!r}: {w:g}" for n, w in zip(self.names, self.weights))
         return (f"FusionSearch({self.measure} {self.values[self.best]:.4f} at weights "
-                f"{dict(zip(self.names, self.weights))}, {len(self.grid)} points)")
+                f"{{{weights}}}, {len(self.grid)} points)")
 
     def to_markdown(self, digits=4):
         """The table as markdown: one row per point in grid order, the best marked ``*``."""

@@ -54,8 +54,13 @@ def warmup_main(argv):
                         help="processes to compile in (default: the idle cores, at most 4)")
     parser.add_argument("--only", help=argparse.SUPPRESS)  # a helper process's steps
     args = parser.parse_args(argv)
-    if args.only:
-        warmup(only=args.only.split(","))
+    if args.only:  # a helper of a warmup: on Ctrl-C, the warmup says so, not each helper
+        try:
+            warmup(only=args.only.split(","))
+        except BaseException as exc:
+            if by_ctrl_c(exc):
+                return INTERRUPTED_STATUS
+            raise
         return 0
     groups = plan(args.jobs)
     estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
@@ -202,6 +207,7 @@ def dispatch(argv):
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
         print(unknown + help_text(), end="", file=sys.stderr)
         return 2
+    _ctrl_c_anywhere()
     try:
         return COMMANDS[argv[0]](argv[1:])
     except BrokenPipeError:  # the reader left (fastir measures | head): not an error
@@ -210,6 +216,56 @@ def dispatch(argv):
         return 0
     except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
         return interrupted(argv[0])
+    except Exception as exc:
+        if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
+            return interrupted(argv[0])
+        raise
+
+
+def by_ctrl_c(exc):
+    """Whether ``exc`` ends a command a Ctrl-C stopped: a KeyboardInterrupt, an error it
+    caused (one raised inside numba's compiler comes out as another exception), or any
+    error after a Ctrl-C (numba's state, interrupted in a callback, fails later)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return _ctrl_c[0]
+
+
+_ctrl_c = [False]  # whether a Ctrl-C came
+
+
+def _ctrl_c_anywhere():
+    """Note each Ctrl-C (then raise KeyboardInterrupt, as Python does); one that lands in a
+    callback from C (numba's compiler, llvmlite's object cache), where Python can only
+    print it as 'Exception ignored' and go on, comes again a moment later, to stop the
+    command where it can."""
+    import signal
+    import threading
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        def noted(signum, frame):
+            _ctrl_c[0] = True
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, noted)
+    hook = sys.unraisablehook
+    if getattr(hook, "_fastir", False):
+        return
+
+    def again(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+            return
+        hook(unraisable)
+
+    again._fastir = True
+    sys.unraisablehook = again
 
 
 #: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).

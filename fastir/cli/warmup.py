@@ -193,6 +193,10 @@ def warmup(out=sys.stderr, jobs=1, only=None):
                for group in groups[1:]]
     try:
         _run_steps(groups[0], out)
+    except KeyboardInterrupt:  # (the helpers too: a terminal's Ctrl-C reaches them as well)
+        for helper in helpers:
+            helper.terminate()
+        raise
     finally:
         failed = [h.args for h in helpers if h.wait() != 0]
     if failed:
