@@ -171,7 +171,10 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     add_notes(notes, columns, blank, old and not complete, joined.missing_queries,
               joined.ignored_run_queries)
     values = plan.values(joined, qrels) if plan else np.zeros((len(joined.in_run), 0))
-    results = plan.results(joined, values, "zero" if complete else "skip")
+    missing = "zero" if complete else "skip"
+    results = plan.results(joined, values, missing) if plan else no_measures(
+        joined.query_ids, values, joined.in_run, missing, joined.ignored_run_queries,
+        joined.missing_queries)
     texts = {j: results.strings[key] for j, key in enumerate(results.measures)
              if key in results.strings}
     # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
@@ -299,6 +302,13 @@ def _trec_column(base, params, rel_format):
         parse_trec(f"{base}.{params}")
     formats = " or ".join(judgment_formats(family))
     raise UncomputableMeasureError(f"{base} needs -R {formats} judgments, not -R {rel_format}")
+
+
+def no_measures(query_ids, values, in_run, missing, ignored, missing_queries):
+    """The Results of no measure (``-m runid`` alone: trec_eval prints the run's name)."""
+    from fastir.results import Results
+
+    return Results(query_ids, [], [], values, ignored, missing_queries, missing, in_run, {})
 
 
 def _stop(joined, qrels, measures, old, complete, run):
