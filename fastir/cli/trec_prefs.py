@@ -9,6 +9,7 @@ from fastir.cli.trec_output import (
     add_notes,
     check_start,
     evaluated_queries,
+    no_measures,
     read_trec_run,
     trec_columns,
     trec_lines,
@@ -52,10 +53,13 @@ def format_judgments(path, run, names, *, rel_format, per_query=False, complete=
               done.ignored_run_queries)
     _note_undefined(notes, done, evaluated, measures)
     values = done.values if measures else np.zeros((len(done.in_run), 0))
-    shown = plan if measures else Plan([], judgments=kind)  # (runid alone: no column)
-    results = shown.results_of(done.query_ids, values, done.in_run,
-                               "zero" if complete else "skip", done.ignored_run_queries,
-                               done.missing_queries, {})
+    missing = "zero" if complete else "skip"
+    if measures:
+        results = plan.results_of(done.query_ids, values, done.in_run, missing,
+                                  done.ignored_run_queries, done.missing_queries, {})
+    else:  # runid alone: no column
+        results = no_measures(done.query_ids, values, done.in_run, missing,
+                              done.ignored_run_queries, done.missing_queries)
     return trec_lines(columns, results, evaluated, (stop[0], blank + stop[1]), run.name,
                       per_query=per_query, summary=summary, zscores=zscores, old=old,
                       complete=complete)
