@@ -69,8 +69,9 @@ def refuse_stops(done, run):
         e = int(bad[0])
         qid = done.query_ids[e]
         if done.duplicate[e] >= 0:
-            raise InputError(f"{run.source}: query {qid!r} retrieves doc "
-                             f"{run.doc_ids[int(done.duplicate[e])]!r} twice")
+            from fastir.model.join import ranked_twice
+
+            raise InputError(ranked_twice(run, qid, int(done.duplicate[e])))
         raise InputError(f"query {qid!r}: {ERRORS[int(done.errors[e])]}")
 
 

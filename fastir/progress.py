@@ -2,6 +2,7 @@
 library unless asked (``progress=True``)."""
 
 import contextlib
+import contextvars
 import shutil
 import sys
 import threading
@@ -9,6 +10,8 @@ import time
 
 #: A bar appears only when the work has taken this long (short work shows nothing).
 DELAY = 0.3
+#: The running stage's report (see :meth:`Progress.stage`), for the code under it.
+_STAGE = contextvars.ContextVar("fastir_progress_stage", default=None)
 #: What a bar shows: done, rate and time left (a counter where the total is unknown).
 BAR = "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
 COUNTER = "{desc}{n_fmt} [{elapsed}, {rate_fmt}]"
@@ -52,14 +55,22 @@ class Progress:
 
     @contextlib.contextmanager
     def stage(self, description, units):
-        """A step of ``units`` that reports nothing while it runs (a file parsed by one
-        kernel call, say): the bar shows its name and keeps its clock ticking, then
-        advances by ``units``."""
+        """A step of ``units`` (a file parsed, say): the bar shows its name and keeps its
+        clock ticking, advances as the code under it reports the part done
+        (:func:`report`: a file's parse, by the chunks it has scanned), then by the rest of
+        ``units``."""
         if self.bar is None:
             yield
             return
         self.bar.set_description(description, refresh=False)
         done = threading.Event()
+        reported = [0]
+
+        def report(fraction):
+            n = int(units * min(max(fraction, 0.0), 1.0))
+            if n > reported[0]:
+                self.bar.update(n - reported[0])
+                reported[0] = n
 
         def tick():
             while not done.wait(0.2):
@@ -68,12 +79,14 @@ class Progress:
 
         ticker = threading.Thread(target=tick, daemon=True)
         ticker.start()
+        token = _STAGE.set(report)
         try:
             yield
         finally:
+            _STAGE.reset(token)
             done.set()
             ticker.join()
-            self.bar.update(units)
+            self.bar.update(units - reported[0])
 
     def close(self):
         if self.bar is not None:
@@ -85,3 +98,9 @@ class Progress:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def reporter():
+    """The running stage's ``report(fraction done)`` when a bar shows it, else None (then
+    there is no one to tell: work in one piece)."""
+    return _STAGE.get()

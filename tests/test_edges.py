@@ -409,3 +409,321 @@ def test_arrow_columns_of_any_content(values, kind):
         useful(exc, "query_id")
         return
     assert None not in values and len(run.query_ids) == len(set(column.to_pylist()))
+
+
+# -- fusion, adversarial ----------------------------------------------------------------------
+FA, FB = {"q": {"d1": 3.0, "d2": 2.0}}, {"q": {"d2": 0.9, "d3": 0.1}}
+
+
+@pytest.mark.parametrize("k", [-1, -0.5, float("nan"), float("inf"), -float("inf"), "60", None,
+                               True])
+def test_rrf_refuses_a_constant_that_is_no_finite_number_of_0_or_more(k):
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, FB], "rrf", k=k)
+    useful(info.value, "k: ")
+    assert fastir.fuse([FA, FB], "rrf", k=0).to_dict() == {"q": {"d2": 1.5, "d1": 1.0,
+                                                                 "d3": 0.5}}
+
+
+@pytest.mark.parametrize("norm", ["min-max", "zmuv", "sum"])
+@pytest.mark.parametrize("method", ["sum", "wsum", "mnz", "max", "med", "anz"])
+def test_normalising_huge_scores_does_not_overflow(method, norm):
+    """The normalisations are unchanged by a power-of-two scale: 1e308-sized scores give what
+    the same scores scaled down give (ranx gives NaN for min-max of -1e308 and 1e308)."""
+    huge = {"q": {"d1": 1e308, "d2": -1e308, "d4": 1e307}, "r": {"d1": -1.7e308, "d2": 0.0}}
+    small = {q: {d: s * 2.0**-1000 for d, s in docs.items()} for q, docs in huge.items()}
+    other = {"q": {"d2": 0.9, "d3": 0.1}, "r": {"d5": 1.0}}
+    got = fastir.fuse([huge, other], method, norm=norm).to_dict()
+    assert got == fastir.fuse([small, other], method, norm=norm).to_dict()
+    assert all(np.isfinite(s) for docs in got.values() for s in docs.values())
+    if norm == "min-max":
+        assert got["q"]["d1"] >= 1.0 and got["r"]["d1"] == 0.0
+
+
+@pytest.mark.parametrize("method, weights", [("sum", None), ("mnz", None), ("wsum", None),
+                                             ("wsum", [1e308, 1e308])])
+def test_a_fused_score_beyond_a_double_is_refused(method, weights):
+    huge = {"q": {"d1": 1e308, "d2": 1.0}}
+    runs = [huge, huge] if weights is None else [huge, {"q": {"d1": 1e308}}]
+    with pytest.raises(ValueError) as info:
+        fastir.fuse(runs, method, weights=weights)
+    useful(info.value, "beyond a double")
+    assert "'d1'" in str(info.value) and "norm='min-max'" in str(info.value)
+    got = fastir.fuse(runs, method, weights=weights, norm="min-max").to_dict()
+    assert got["q"]["d1"] > got["q"]["d2"]
+
+
+def test_max_normalising_huge_negative_scores_is_refused():
+    with pytest.raises(ValueError) as info:  # ranx's max norm divides these by its 1e-9 floor
+        fastir.fuse([{"q": {"d1": -1e300, "d2": -2e300}}, FB], "sum", norm="max")
+    useful(info.value, "norm: 'max'")
+
+
+def test_fusion_refuses_scores_that_are_not_finite():
+    run = fastir.Run.from_dict({"q": {"d1": 1.0, "d2": 2.0}})
+    bad = fastir.Run(run.query_ids, run.starts, run.stops, run.doc_ids,
+                     np.array([np.nan, 1.0]), name="bad")
+    for call in (lambda: fastir.fuse([FA, bad], "sum"),
+                 lambda: fastir.optimize_fusion({"q": {"d1": 1}}, [FA, bad], "AP")):
+        with pytest.raises(ValueError) as info:
+            call()
+        useful(info.value, "runs: run 1 ('bad')")
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, {"q": {"d1": float("inf")}}])
+    useful(info.value, "not finite")
+
+
+@pytest.mark.parametrize("weights", [[float("nan"), 1], [1], [1, 2, 3], "ab", [[1, 2]],
+                                     [True, 1], [1, None]])
+def test_weights_must_be_one_finite_number_per_run(weights):
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, FB], "wsum", weights=weights)
+    useful(info.value, "weights: give 2 finite numbers")
+
+
+def test_negative_weights_subtract_a_run():
+    got = fastir.fuse([FA, FB], "wsum", weights=[-1, 1]).to_dict()
+    assert got == {"q": {"d3": 0.1, "d2": -1.1, "d1": -3.0}}
+
+
+@pytest.mark.parametrize("step", [float("nan"), 0, -0.1, 2, 0.3, 5e-324, "0.1", True, None])
+def test_optimize_fusion_refuses_a_step_that_is_no_grid(step):
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA, FB], "AP", step=step)
+    useful(info.value, "step: 1 / step must be a whole number")
+
+
+@pytest.mark.parametrize("step, runs", [(1e-9, 2), (1e-300, 2), (0.01, 6)])
+def test_optimize_fusion_refuses_a_grid_too_big_up_front(step, runs):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA] * (runs - 1) + [FB], "AP", step=step)
+    useful(info.value, f"step: a step of {step!r} over {runs} runs")
+    assert "give grid=" in str(info.value) and time.perf_counter() - start < 10
+
+
+def test_optimize_fusion_refuses_weights_beyond_a_double():
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA, FB], "AP", norm=None,
+                               grid=[[0.5, 0.5], [1e308, 1e308]])
+    useful(info.value, "grid: the weights [1e+308, 1e+308] (point 1)")
+
+
+FUSE_ODD = st.sampled_from([None, -1, 0, 1, 0.5, 2.5, float("nan"), float("inf"), -1e308, 1e308,
+                            2**70, "x", "", True, [], {}, (1,), [1.0, 2.0], [1e308, -1e308],
+                            [float("nan"), 1.0], np.int64(3), "rrf", "wsum", "mnz", "min-max",
+                            "zmuv", "max", "borda", "sum", [[0.5, 0.5]], ["q1"]])
+HUGE_RUNS = [{"q1": {"a": 1e308, "b": -1e308, "c": 0.0}, "q2": {"a": -1e300}},
+             {"q1": {"a": 0.5, "d": 0.25}, "q2": {"a": 1.0, "b": 1e-300}}]
+
+
+def _finite_run(run):
+    assert all(np.isfinite(s) for docs in run.to_dict().values() for s in docs.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["method", "weights", "norm", "k", "depth", "name"]),
+                       FUSE_ODD, max_size=4), st.booleans())
+def test_fuse_takes_any_options(options, huge):
+    runs = HUGE_RUNS if huge else list(SMALL_RUNS.values())
+    got = _odd_call(lambda **kw: fastir.fuse(runs, **kw), options)
+    if got is not None:
+        _finite_run(got)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(st.sampled_from(["method", "norm", "step", "grid", "k", "depth",
+                                        "test_queries"]), FUSE_ODD, max_size=3), st.booleans())
+def test_optimize_fusion_takes_any_options(options, huge):
+    runs = HUGE_RUNS if huge else list(SMALL_RUNS.values())
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"b": 1}} if huge else SMALL_QRELS
+    got = _odd_call(lambda **kw: fastir.optimize_fusion(qrels, runs, "AP", **kw), options)
+    if got is not None:
+        assert np.isfinite(got.values).all() and np.isfinite(got.grid).all()
+
+
+# -- Ctrl-C -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["eval", "trec_eval"])
+def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path):
+    """SIGINT while the command is reading its run (a pipe kept open: it is surely running):
+    status 130, one line, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    fifo = tmp_path / "run"
+    os.mkfifo(fifo)
+    args = [qrels, str(fifo)] if command == "eval" else ["-q", qrels, str(fifo)]
+    env = {**os.environ, "FASTIR_WORKER": "off"}
+    proc = subprocess.Popen([sys.executable, "-m", "fastir", command, *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = []
+    opener = threading.Thread(target=lambda: writer.append(open(fifo, "w")), daemon=True)
+    try:
+        opener.start()
+        opener.join(120)  # the open returns when the command opens the run to read it
+        assert writer, "the command never opened its run"
+        writer[0].write("301 Q0 FBIS3-10082 1 0.5 t\n" * 1000)
+        writer[0].flush()
+        time.sleep(0.5)  # (it waits in read() for more)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        try:  # (a SIGINT that came just before read() began is raised once read() returns)
+            writer.pop().close()
+        except BrokenPipeError:
+            pass
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if writer:
+            try:
+                writer[0].close()
+            except BrokenPipeError:
+                pass
+    said = [line for line in err.splitlines() if not line.startswith("fastir: compiling")]
+    assert proc.returncode == 130, err
+    assert said == [f"fastir {command}: interrupted (Ctrl-C)"], err
+
+
+# -- progress ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("int_docs", [True, False])
+def test_the_parse_of_a_large_file_advances_the_bar(tmp_path, int_docs):
+    """The bar moves as the chunks are scanned (it sat at 0, then jumped, for the parse of
+    a large file), and the run read is the same."""
+    from fastir.progress import Progress
+
+    doc = "{}" if int_docs else "doc{}"
+    path = tmp_path / "large.run"
+    path.write_text("".join(f"q{q} Q0 {doc.format(d)} {d + 1} {1 - d / 1000:.4f} t\n"
+                            for q in range(120) for d in range(1000)))
+    size = path.stat().st_size
+    assert size > 2 << 20
+    steps = []
+    with Progress(size, "test", True, unit="B") as bar:
+        update = bar.bar.update
+        bar.bar.update = lambda n: (steps.append(n), update(n))
+        run = fastir.read_run(str(path), progress=bar)
+        assert bar.bar.n == size
+    assert len([n for n in steps if n > 0]) >= 4, steps
+    assert run.to_dict() == fastir.read_run(str(path)).to_dict()
+
+
+# -- a doc ranked twice -----------------------------------------------------------------------
+@pytest.mark.parametrize("lines, where", [
+    ("q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq2 Q0 a 1 1.0 t\n# note\nq1 Q0 a 3 1.5 t\n", ":5:"),
+    ("q1 a 1\nq1 b 2\n\nq1 a 3\n", ":4:"),  # (MS MARCO's three fields)
+    ("q1 Q0 x 1 3.0 a\nq1 Q0 a 2 2.0 t\nq1 Q0 a 3 1.0 t\n", ":3:"),  # (the tag is 'a' too)
+])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_doc_ranked_twice_names_the_file_and_line_of_the_second(tmp_path, lines, where,
+                                                                   compressed):
+    import gzip
+
+    path = tmp_path / ("dup.run.gz" if compressed else "dup.run")
+    path.write_bytes(gzip.compress(lines.encode()) if compressed else lines.encode())
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    with pytest.raises(fastir.InputError) as info:
+        fastir.evaluate(qrels, str(path), ["AP"])
+    useful(info.value, f"{path}{where} query 'q1' ranks doc 'a' a second time")
+    assert "remove one" in str(info.value)
+    qrels_path = tmp_path / "qrels"
+    qrels_path.write_text("q1 0 a 1\nq2 0 a 1\n")
+    for command in (["eval"], ["trec_eval"]):
+        done = _cli(*command, str(qrels_path), str(path))
+        assert f"{path}{where} query 'q1' ranks doc 'a' a second time" in done.stderr
+        assert done.returncode in (1, 4) and "Traceback" not in done.stderr
+
+
+def test_a_doc_ranked_twice_without_a_file_names_query_and_doc():
+    run = fastir.Run.from_arrays(np.array(["q1", "q1", "q1"]), np.array(["a", "b", "a"]),
+                                 np.array([3.0, 2.0, 1.0]))
+    with pytest.raises(fastir.InputError) as info:
+        fastir.evaluate({"q1": {"a": 1}}, run, ["AP"])
+    useful(info.value, "query 'q1' ranks doc 'a' twice")
+
+
+# -- warmup says what it does -----------------------------------------------------------------
+def test_warmup_says_compiling_only_when_it_compiles():
+    first = _cli("warmup", "--only", "containers")  # (compiles what is not cached)
+    assert first.returncode == 0, first.stderr
+    again = _cli("warmup", "--only", "containers")
+    assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
+    assert again.stderr.startswith("fastir warmup: dicts and arrays: loaded from the cache in ")
+    said = first.stderr.splitlines()
+    assert len(said) == 1 or (said[0].endswith("compiling the kernels not in the cache (about "
+                                               "1 s on a fresh cache)")
+                              and " compiled " in said[1]), first.stderr
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning")
+@pytest.mark.parametrize("method, norm, scale, k", [
+    ("rrf", None, 1.0, 0), ("rrf", None, 1.0, 0.5), ("rrf", None, 1.0, 1e6),
+    ("sum", "min-max", 1e300, 60), ("mnz", "min-max", 1e300, 60), ("wsum", "zmuv", 1e150, 60),
+    ("sum", "sum", 1e300, 60), ("max", "max", 1e300, 60)])
+def test_fusion_at_the_edges_equals_ranx_where_ranx_is_sane(method, norm, scale, k):
+    """Where ranx does not overflow (scores to 1e300: their differences fit a double), the
+    scores fastir scales down before normalising give ranx's values."""
+    ranx = pytest.importorskip("ranx")
+    runs = [{q: {d: s * scale for d, s in docs.items()} for q, docs in run.items()}
+            for run in (SMALL_RUNS["x"], SMALL_RUNS["y"],
+                        {q: {"a": 3.0, "z": 1.5 + len(q)} for q in SMALL_QRELS})]
+    weights = [0.2, 0.5, 0.3] if method == "wsum" else None
+    params = {"k": k} if method == "rrf" else {"weights": weights} if weights else {}
+    want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=method,
+                     params=params).to_dict()
+    got = fastir.fuse(runs, method, norm=norm, k=k, weights=weights).to_dict()
+    assert sorted(got) == sorted(want)
+    for q in got:
+        assert got[q] == pytest.approx(dict(want[q]), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("options, names", [
+    ({"step": 1e-9}, "step: a step of 1e-09"), ({"step": 0}, "step: a grid step"),
+    ({"step": float("nan")}, "step: a grid step"), ({"step": 0.01, "runs": 4}, "step: a step"),
+    ({"method": "rrf", "k_step": 0}, "k_step"), ({"method": "rrf", "max_k": 10**9}, "max_k"),
+])
+def test_the_ranx_switch_bounds_its_grids_up_front(options, names):
+    from fastir.peers import ranx as shim
+
+    runs = [{"q": {"d1": 3.0, "d2": 2.0}}] * (options.pop("runs", 2) - 1) + [FB]
+    with pytest.raises(ValueError) as info:
+        shim.optimize_fusion({"q": {"d2": 1}}, runs, **options)
+    useful(info.value, names)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_warmup_and_its_helpers_with_one_line(tmp_path):
+    """A terminal's Ctrl-C reaches the warmup and its helper processes: one line, 130, and
+    no helper left compiling."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "FASTIR_WORKER": "off", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(6)  # (both processes compiling)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # (the session's processes, all ours)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    assert proc.returncode == 130, err
+    said = err.splitlines()
+    assert said[-1] == "fastir warmup: interrupted (Ctrl-C)" and "Traceback" not in err, err
+    assert sum("interrupted" in line for line in said) == 1, err

@@ -46,6 +46,8 @@ _WEIGHTED = ("wsum", "wrrf")
 _BY_RANK = ("rrf", "wrrf", "isr", "log_isr", "borda")  # read ranks, not (normalised) scores
 _FLOOR = 1e-9  # ranx's floor on normalisation denominators
 _BLOCK_CELLS = 1 << 24  # grid points x candidates scored at once by optimize_fusion
+_HUGE = 2.0 ** 400  # scores beyond: scaled down before a normalisation (see _Pairs.normalised)
+MAX_GRID_POINTS = 10**6  # the most weight vectors optimize_fusion's simplex grid may hold
 
 
 def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=None):
@@ -60,18 +62,22 @@ def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=
         ``rrf``, ``wrrf``, ``sum`` (CombSUM), ``mnz``, ``max``, ``min``, ``med``, ``anz``,
         ``wsum``, ``borda``, ``isr``, ``log_isr`` (``combsum``... and ``bordafuse`` too).
     weights : sequence of float, optional
-        One per run, for ``wsum`` and ``wrrf`` (default: 1 each).
+        One per run, for ``wsum`` and ``wrrf`` (default: 1 each); finite, of any sign (a
+        negative weight subtracts the run).
     norm : str, optional
         Score normalisation first: ``min-max``, ``zmuv`` (z-score), ``sum``, ``max``,
         ``rank``, ``borda`` (default: none).
     k : float
-        RRF's constant.
+        RRF's constant: a finite number, 0 or more.
     depth : int, optional
         Fuse only each run's top ``depth`` docs per query.
     name : str, optional
         The fused run's tag (default: the method).
 
-    The module doc gives each definition.
+    The module doc gives each definition. Scores must be finite; a normalisation is
+    computed without overflow however large they are (``min-max`` of -1e308 and 1e308 is 0
+    and 1), and a fused score beyond a double (``sum`` of 1e308 and 1e308) is refused, not
+    returned as ``inf``.
 
     Examples
     --------
@@ -82,13 +88,19 @@ def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=
     {'q': {'d2': 0.8333333333333333, 'd1': 0.5, 'd3': 0.3333333333333333}}
     """
     method = _choice(method, METHODS, "method")
-    _, loaded = _load(runs)
+    norm = _norm(norm)
+    k = _k(k)
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"name: the fused run's tag, a non-empty string, got {name!r}")
+    names, loaded = _load(runs)
     w = _weights(weights, len(loaded), method)
     depth = _depth(depth)
     with _jit.tier(sum(len(r) for r in loaded)):
         pairs = _Pairs(loaded, depth)
-        values, present = pairs.normalised(norm)
-        scores = _combine(method, values, present, pairs, w, float(k))
+        values, present = pairs.normalised(norm, names)
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused just below)
+            scores = _combine(method, values, present, pairs, w, k)
+        _finite_fused(scores, pairs, method, norm, weights)
         return pairs.run(scores, name or method)
 
 
@@ -113,7 +125,8 @@ def optimize_fusion(qrels, runs, measure, method="wsum", norm="min-max", *, step
     norm : str or None
         As for :func:`fuse` (``wsum`` default ``min-max``, as ranx's).
     step : float
-        Grid step; ``1 / step`` must be a whole number (0.1, 0.05, 0.25...).
+        Grid step; ``1 / step`` must be a whole number (0.1, 0.05, 0.25...), and the grid
+        at most :data:`MAX_GRID_POINTS` points (refused up front beyond).
     grid : array-like, shape (n_points, n_runs), optional
         Weight vectors to try instead of the simplex.
     k, depth
@@ -131,16 +144,18 @@ def optimize_fusion(qrels, runs, measure, method="wsum", norm="min-max", *, step
     if method not in _WEIGHTED:
         raise ValueError(f"method: optimize_fusion searches the weights of 'wsum' or 'wrrf', "
                          f"got {method!r}")
+    norm, k = _norm(norm), _k(k)
     names, loaded = _load(runs)
     points = _simplex(len(loaded), step) if grid is None else _grid(grid, len(loaded))
+    depth = _depth(depth)
     from fastir.loops.evaluator import Evaluator
 
     # (the work: every point re-scores every row)
     with _jit.tier(sum(len(r) for r in loaded) * len(points) + size_hint(qrels)):
         qrels = as_qrels(qrels)
-        pairs = _Pairs(loaded, _depth(depth))
-        values, present = pairs.normalised(norm)
-        parts = _contributions(method, values, present, pairs, float(k))
+        pairs = _Pairs(loaded, depth)
+        values, present = pairs.normalised(norm, names)
+        parts = _contributions(method, values, present, pairs, k)
         sides = {"train": qrels, "test": None}
         if test_queries is not None:
             sides = dict(zip(("train", "test"), _split(qrels, test_queries)))
@@ -181,8 +196,9 @@ class FusionSearch:
         self.weights = grid[self.best].tolist()
 
     def __repr__(self):
+        weights = ", ".join(f"{n!r}: {w:g}" for n, w in zip(self.names, self.weights))
         return (f"FusionSearch({self.measure} {self.values[self.best]:.4f} at weights "
-                f"{dict(zip(self.names, self.weights))}, {len(self.grid)} points)")
+                f"{{{weights}}}, {len(self.grid)} points)")
 
     def to_markdown(self, digits=4):
         """The table as markdown: one row per point in grid order, the best marked ``*``."""
@@ -220,7 +236,16 @@ def _load(runs):
     if len(items) < 2:
         raise ValueError(f"runs: fusion needs two or more runs, got {len(items)}")
     loaded = [as_run(r) for r in items]
-    return names or [r.name for r in loaded], loaded
+    names = names or [r.name for r in loaded]
+    for i, (name, r) in enumerate(zip(names, loaded)):
+        bad = np.flatnonzero(~np.isfinite(r.scores))
+        if len(bad):
+            q = int(np.searchsorted(r.stops, bad[0], side="right"))
+            query = r.query_ids.take([q]).tolist()[0]
+            doc = r.doc_ids.take([bad[0]]).tolist()[0]
+            raise ValueError(f"runs: run {i} ({name!r}), query {query!r} doc {doc!r}: score "
+                             f"{r.scores[bad[0]]} is not finite; give finite scores")
+    return names, loaded
 
 
 def _weights(weights, n_runs, method):
@@ -228,16 +253,58 @@ def _weights(weights, n_runs, method):
         return np.ones(n_runs)
     if method not in _WEIGHTED:
         raise ValueError(f"weights: only 'wsum' and 'wrrf' take weights, not {method!r}")
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_runs,) or not np.isfinite(w).all():
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        w = None
+    if isinstance(weights, (str, bytes)) or w is None or w.shape != (n_runs,) or \
+            not np.isfinite(w).all() or any(isinstance(x, bool) for x in np.ravel(
+                np.asarray(weights, dtype=object))):
         raise ValueError(f"weights: give {n_runs} finite numbers (one per run), got {weights!r}")
     return w
 
 
 def _depth(depth):
-    if depth is not None and (isinstance(depth, bool) or int(depth) != depth or depth < 1):
+    if depth is None:
+        return None
+    if not _real(depth) or not _finite(depth) or int(depth) != depth or depth < 1:
         raise ValueError(f"depth: a positive whole number of docs per query, got {depth!r}")
-    return None if depth is None else int(depth)
+    return int(min(depth, 2**62))
+
+
+def _real(x):
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_))
+
+
+def _finite(x):
+    """A real number (:func:`_real`) is finite (integers of any size are)."""
+    return isinstance(x, (int, np.integer)) or bool(np.isfinite(x))
+
+
+def _k(k):
+    if not _real(k) or not _finite(k) or k < 0:
+        raise ValueError(f"k: RRF's constant is a finite number, 0 or more (60 is usual), "
+                         f"got {k!r}")
+    return float(k)
+
+
+def _norm(norm):
+    return None if norm is None else _choice(norm, NORMS, "norm")
+
+
+def _finite_fused(scores, pairs, method, norm, weights):
+    """Refuse a fused score beyond a double (``sum`` of 1e308 and 1e308): ``inf`` would rank
+    as a tie and write as no number."""
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if len(bad):
+        p = bad[0]
+        query = pairs.query_ids.take([pairs.pair_query[p]]).tolist()[0]
+        doc = pairs.docs.take([pairs.pair_doc[p]]).tolist()[0]
+        raise ValueError(
+            f"method: {method!r} (norm={norm!r}, weights={weights!r}) gives query {query!r} "
+            f"doc {doc!r} a score beyond a double ({scores[p]}); scale the runs' scores or "
+            f"the weights down, or normalise them (norm='min-max')")
 
 
 def _one_kind(columns):
@@ -320,28 +387,35 @@ class _Pairs:
         self.candidates = np.bincount(self.pair_query, minlength=n_queries)
         self.length = np.diff(bounds)[group]  # docs of the row's run and query
 
-    def normalised(self, norm):
-        """(values, present): (n_runs, n_pairs) arrays, each run's normalised scores."""
+    def normalised(self, norm, names=None):
+        """(values, present): (n_runs, n_pairs) arrays, each run's normalised scores.
+
+        The four score normalisations are unchanged by scaling a (run, query)'s scores by a
+        power of two: those beyond :data:`_HUGE` in magnitude are scaled down first (and the
+        floor with them), exactly, so that no difference, sum or square overflows."""
         x = self.score
         seg = self.segment
-        if norm is not None:
-            norm = _choice(norm, NORMS, "norm")
+        norm = _norm(norm)
         n = self.length.astype(np.float64)
         if norm in ("min-max", "sum", "zmuv", "max"):
             starts = np.flatnonzero(np.diff(seg, prepend=-1))
             lo = np.minimum.reduceat(x, starts)[seg] if len(x) else x
             hi = np.maximum.reduceat(x, starts)[seg] if len(x) else x
+            exp = np.where(np.maximum(-lo, hi) > _HUGE, np.frexp(np.maximum(-lo, hi))[1], 0)
+            x, lo, hi = (np.ldexp(a, -exp) for a in (x, lo, hi))
+            floor = np.ldexp(_FLOOR, -exp)
             total = np.bincount(seg, weights=x)[seg]
         if norm == "min-max":
-            x = (x - lo) / np.maximum(hi - lo, _FLOOR)
+            x = (x - lo) / np.maximum(hi - lo, floor)
         elif norm == "sum":
-            x = (x - lo) / np.maximum(total - lo * n, _FLOOR)
+            x = (x - lo) / np.maximum(total - lo * n, floor)
         elif norm == "max":
-            x = x / np.maximum(hi, _FLOOR)
+            with np.errstate(over="ignore"):
+                x = x / np.maximum(hi, floor)
         elif norm == "zmuv":
             mean = total / n
             std = np.sqrt(np.bincount(seg, weights=(x - mean) ** 2)[seg] / n)
-            x = (x - mean) / np.maximum(std, _FLOOR)
+            x = (x - mean) / np.maximum(std, floor)
         elif norm == "rank":
             x = 1 - (self.rank - 1) / n
         values = np.zeros((self.n_runs, self.n_pairs))
@@ -352,6 +426,16 @@ class _Pairs:
             m = self.run_lengths()
             values[:] = 0.5 - (m - 1) / (2 * cand[self.pair_query])
             present[:] = True
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):  # (norm='max' of all-negative scores divides by the floor, 1e-9)
+            i = bad[0]
+            run = self.run_of[i]
+            query = self.query_ids.take([self.pair_query[self.pair[i]]]).tolist()[0]
+            doc = self.docs.take([self.pair_doc[self.pair[i]]]).tolist()[0]
+            raise ValueError(
+                f"norm: {norm!r} takes the score {self.score[i]} of run {run}"
+                f"{f' ({names[run]!r})' if names else ''}, query {query!r} doc {doc!r}, "
+                f"beyond a double; choose another norm or scale the scores")
         values[self.run_of, self.pair] = x
         present[self.run_of, self.pair] = True
         return values, present
@@ -485,13 +569,21 @@ def _combine(method, values, present, pairs, w, k):
 def _simplex(n_runs, step):
     """Every vector of ``n_runs`` counts summing to ``1 / step``, over it, lexicographic."""
     try:
-        steps = round(1 / step)
+        steps = round(1 / step) if _real(step) and 0 < step <= 1 else 0
         exact = steps >= 1 and abs(steps * step - 1) < 1e-9
-    except (TypeError, ZeroDivisionError):
+    except (TypeError, ZeroDivisionError, OverflowError, ValueError):
         exact = False
     if not exact:
-        raise ValueError(f"step: 1 / step must be a whole number (0.1, 0.05, 0.25...), "
-                         f"got {step!r}")
+        raise ValueError(f"step: 1 / step must be a whole number (0.1, 0.05, 0.25...; a "
+                         f"step in (0, 1]), got {step!r}")
+    from math import comb
+
+    n_points = comb(steps + n_runs - 1, n_runs - 1)
+    if n_points > MAX_GRID_POINTS:
+        many = f"{n_points:,}" if n_points < 10**15 else f"about 10**{len(str(n_points)) - 1}"
+        raise ValueError(f"step: a step of {step!r} over {n_runs} runs makes a grid of "
+                         f"{many} weight vectors, more than the {MAX_GRID_POINTS:,} "
+                         f"optimize_fusion searches; take a larger step, or give grid=")
     rows = [[]]
     for _ in range(n_runs - 1):
         rows = [row + [c] for row in rows for c in range(steps - sum(row) + 1)]
@@ -500,17 +592,27 @@ def _simplex(n_runs, step):
 
 
 def _grid(grid, n_runs):
-    grid = np.asarray(grid, dtype=np.float64)
-    if grid.ndim != 2 or grid.shape[1] != n_runs or not len(grid) or \
-            not np.isfinite(grid).all():
+    try:
+        array = np.asarray(grid, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        array = np.empty(0)
+    if array.ndim != 2 or array.shape[1] != n_runs or not len(array) or \
+            not np.isfinite(array).all():
+        got = f"shape {array.shape}" if array.ndim == 2 else repr(grid)[:80]
         raise ValueError(f"grid: an (n_points, {n_runs}) array of finite weights, one column "
-                         f"per run, got shape {grid.shape}")
-    return grid
+                         f"per run, got {got}")
+    return array
 
 
 def _split(qrels, test_queries):
     """The qrels of the training queries and of the held-out ones."""
-    held = Ids.from_array(np.array(list(test_queries), dtype=object)).keys()
+    try:
+        if isinstance(test_queries, (str, bytes)):
+            raise TypeError
+        held = Ids.from_array(np.array(list(test_queries), dtype=object)).keys()
+    except (TypeError, ValueError):
+        raise TypeError(f"test_queries: a collection of query ids (a list or set), got "
+                        f"{test_queries!r}") from None
     held = set(held)
     keys = qrels.query_ids.keys()
     test = np.array([key in held for key in keys], dtype=bool)
@@ -535,8 +637,13 @@ def _search(bound, parts, points):
     for lo in range(0, len(points), block):
         w = points[lo:lo + block]
         scores = np.zeros((len(w), n_pairs))
-        for r in range(n_runs):
-            scores = scores + w[:, r:r + 1] * parts[r]
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused just below)
+            for r in range(n_runs):
+                scores = scores + w[:, r:r + 1] * parts[r]
+        bad = np.flatnonzero(~np.isfinite(scores).all(axis=1))
+        if len(bad):
+            raise ValueError(f"grid: the weights {w[bad[0]].tolist()} (point {lo + bad[0]}) "
+                             f"take the fused scores beyond a double; give smaller weights")
         out[lo:lo + block] = bound.evaluate(scores)[:, 0]
     return out
 

@@ -43,11 +43,21 @@ def _guarded(command, function, argv):
         try:
             return function(argv)
         except (InputError, UnknownMeasureError, ValueError, ImportError) as exc:
+            _not_by_ctrl_c(exc)
             return _fail(command, str(exc))
         except BrokenPipeError:  # the reader left (fastir fuse ... | head): main's to handle
             raise
         except OSError as exc:
+            _not_by_ctrl_c(exc)
             return _fail(command, f"{exc.filename or ''}: {exc.strerror or exc}")
+
+
+def _not_by_ctrl_c(exc):
+    """An error a Ctrl-C caused is the Ctrl-C (:func:`fastir.cli.main.dispatch` says so)."""
+    from fastir.cli.main import by_ctrl_c
+
+    if by_ctrl_c(exc):
+        raise KeyboardInterrupt from None
 
 
 # -- fastir eval --------------------------------------------------------------------------

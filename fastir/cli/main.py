@@ -42,7 +42,8 @@ def example_main(argv):
 
 
 def warmup_main(argv):
-    """Compile every numba kernel now (cached on disk for later processes): ``--jobs N``
+    """Compile every numba kernel not in the cache now (cached on disk for later processes;
+    the cached ones are loaded): ``--jobs N``
     processes (default: the idle cores, at most 4), each step's progress on stderr."""
     import argparse
 
@@ -53,15 +54,20 @@ def warmup_main(argv):
                         help="processes to compile in (default: the idle cores, at most 4)")
     parser.add_argument("--only", help=argparse.SUPPRESS)  # a helper process's steps
     args = parser.parse_args(argv)
-    if args.only:
-        warmup(only=args.only.split(","))
+    if args.only:  # a helper of a warmup: on Ctrl-C, the warmup says so, not each helper
+        try:
+            warmup(only=args.only.split(","))
+        except BaseException as exc:
+            if by_ctrl_c(exc):
+                return INTERRUPTED_STATUS
+            raise
         return 0
     groups = plan(args.jobs)
     estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
-    print(f"fastir warmup: compiling numba kernels in {len(groups)} process"
-          f"{'es' if len(groups) > 1 else ''}: about {estimate} s on a fresh cache (2-core "
-          "machine, quiet), a second when cached; once per install", file=sys.stderr,
-          flush=True)
+    print(f"fastir warmup: loading the numba kernels from the cache, compiling those not in "
+          f"it, in {len(groups)} process{'es' if len(groups) > 1 else ''}: about {estimate} s "
+          "on a fresh cache (2-core machine, quiet), a second when cached; once per install",
+          file=sys.stderr, flush=True)
     seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)
     return 0
@@ -160,12 +166,21 @@ def program():
     """The ``fastir`` program (and ``python -m fastir``): :func:`main`, then, when the
     worker ran the command, leave at once: this process has nothing to tidy up, and
     Python's own shutdown would cost it about 3 ms."""
-    status = _in_worker()
-    if status is not None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(dispatch(sys.argv[1:]))
+    try:
+        status = _in_worker()
+        if status is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+        status = dispatch(sys.argv[1:])
+    except KeyboardInterrupt:  # (before or after the command: starting, or leaving)
+        status = interrupted(sys.argv[1] if len(sys.argv) > 1 else None)
+    # The command is done (its output written): a Ctrl-C now, during Python's shutdown,
+    # would kill the process by the signal (or worse, inside a library's finaliser).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
 
 
 def _in_worker():
@@ -192,12 +207,80 @@ def dispatch(argv):
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
         print(unknown + help_text(), end="", file=sys.stderr)
         return 2
+    _ctrl_c_anywhere()
     try:
         return COMMANDS[argv[0]](argv[1:])
     except BrokenPipeError:  # the reader left (fastir measures | head): not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
+        return interrupted(argv[0])
+    except Exception as exc:
+        if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
+            return interrupted(argv[0])
+        raise
+
+
+def by_ctrl_c(exc):
+    """Whether ``exc`` ends a command a Ctrl-C stopped: a KeyboardInterrupt, an error it
+    caused (one raised inside numba's compiler comes out as another exception), or any
+    error after a Ctrl-C (numba's state, interrupted in a callback, fails later)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return _ctrl_c[0]
+
+
+_ctrl_c = [False]  # whether a Ctrl-C came
+
+
+def _ctrl_c_anywhere():
+    """Note each Ctrl-C (then raise KeyboardInterrupt, as Python does); one that lands in a
+    callback from C (numba's compiler, llvmlite's object cache), where Python can only
+    print it as 'Exception ignored' and go on, comes again a moment later, to stop the
+    command where it can."""
+    import signal
+    import threading
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        def noted(signum, frame):
+            _ctrl_c[0] = True
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, noted)
+    hook = sys.unraisablehook
+    if getattr(hook, "_fastir", False):
+        return
+
+    def again(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+            return
+        hook(unraisable)
+
+    again._fastir = True
+    sys.unraisablehook = again
+
+
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED_STATUS = 130
+
+
+def interrupted(command=None):
+    """Say that Ctrl-C stopped the command; its exit status."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"fastir{' ' + command if command else ''}: interrupted (Ctrl-C)", file=sys.stderr,
+          flush=True)
+    return INTERRUPTED_STATUS
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
                   duplicates="mark")
     old = compat == "9.0.8"
     evaluated = evaluated_queries(joined.in_run, old, complete)
-    stop, why = _stop(joined, qrels, measures, old, complete)
+    stop, why = _stop(joined, qrels, measures, old, complete, run)
     check_start(evaluated, old, cannot, blank)
     add_notes(notes, columns, blank, old and not complete, joined.missing_queries,
               joined.ignored_run_queries)
@@ -303,7 +303,7 @@ def _trec_column(base, params, rel_format):
     raise UncomputableMeasureError(f"{base} needs -R {formats} judgments, not -R {rel_format}")
 
 
-def _stop(joined, qrels, measures, old, complete):
+def _stop(joined, qrels, measures, old, complete, run):
     """(index, reason) of the first evaluated query at which trec_eval stops, or (None, "")."""
     qids = joined.query_ids
     ranked = any(m.family != "NumQ" for m in measures)  # (runid and num_q need no ranking)
@@ -314,7 +314,10 @@ def _stop(joined, qrels, measures, old, complete):
                 continue  # 9.0.8 goes through the run's queries only
             return i, absent(qids[i])
         if ranked and joined.duplicate[i] >= 0:
-            return i, (f"query {qids[i]!r} ranks a doc twice: trec_eval stops at such a query")
+            from fastir.model.join import ranked_twice
+
+            said = ranked_twice(run, qids[i], int(joined.duplicate[i])).split("; ")[0]
+            return i, f"{said}: trec_eval stops at such a query"
         if ranked and twice[i] and (joined.in_run[i] or complete):
             return i, (f"query {qids[i]!r} judges a doc twice: trec_eval stops at such a "
                        "query")

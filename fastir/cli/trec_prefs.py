@@ -46,7 +46,7 @@ def format_judgments(path, run, names, *, rel_format, per_query=False, complete=
         done = evaluate_groups(plan, judgments, run, judged_only=judged_only, **options)
     old = compat == "9.0.8"
     evaluated = evaluated_queries(done.in_run, old, complete)
-    stop = _stop(done, evaluated, measures, old, complete)
+    stop = _stop(done, evaluated, measures, old, complete, run)
     check_start(evaluated, old, cannot, blank)
     add_notes(notes, columns, blank, old and not complete, done.missing_queries,
               done.ignored_run_queries)
@@ -61,7 +61,7 @@ def format_judgments(path, run, names, *, rel_format, per_query=False, complete=
                       complete=complete)
 
 
-def _stop(done, evaluated, measures, old, complete):
+def _stop(done, evaluated, measures, old, complete, run):
     """(index, reason) of the first query at which trec_eval stops, or (None, "")."""
     ranked = any(needs(m) is not None for m in measures)  # (num_q needs no ranking)
     for i in range(len(done.in_run)):
@@ -71,7 +71,10 @@ def _stop(done, evaluated, measures, old, complete):
         if not evaluated[i] or not ranked:
             continue
         if done.duplicate[i] >= 0:
-            return i, f"query {qid!r} ranks a doc twice: trec_eval stops at such a query"
+            from fastir.model.join import ranked_twice
+
+            said = ranked_twice(run, qid, int(done.duplicate[i])).split("; ")[0]
+            return i, f"{said}: trec_eval stops at such a query"
         if done.errors[i]:
             aborts = "aborts" if done.errors[i] == PK.ERROR_CYCLE else "stops"
             return i, f"query {qid!r}: {ERRORS[int(done.errors[i])]}: trec_eval {aborts} here"

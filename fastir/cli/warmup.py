@@ -194,6 +194,10 @@ def warmup(out=sys.stderr, jobs=1, only=None):
                for group in groups[1:]]
     try:
         _run_steps(groups[0], out)
+    except KeyboardInterrupt:  # (the helpers too: a terminal's Ctrl-C reaches them as well)
+        for helper in helpers:
+            helper.terminate()
+        raise
     finally:
         failed = [h.args for h in helpers if h.wait() != 0]
     if failed:
@@ -202,19 +206,49 @@ def warmup(out=sys.stderr, jobs=1, only=None):
 
 
 def _run_steps(keys, out):
+    """Run the steps ``keys``, saying of each whether it compiled kernels (said when the
+    first compile starts) or loaded every one from numba's cache."""
     noting, _jit.note_compiles = _jit.note_compiles, False
     try:
         with tempfile.TemporaryDirectory() as folder, _jit.forced("numba"):
+            from numba.core import event
+
             steps = _steps(folder)
             for key in keys:
                 description, estimate = STEPS[key]
                 t = time.perf_counter()
+                counter = _compile_counter(event, out, (
+                    f"fastir warmup: {description}: compiling the kernels not in the cache "
+                    f"(about {estimate} s on a fresh cache)"))
+                with event.install_listener("numba:compile", counter):
+                    steps[key]()
+                seconds = time.perf_counter() - t
                 if out is not None:
-                    print(f"fastir warmup: {description}: compiling (about {estimate} s "
-                          "on a fresh cache)", file=out, flush=True)
-                steps[key]()
-                if out is not None:
-                    print(f"fastir warmup: {description}: done in "
-                          f"{time.perf_counter() - t:.1f} s", file=out, flush=True)
+                    did = (f"compiled {counter.n} kernel{'s' if counter.n > 1 else ''}"
+                           if counter.n else "loaded from the cache")
+                    print(f"fastir warmup: {description}: {did} in {seconds:.1f} s", file=out,
+                          flush=True)
     finally:
         _jit.note_compiles = noting
+
+
+def _compile_counter(event, out, first):
+    """A numba listener counting the compiles of fastir's kernels, printing ``first`` on
+    ``out`` (if any) at the first (numba compiles on a cache miss only: a kernel loaded is
+    no compile)."""
+
+    class Counter(event.Listener):
+        n = 0
+
+        def on_start(self, ev):
+            dispatcher = ev.data.get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+            if module.startswith("fastir"):
+                if self.n == 0 and out is not None:
+                    print(first, file=out, flush=True)
+                self.n += 1
+
+        def on_end(self, ev):
+            pass
+
+    return Counter()

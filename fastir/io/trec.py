@@ -219,6 +219,35 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     return qrels
 
 
+def repeat_lines(source, qid, doc):
+    """(first, second): the line numbers of the first two lines of the run file ``source``
+    that rank ``doc`` for ``qid`` (6 fields, or MS MARCO's 3), or None when ``source`` is no
+    file to read again (standard input, a stream, arrays) or they are not found. For a
+    message only: it reads the file again."""
+    if not isinstance(source, str) or source == "-" or not os.path.isfile(source):
+        return None
+    try:
+        buf = read_bytes(source).tobytes()
+    except (OSError, InputError):
+        return None
+    qid, doc = (str(x).encode("utf-8", "surrogateescape") for x in (qid, doc))
+    found, line, counted = [], 1, 0
+    for match in re.finditer(rb"(?<=[ \t])" + re.escape(doc) + rb"(?=[ \t\r\n]|$)", buf):
+        start = buf.rfind(b"\n", 0, match.start()) + 1
+        end = buf.find(b"\n", match.end())
+        fields = buf[start:len(buf) if end < 0 else end].split()
+        if fields and fields[0] == qid and (
+                (len(fields) == 6 and fields[2] == doc) or (len(fields) == 3 and
+                                                            fields[1] == doc)):
+            line += buf.count(b"\n", counted, start)
+            counted = start
+            if not found or found[-1] != line:
+                found.append(line)
+            if len(found) == 2:
+                return tuple(found)
+    return None
+
+
 class NoResultLines(InputError):
     """A run file that is not empty but holds only blank or comment lines. An error like any
     empty run, but ``fastir trec_eval`` reads it as trec_eval does: a run without results."""
@@ -385,8 +414,8 @@ def _scan_file(buf, layout, source, int_guess=False):
         if parsed is not None:
             return parsed
     none = np.zeros(n_chunks + 1, dtype=np.int64)
-    counts = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, False, False, none,
-                         none, none, _scan_outputs(0, 0, 0, False))
+    counts = _scan_launch((0.0, 0.45), buf, starts, ends, layout, False, False, none, none,
+                          none, _scan_outputs(0, 0, 0, False))
     _check_errors(buf, layout, counts[:, 3], counts[:, 4], source)
     row0 = np.concatenate(([0], np.cumsum(counts[:, 0])))
     byte0 = np.concatenate(([0], np.cumsum(counts[:, 1])))
@@ -394,12 +423,36 @@ def _scan_file(buf, layout, source, int_guess=False):
     n_rows = _check_rows(int(row0[-1]), layout, source)
     int_docs = bool(counts[:, 5].all())  # every doc id canonical decimal: keep integers
     outputs = _scan_outputs(n_rows, int(byte0[-1]), int(group0[-1]), int_docs)
-    result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, int_docs, row0,
-                         byte0, group0, outputs)
+    result = _scan_launch((0.45, 0.9), buf, starts, ends, layout, True, int_docs, row0,
+                          byte0, group0, outputs)
     _check_errors(buf, layout, result[:, 3], result[:, 4], source)
     doc_data, doc_offsets, doc_values, values, groups = outputs
     docs = Ids(values=doc_values, text=True) if int_docs else Ids(doc_data, doc_offsets)
     return _finish(buf, starts, ends, layout, row0, groups, docs, values, source)
+
+
+def _scan_launch(window, buf, starts, ends, layout, write, int_docs, row0, byte0, group0,
+                 outputs):
+    """:func:`_scan.scan_chunks` over every chunk: in one launch, or, when a progress bar
+    shows the parse (:func:`fastir.progress.reporter`), a thread's worth of chunks per
+    launch, reporting the bytes scanned as the part ``window`` of the parse (the chunks
+    are independent, each writing at its own offsets: the same result)."""
+    from fastir.progress import reporter
+
+    report = reporter()
+    if report is None or len(starts) == 1:
+        return _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, write, int_docs,
+                           row0, byte0, group0, outputs)
+    step = max(1, _jit.n_threads())
+    total, lo, hi = max(int(ends[-1] - starts[0]), 1), *window
+    parts = []
+    for a in range(0, len(starts), step):
+        b = min(a + step, len(starts))
+        parts.append(_jit.launch(_scan.scan_chunks, buf, starts[a:b], ends[a:b], layout,
+                                 write, int_docs, row0[a:b + 1], byte0[a:b + 1],
+                                 group0[a:b + 1], outputs))
+        report(lo + (hi - lo) * int(ends[b - 1] - starts[0]) / total)
+    return np.concatenate(parts)
 
 
 def _scan_outputs(n_rows, n_bytes, n_groups, int_docs):
@@ -418,8 +471,8 @@ def _scan_single_pass(buf, starts, ends, layout, source):
     group0 = np.concatenate(([0], np.cumsum(np.minimum(upper, GROUP_ROOM))))
     outputs = _scan_outputs(int(row0[-1]), 0, int(group0[-1]), True)
     doc_values, values, groups = outputs.doc_values, outputs.values, outputs.groups
-    result = _jit.launch(_scan.scan_chunks, buf, starts, ends, layout, True, True, row0,
-                         np.zeros_like(row0), group0, outputs)
+    result = _scan_launch((0.0, 0.9), buf, starts, ends, layout, True, True, row0,
+                          np.zeros_like(row0), group0, outputs)
     if np.any((result[:, 3] == _scan.NOT_INT) | (result[:, 3] == _scan.GROUPS_FULL)):
         return None
     _check_errors(buf, layout, result[:, 3], result[:, 4], source)

@@ -158,8 +158,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
             e = int(dup[0])
-            raise InputError(f"{run.source}: query {query_ids[e]!r} retrieves doc "
-                             f"{run.doc_ids[int(duplicate[e])]!r} twice")
+            raise InputError(ranked_twice(run, query_ids[e], int(duplicate[e])))
         if judged_only:
             return (*_jit.select(_compact)(indptr, labels, kept), duplicate)
         return indptr, labels, duplicate
@@ -173,6 +172,20 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined
+
+
+def ranked_twice(run, qid, row):
+    """What to say of a run that ranks the doc of its row ``row`` twice for ``qid``: the
+    file and line of the second time when the run was read from a file."""
+    from fastir.io.trec import repeat_lines
+
+    doc = run.doc_ids[row]
+    lines = repeat_lines(run.source, qid, doc)
+    fix = "a run ranks a doc at most once per query: remove one of them"
+    if lines is None:
+        return f"{run.source}: query {qid!r} ranks doc {doc!r} twice; {fix}"
+    return (f"{run.source}:{lines[1]}: query {qid!r} ranks doc {doc!r} a second time (first "
+            f"on line {lines[0]}); {fix}")
 
 
 def only_judged(joined):

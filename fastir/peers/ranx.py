@@ -222,6 +222,12 @@ def optimize_fusion(qrels, runs, norm="min-max", method="wsum", metric="ndcg",
         scores = search.values.tolist()
         key = "weights"
     elif method == "rrf":
+        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                   for x in (min_k, max_k, k_step)) or k_step < 1 or \
+                not 0 <= min_k <= max_k or (max_k - min_k) // k_step >= _MAX_WEIGHT_TUPLES:
+            raise ValueError(f"min_k, max_k, k_step: whole numbers with 0 <= min_k <= max_k "
+                             f"and k_step >= 1 (at most {_MAX_WEIGHT_TUPLES:,} values of k, "
+                             f"each a fusion), got {min_k!r}, {max_k!r}, {k_step!r}")
         configs = list(range(min_k, max_k + 1, k_step))
         scores = [float(evaluate(judged, fusion.fuse(loaded, "rrf", k=k), metric))
                   for k in configs]
@@ -236,9 +242,20 @@ def optimize_fusion(qrels, runs, norm="min-max", method="wsum", metric="ndcg",
     return found
 
 
+_MAX_WEIGHT_TUPLES = 10**5  # x 100: the product ranx's grid scans (10**7, a few seconds)
+
+
 def _weight_grid(step, n_runs):
     """ranx's grid: every n-tuple of multiples of ``step`` (rounded to its decimals) whose
     float sum is exactly 1.0, in product order."""
+    if not isinstance(step, (int, float, np.integer, np.floating)) or \
+            isinstance(step, bool) or not 0 < step <= 1:
+        raise ValueError(f"step: a grid step in (0, 1] (0.1, 0.05...), got {step!r}")
+    tuples = (int(1 / step) + 2) ** n_runs
+    if tuples > 100 * _MAX_WEIGHT_TUPLES:
+        raise ValueError(f"step: a step of {step!r} over {n_runs} runs makes ranx's grid "
+                         f"scan about {tuples:.3g} weight tuples, more than "
+                         f"{100 * _MAX_WEIGHT_TUPLES:.0e}; take a larger step")
     digits = str(step)[::-1].find(".")
     weights = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
     return [w for w in itertools.product(weights, repeat=n_runs) if sum(w) == 1.0]

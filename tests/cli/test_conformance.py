@@ -104,7 +104,8 @@ def test_cli_measure_errors(capsys, args, status, message):
 
 @pytest.mark.parametrize("run_text, status, message", [
     ("301 Q0 doc 1 2.0 tag\n301 Q0 doc2 x\n", 2, ":2: malformed line"),
-    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc 2 1.0 tag\n", 4, "query '301' ranks a doc twice"),
+    ("301 Q0 doc 1 2.0 tag\n301 Q0 doc 2 1.0 tag\n", 4,
+     ":2: query '301' ranks doc 'doc' a second time (first on line 1): trec_eval stops"),
     ("999 Q0 doc 1 2.0 tag\n", 4, "judged query '301' is absent from the run"),
 ])
 def test_cli_input_errors(capsys, tmp_path, run_text, status, message):

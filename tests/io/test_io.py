@@ -121,7 +121,8 @@ def test_qrels_errors(tmp_path, text, message):
 def test_duplicate_doc_in_run_is_an_error(tmp_path):
     text = "q1 Q0 d1 1 2 t\nq1 Q0 d2 1 1 t\nq1 Q0 d1 1 0 t\n"
     run = fastir.read_run(write(tmp_path, "run", text))
-    with pytest.raises(InputError, match=r"query 'q1' retrieves doc 'd1' twice"):
+    with pytest.raises(InputError, match=r"run:3: query 'q1' ranks doc 'd1' a second time "
+                                         r"\(first on line 1\)"):
         fastir.evaluate({"q1": {"d1": 1}}, run, ["P@5"])
     # trec_eval checks only the ranking kept by -M
     assert fastir.evaluate({"q1": {"d1": 1}}, run, ["P@1"], max_docs=2).mean["P@1"] == 1.0

@@ -62,7 +62,7 @@ def test_bad_records_say_what_is_wrong():
         R.read_records([("q", "d", 1.5)], "qrels")
     with pytest.raises(fastir.InputError, match="not finite"):
         R.read_records([("q", "d", float("nan"))], "run")
-    with pytest.raises(fastir.InputError, match="retrieves doc 'd' twice"):
+    with pytest.raises(fastir.InputError, match="ranks doc 'd' twice"):
         fastir.evaluate([("q", "d", 1)], [("q", "d", 1.0), ("q", "d", 2.0)], ["AP"])
 
 

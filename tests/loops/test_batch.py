@@ -66,7 +66,7 @@ def test_bound_candidates_match_evaluate(data, missing, max_docs, judged_only, r
 
 def test_bind_rejects_duplicates_and_bad_scores():
     ev = fastir.Evaluator({"q": {"a": 1}}, ["AP"])
-    with pytest.raises(InputError, match="retrieves doc 'a' twice"):
+    with pytest.raises(InputError, match="ranks doc 'a' twice"):
         ev.bind(np.array(["q", "q"]), np.array(["a", "a"]))
     bound = ev.bind(np.array(["q", "q"]), np.array(["a", "b"]))
     with pytest.raises(ValueError, match="shape"):
