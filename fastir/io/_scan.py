@@ -243,11 +243,10 @@ def _next_line(buf, p, stop):
 
 
 @helper
-def _read_line(buf, p, stop, layout):
-    """Read the content line whose first token is at ``p``, token by token up to the fields
-    the layout needs: (position after its newline, error code or 0, query id start and
-    end, doc id start and end, value start and end)."""
-    needed, exact, _, f_doc, f_value = _line_fields(layout)
+def _read_line(buf, p, stop, needed, exact, f_doc, f_value):
+    """Read the content line whose first token is at ``p``, token by token up to the
+    ``needed`` fields (the layout's :func:`_line_fields`): (position after its newline,
+    error code or 0, query id start and end, doc id start and end, value start and end)."""
     one = np.uint64(1)
     q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
     n_fields = 0
@@ -321,6 +320,7 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     are byte-at-a-time). ``output`` is a :data:`ScanOutput`.
     """
     groups = output.groups
+    needed, exact, _, f_doc, f_value = _line_fields(layout)
     stop = np.uint64(end)
     p = np.uint64(start)
     n_rows = 0
@@ -335,7 +335,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
             return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
         if p >= stop:
             break
-        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, layout)
+        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
+                                                           f_value)
         if error:
             return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
         if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
