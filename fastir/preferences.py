@@ -91,10 +91,11 @@ def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=No
         if columns and n:
             rows = np.diff(prefs.indptr)[joined.judged_query]
             levels = float32_scores(prefs.levels) if compat == "9.0.8" else prefs.levels
+            judgments = PK.PrefsRows(prefs.indptr, levels, prefs.groups, prefs.subgroups,
+                                     judged.row_doc, judged.qrels.indptr)
             _jit.launch(PK.prefs_queries, _jit.chunk_bounds(rows, _jit.n_threads()),
-                        joined.judged_query, joined.n_retrieved, prefs.indptr, levels,
-                        prefs.groups, prefs.subgroups, judged.row_doc, judged.qrels.indptr,
-                        joined.position, want_pairs, stats, errors)
+                        joined.judged_query, joined.n_retrieved, judgments, joined.position,
+                        want_pairs, stats, errors)
         found = np.zeros((n, len(columns)))
         _jit.select(PK.prefs_values, n)(stats, kinds, found)
     if compat == "9.0.8":  # (9.0.8 does not evaluate a query absent from the run)

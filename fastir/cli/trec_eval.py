@@ -78,37 +78,51 @@ def _getopt(argv, positional):
             positional += argv[i:]
             return
         if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            found = [n for n in _OPTIONS if n.startswith(name)]
-            if len(found) > 1:  # an exact name, else trec_eval's own names come first
-                found = [n for n in found if n == name] or [n for n in found if n != "compat"]
-            if len(found) != 1:
-                what = "not recognized" if not found else "not a unique prefix"
-                raise UsageError(f"option --{name} {what}")
-            flag, takes = _OPTIONS[found[0]]
-            if takes and not eq:
-                if i == len(argv):
-                    raise UsageError(f"option --{found[0]} requires argument")
-                value, i = argv[i], i + 1
-            elif eq and not takes:
-                raise UsageError(f"option --{found[0]} must not have an argument")
+            flag, value, i = _long_option(arg, argv, i)
             yield flag, value
         elif arg.startswith("-") and arg != "-":
-            for k, letter in enumerate(arg[1:], 2):
-                if letter not in _SHORT:
-                    raise UsageError(f"option -{letter} not recognized")
-                if not _SHORT[letter]:
-                    yield f"-{letter}", ""
-                    continue
-                value = arg[k:]
-                if not value:
-                    if i == len(argv):
-                        raise UsageError(f"option -{letter} requires argument")
-                    value, i = argv[i], i + 1
-                yield f"-{letter}", value
-                break
+            i = yield from _short_options(arg, argv, i)
         else:
             positional.append(arg)
+
+
+def _long_option(arg, argv, i):
+    """The ``(flag, value, next i)`` of the long option ``arg`` (its value, if it takes one
+    and has no ``=``, is ``argv[i]``)."""
+    name, eq, value = arg[2:].partition("=")
+    found = [n for n in _OPTIONS if n.startswith(name)]
+    if len(found) > 1:  # an exact name, else trec_eval's own names come first
+        found = [n for n in found if n == name] or [n for n in found if n != "compat"]
+    if len(found) != 1:
+        what = "not recognized" if not found else "not a unique prefix"
+        raise UsageError(f"option --{name} {what}")
+    flag, takes = _OPTIONS[found[0]]
+    if takes and not eq:
+        if i == len(argv):
+            raise UsageError(f"option --{found[0]} requires argument")
+        value, i = argv[i], i + 1
+    elif eq and not takes:
+        raise UsageError(f"option --{found[0]} must not have an argument")
+    return flag, value, i
+
+
+def _short_options(arg, argv, i):
+    """Yield the ``(flag, value)`` pairs of the short options grouped in ``arg`` (the value
+    of the last, if it takes one and has none attached, is ``argv[i]``); return the next i."""
+    for k, letter in enumerate(arg[1:], 2):
+        if letter not in _SHORT:
+            raise UsageError(f"option -{letter} not recognized")
+        if not _SHORT[letter]:
+            yield f"-{letter}", ""
+            continue
+        value = arg[k:]
+        if not value:
+            if i == len(argv):
+                raise UsageError(f"option -{letter} requires argument")
+            value, i = argv[i], i + 1
+        yield f"-{letter}", value
+        break
+    return i
 
 
 def parse_trec_eval_args(argv):
@@ -167,67 +181,95 @@ ZSCORE_STATUS = 255  # a -Z file that cannot be read (trec_eval returns -1 from 
 TREC_EVAL_VERSIONS = {"10.0": "10.0-rc3", "9.0.8": "9.0.7"}
 
 
-def trec_eval_main(argv):
-    from fastir.cli.trec_output import TrecEvalStop, format_trec_eval, trec_measures
-    from fastir.cli.trec_prefs import format_judgments
+class _Stop(Exception):
+    """The command stops: ``message`` on stderr, exit ``status``."""
 
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.message, self.status = message, status
+
+
+def trec_eval_main(argv):
     try:
         args = parse_trec_eval_args(argv)
     except UsageError as exc:
         return _fail(f"{exc}\nusage: {USAGE}", USAGE_STATUS)
     compat = None if args["compat"] == "10.0" else args["compat"]
-    if args["version"]:
-        try:  # trec_eval checks the measure names before -v as it reads them
-            trec_measures(args["m"], compat)
-        except (UnknownMeasureError, ValueError) as exc:
-            return _fail(exc, USAGE_STATUS)
-        print(f"trec_eval version {TREC_EVAL_VERSIONS[args['compat']]}\n{version_line()}",
-              file=sys.stderr)
-        return 0
-    if args["help"]:
-        _write(TREC_EVAL_HELP)
-        return 0
     try:
-        names = trec_measures(args["m"] or ["official"], compat)
+        if args["version"]:
+            _measures(args["m"], compat)  # trec_eval checks the names before -v as it reads them
+            print(f"trec_eval version {TREC_EVAL_VERSIONS[args['compat']]}\n{version_line()}",
+                  file=sys.stderr)
+            return 0
+        if args["help"]:
+            _write(TREC_EVAL_HELP)
+            return 0
+        names = _measures(args["m"] or ["official"], compat)
+        formatter, zscores = _set_up(args)
+        _evaluate(formatter, args, names, zscores, compat)
+    except _Stop as stop:
+        return _fail(stop.message, stop.status)
+    return 0
+
+
+def _measures(requests, compat):
+    """trec_eval's measure names of the ``-m`` requests."""
+    from fastir.cli.trec_output import trec_measures
+
+    try:
+        return trec_measures(requests, compat)
     except (UnknownMeasureError, ValueError) as exc:
-        return _fail(exc, USAGE_STATUS)
+        raise _Stop(exc, USAGE_STATUS) from None
+
+
+def _set_up(args):
+    """The formatter of the ``-R`` format and the ``-Z`` file's z-scores (or None), after
+    checking the options fastir does not support."""
+    from fastir.cli.trec_output import format_trec_eval
+    from fastir.cli.trec_prefs import format_judgments
+
     unsupported = _unsupported(args)
     if unsupported:
-        return _fail(unsupported, USAGE_STATUS)
+        raise _Stop(unsupported, USAGE_STATUS)
     if args["R"] not in REL_FORMATS:
-        return _fail(f"Illegal rel_format {args['R']!r} (-R: trec_eval reads qrels, prefs, "
-                     "qrels_prefs, qrels_jg)", INPUT_STATUS)
+        raise _Stop(f"Illegal rel_format {args['R']!r} (-R: trec_eval reads qrels, prefs, "
+                    "qrels_prefs, qrels_jg)", INPUT_STATUS)
     formatter = format_trec_eval if args["R"] == "qrels" else \
         functools.partial(format_judgments, rel_format=args["R"])
     if args["T"] != "trec_results":
-        return _fail(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
-                     "only trec_results)", INPUT_STATUS)
+        raise _Stop(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
+                    "only trec_results)", INPUT_STATUS)
     try:
-        zscores = read_zscores(args["Z"]) if args["Z"] else None
+        return formatter, read_zscores(args["Z"]) if args["Z"] else None
     except InputError as exc:
-        return _fail(exc, ZSCORE_STATUS)
+        raise _Stop(exc, ZSCORE_STATUS) from None
+
+
+def _evaluate(formatter, args, names, zscores, compat):
+    """Evaluate and print (notes and warnings on stderr)."""
+    from fastir.cli.trec_output import TrecEvalStop
+
     notes = []
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", FastirWarning)
         try:
             text = formatter(args["qrels"], args["run"], names, per_query=args["q"],
-                                    complete=args["c"], relevance_level=args["l"],
-                                    max_docs=args["M"], judged_only=args["J"],
-                                    summary=not args["n"], num_docs=args["N"],
-                                    zscores=zscores, compat=compat, notes=notes)
+                             complete=args["c"], relevance_level=args["l"],
+                             max_docs=args["M"], judged_only=args["J"],
+                             summary=not args["n"], num_docs=args["N"],
+                             zscores=zscores, compat=compat, notes=notes)
         except TrecEvalStop as stop:
             _write(stop.output)  # what trec_eval prints before it stops
-            return _fail(stop, stop.status)
+            raise _Stop(stop, stop.status) from None
         except InputError as exc:
-            return _fail(exc, INPUT_STATUS)
+            raise _Stop(exc, INPUT_STATUS) from None
         except UnknownMeasureError as exc:  # bad parameters: trec_eval's measure set-up fails
-            return _fail(exc, INPUT_STATUS)
+            raise _Stop(exc, INPUT_STATUS) from None
         except ValueError as exc:
-            return _fail(exc, USAGE_STATUS)
+            raise _Stop(exc, USAGE_STATUS) from None
     _write(text)  # byte-identical to trec_eval; notes go to stderr
     for note in notes + [str(w.message) for w in said if issubclass(w.category, FastirWarning)]:
         print(f"fastir trec_eval: note: {note}", file=sys.stderr)
-    return 0
 
 
 def _unsupported(args):

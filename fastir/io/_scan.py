@@ -53,8 +53,32 @@ def parse_float(buf, start, end):
     if c == 43 or c == 45:  # '+' or '-'
         negative = c == 45
         p += 1
+    p, mantissa, n_digits, exp10, ok = _parse_digits(buf, p, end)
+    if not ok or n_digits == 0:
+        return _SLOW
+    if p < end:  # an exponent, or garbage: Python decides
+        e, ok = _parse_exponent(buf, p, end)
+        if not ok:
+            return _SLOW
+        exp10 += e
+    if mantissa == 0:
+        value = 0.0
+    elif mantissa > 9007199254740992 or exp10 > 22 or exp10 < -22:
+        return _SLOW
+    elif exp10 >= 0:
+        value = np.float64(mantissa) * _POW10[exp10]
+    else:
+        value = np.float64(mantissa) / _POW10[-exp10]
+    return -value if negative else value
+
+
+@helper
+def _parse_digits(buf, p, end):
+    """The digits and decimal point of a number from ``p``: (position after them, mantissa,
+    digits read, power of ten, ok). Not ok: more than 18 significant digits (the mantissa
+    would overflow an int64), which Python must convert."""
     mantissa = 0
-    n_sig = 0  # significant digits kept in the mantissa (at most 18: no int64 overflow)
+    n_sig = 0  # significant digits kept in the mantissa
     n_digits = 0
     exp10 = 0
     dot = False
@@ -65,7 +89,7 @@ def parse_float(buf, start, end):
             if n_sig > 0 or c != 48:
                 n_sig += 1
                 if n_sig > 18:
-                    return _SLOW
+                    return p, mantissa, n_digits, exp10, False
                 mantissa = mantissa * 10 + np.int64(c - 48)
                 if dot:
                     exp10 -= 1
@@ -76,35 +100,30 @@ def parse_float(buf, start, end):
         else:
             break
         p += 1
-    if n_digits == 0:
-        return _SLOW
-    if p < end:  # an exponent, or garbage: Python decides
-        if buf[p] != 101 and buf[p] != 69:
-            return _SLOW
+    return p, mantissa, n_digits, exp10, True
+
+
+@helper
+def _parse_exponent(buf, p, end):
+    """The exponent ``buf[p:end]`` of a number (``e`` or ``E``, a sign, digits): (value, ok);
+    not ok for anything else, or an exponent too large to matter here."""
+    if buf[p] != 101 and buf[p] != 69:
+        return 0, False
+    p += 1
+    negative = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        negative = buf[p] == 45
         p += 1
-        exp_negative = False
-        if p < end and (buf[p] == 43 or buf[p] == 45):
-            exp_negative = buf[p] == 45
-            p += 1
-        if p == end:
-            return _SLOW
-        e = 0
-        while p < end:
-            c = buf[p]
-            if c < 48 or c > 57 or e > 100000:
-                return _SLOW
-            e = e * 10 + np.int64(c - 48)
-            p += 1
-        exp10 += -e if exp_negative else e
-    if mantissa == 0:
-        value = 0.0
-    elif mantissa > 9007199254740992 or exp10 > 22 or exp10 < -22:
-        return _SLOW
-    elif exp10 >= 0:
-        value = np.float64(mantissa) * _POW10[exp10]
-    else:
-        value = np.float64(mantissa) / _POW10[-exp10]
-    return -value if negative else value
+    if p == end:
+        return 0, False
+    e = 0
+    while p < end:
+        c = buf[p]
+        if c < 48 or c > 57 or e > 100000:
+            return 0, False
+        e = e * 10 + np.int64(c - 48)
+        p += 1
+    return (-e if negative else e), True
 
 
 @helper
@@ -178,6 +197,119 @@ def _token(c):
 
 
 @helper
+def _skip_blanks(buf, p, stop):
+    """The first position from ``p`` that is not a blank: (position, a lone carriage return
+    stopped it)."""
+    one = np.uint64(1)
+    while p < stop and _blank(buf[p]):
+        if buf[p] == 13 and _lone_cr(buf, p, stop):
+            return p, True
+        p += one
+    return p, False
+
+
+@helper
+def _skip_to_newline(buf, p, stop):
+    """The position of the newline ending the line of ``p`` (or ``stop``): (position, a
+    lone carriage return stopped it)."""
+    one = np.uint64(1)
+    while p < stop and buf[p] != 10:
+        if buf[p] == 13 and _lone_cr(buf, p, stop):
+            return p, True
+        p += one
+    return p, False
+
+
+@helper
+def _next_line(buf, p, stop):
+    """Skip blank and comment lines from the line start ``p``: (position of the next content
+    line's first token, or ``stop`` or beyond when there is none; the start of its line; a
+    lone carriage return found, in the line of that start)."""
+    one = np.uint64(1)
+    while p < stop:
+        line_start = p
+        p, lone = _skip_blanks(buf, p, stop)
+        if lone or p == stop:
+            return p, line_start, lone
+        if buf[p] == 10:
+            p += one
+        elif buf[p] == 35:  # '#': a comment line (which may hold any byte)
+            while p < stop and buf[p] != 10:
+                p += one
+            p += one
+        else:
+            return p, line_start, False
+    return p, p, False
+
+
+@helper
+def _read_line(buf, p, stop, needed, exact, f_doc, f_value):
+    """Read the content line whose first token is at ``p``, token by token up to the
+    ``needed`` fields (the layout's :func:`_line_fields`): (position after its newline,
+    error code or 0, query id start and end, doc id start and end, value start and end)."""
+    one = np.uint64(1)
+    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
+    n_fields = 0
+    while True:
+        a = p
+        while p < stop and _token(buf[p]):
+            p += one
+        if n_fields == 0:
+            q0, q1 = a, p
+        elif n_fields == f_doc:
+            d0, d1 = a, p
+        elif n_fields == f_value:
+            v0, v1 = a, p
+        n_fields += 1
+        p, lone = _skip_blanks(buf, p, stop)
+        if lone:
+            return p, LONE_CR, q0, q1, d0, d1, v0, v1
+        if p == stop or buf[p] == 10 or n_fields == needed:
+            break
+    if n_fields < needed:
+        return p, TOO_FEW_FIELDS, q0, q1, d0, d1, v0, v1
+    if exact and p < stop and buf[p] != 10:
+        return p, TOO_MANY_FIELDS, q0, q1, d0, d1, v0, v1
+    p, lone = _skip_to_newline(buf, p, stop)  # ignored fields (the run tag and beyond)
+    return p + one, LONE_CR if lone else 0, q0, q1, d0, d1, v0, v1
+
+
+@helper
+def _line_value(buf, layout, v0, v1):
+    """(number of a line's value field ``buf[v0:v1]``, ok): an integer label, or a number
+    as strtod reads it (NaN: Python converts it), negated for MS MARCO's ranks."""
+    if integer_values(layout):
+        return _parse_label(buf, np.int64(v0), np.int64(v1))
+    value = parse_float(buf, np.int64(v0), np.int64(v1))
+    if layout == RUN3:
+        value = -value
+    return value, True
+
+
+@helper
+def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, output):
+    """Store row ``r`` in ``output``: its value, and its doc id ``buf[d0:d1]`` (an integer
+    when ``int_docs``, else bytes at ``b``). Returns 0, or the line's error code."""
+    doc_data, doc_offsets, doc_values, values, _ = output
+    value, ok = _line_value(buf, layout, v0, v1)
+    if not ok:
+        return BAD_LABEL
+    if int_docs:
+        doc_value = canonical_int(buf, np.int64(d0), np.int64(d1))
+        if doc_value < 0:
+            return NOT_INT
+        doc_values[r] = doc_value
+    else:
+        length = np.int64(d1 - d0)
+        first = np.int64(d0)
+        for k in range(length):
+            doc_data[b + k] = buf[first + k]
+        doc_offsets[r + 1] = b + length
+    values[r] = value
+    return 0
+
+
+@helper
 def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap, output):
     """Scan one chunk line by line, each line token by token up to the needed fields.
 
@@ -187,9 +319,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     Positions are unsigned so that numba indexes without negative-index checks (the loops
     are byte-at-a-time). ``output`` is a :data:`ScanOutput`.
     """
-    doc_data, doc_offsets, doc_values, values, groups = output
-    needed, exact, f_qid, f_doc, f_value = _line_fields(layout)
-    one = np.uint64(1)
+    groups = output.groups
+    needed, exact, _, f_doc, f_value = _line_fields(layout)
     stop = np.uint64(end)
     p = np.uint64(start)
     n_rows = 0
@@ -198,50 +329,16 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     all_int = True
     prev_q0 = np.uint64(0)
     prev_q1 = np.uint64(0)
-    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
     while p < stop:
-        line_start = p
-        while p < stop and _blank(buf[p]):
-            if buf[p] == 13 and _lone_cr(buf, p, stop):
-                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
-            p += one
-        if p == stop:
+        p, line_start, lone = _next_line(buf, p, stop)
+        if lone:
+            return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
+        if p >= stop:
             break
-        if buf[p] == 10:
-            p += one
-            continue
-        if buf[p] == 35:  # '#': a comment line
-            while p < stop and buf[p] != 10:
-                p += one
-            p += one
-            continue
-        n_fields = 0
-        while True:
-            a = p
-            while p < stop and _token(buf[p]):
-                p += one
-            if n_fields == f_qid:
-                q0, q1 = a, p
-            elif n_fields == f_doc:
-                d0, d1 = a, p
-            elif n_fields == f_value:
-                v0, v1 = a, p
-            n_fields += 1
-            while p < stop and _blank(buf[p]):
-                if buf[p] == 13 and _lone_cr(buf, p, stop):
-                    return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
-                p += one
-            if p == stop or buf[p] == 10 or n_fields == needed:
-                break
-        if n_fields < needed:
-            return n_rows, n_bytes, n_groups, TOO_FEW_FIELDS, np.int64(line_start), all_int
-        if exact and p < stop and buf[p] != 10:
-            return n_rows, n_bytes, n_groups, TOO_MANY_FIELDS, np.int64(line_start), all_int
-        while p < stop and buf[p] != 10:  # ignored fields (the run tag and beyond)
-            if buf[p] == 13 and _lone_cr(buf, p, stop):
-                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
-            p += one
-        p += one
+        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
+                                                           f_value)
+        if error:
+            return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
         if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
                                             np.int64(prev_q1)):
             if write:  # the query id's bytes and the group's first row
@@ -254,34 +351,16 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
             n_groups += 1
             prev_q0 = q0
             prev_q1 = q1
-        length = np.int64(d1 - d0)
-        if not write and all_int:
-            all_int = canonical_int(buf, np.int64(d0), np.int64(d1)) >= 0
         if write:
-            if integer_values(layout):
-                value, ok = _parse_label(buf, np.int64(v0), np.int64(v1))
-                if not ok:
-                    return (n_rows, n_bytes, n_groups, BAD_LABEL, np.int64(line_start),
-                            all_int)
-            else:
-                value = parse_float(buf, np.int64(v0), np.int64(v1))
-                if layout == RUN3:
-                    value = -value
-            r = row + n_rows
-            if int_docs:
-                doc_value = canonical_int(buf, np.int64(d0), np.int64(d1))
-                if doc_value < 0:
-                    return (n_rows, n_bytes, n_groups, NOT_INT, np.int64(line_start), False)
-                doc_values[r] = doc_value
-            else:
-                b = byte + n_bytes
-                first = np.int64(d0)
-                for k in range(length):
-                    doc_data[b + k] = buf[first + k]
-                doc_offsets[r + 1] = b + length
-            values[r] = value
+            error = _write_row(buf, layout, int_docs, row + n_rows, byte + n_bytes, d0, d1, v0,
+                               v1, output)
+            if error:
+                return (n_rows, n_bytes, n_groups, error, np.int64(line_start),
+                        all_int and error != NOT_INT)
+        elif all_int:
+            all_int = canonical_int(buf, np.int64(d0), np.int64(d1)) >= 0
         n_rows += 1
-        n_bytes += length
+        n_bytes += np.int64(d1 - d0)
     return n_rows, n_bytes, n_groups, 0, -1, all_int
 
 

@@ -564,32 +564,40 @@ def _scan_python(buf, layout, source):
     if lengths and (min(lengths) < needed or (exact and max(lengths) > needed)):
         _python_line_error(buf, lines, layout, source)
     _check_rows(len(rows), layout, source)
-    tokens = [fields[f_value] for fields in rows]
-    try:
-        if _scan.integer_values(layout):
-            labels = [_label(t) for t in tokens]
-            if None in labels:
-                raise ValueError
-            values = np.array(labels, dtype=np.float64)
-        else:
-            values = np.array(list(map(float, tokens)))
-            if layout == _scan.RUN3:
-                values = -values
-            if not np.isfinite(values).all() or b"_" in b"".join(tokens):
-                raise ValueError
-    except (ValueError, TypeError):  # a bad number: find its line
+    values = _python_values([fields[f_value] for fields in rows], layout)
+    if values is None:  # a bad number: find its line
         _python_line_error(buf, lines, layout, source)
-    docs = [fields[f_doc] for fields in rows]
     qids = [fields[0] for fields in rows]
     block_first = [i for i in range(len(qids)) if i == 0 or qids[i] != qids[i - 1]]
     codes = {}
     block_code = [codes.setdefault(qids[i], len(codes)) for i in block_first]
-    if _CANONICAL_INTS.fullmatch(b" ".join(docs)):
-        doc_ids = Ids(values=np.array(list(map(int, docs)), dtype=np.int64), text=True)
-    else:
-        doc_ids = Ids.from_strings(docs)
     return (Ids.from_strings(list(codes)), np.array(block_code, dtype=np.int64),
-            np.array(block_first, dtype=np.int64), doc_ids, values)
+            np.array(block_first, dtype=np.int64),
+            _python_doc_ids([fields[f_doc] for fields in rows]), values)
+
+
+def _python_values(tokens, layout):
+    """The numbers of the value tokens as :func:`_scan_python` reads them, or None when one
+    is bad."""
+    try:
+        if _scan.integer_values(layout):
+            labels = [_label(t) for t in tokens]
+            return None if None in labels else np.array(labels, dtype=np.float64)
+        values = np.array(list(map(float, tokens)))
+    except (ValueError, TypeError):
+        return None
+    if layout == _scan.RUN3:
+        values = -values
+    if not np.isfinite(values).all() or b"_" in b"".join(tokens):
+        return None
+    return values
+
+
+def _python_doc_ids(docs):
+    """The doc id tokens as Ids: integers when every one is canonical decimal."""
+    if _CANONICAL_INTS.fullmatch(b" ".join(docs)):
+        return Ids(values=np.array(list(map(int, docs)), dtype=np.int64), text=True)
+    return Ids.from_strings(docs)
 
 
 _LONE_CR = re.compile(rb"\r(?=[^\n])")

@@ -279,42 +279,14 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     average = ties == "average"
     if average:
         rank_depth = 0  # tie groups are averaged whole: rank everything
-    s = _as_float_array(scores, "scores")
-    if s.ndim != 2:
-        raise ValueError(f"scores must be 2-d (batch, n_candidates), got shape {s.shape}")
-    y = as_array(labels)
-    if y.shape != s.shape:
-        raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
-    y = matrix_labels(y, "evaluate_matrix: labels")
-    if mask is not None:
-        warnings.warn("evaluate_matrix: mask= is deprecated; use valid= (the same meaning: "
-                      "True where a candidate exists)", DeprecationWarning, stacklevel=2)
-        if valid is not None:
-            raise ValueError("give valid= only (mask= is its deprecated name)")
-        valid = mask
-    if valid is None:
-        m = _all_true(s.shape)
-    else:
-        m = _flags(as_array(valid), "valid")
-        if m.shape != s.shape:
-            raise ValueError(f"valid {m.shape} and scores {s.shape} differ in shape")
+    s, y, m = _matrix_inputs(scores, labels, valid, mask)
     batch, width = s.shape
-    if n_relevant is None:
-        nr, extra = _zeros(batch), 0
-    else:
-        nr = _counts(n_relevant, batch)
-        extra = int(nr.max(initial=0))
-        if ideal_cap >= 0:
-            extra = min(extra, ideal_cap)
-        elif extra > MAX_IDEAL:
-            raise ValueError(f"n_relevant up to {extra} needs an ideal ranking of that many "
-                             f"documents for {whole} (no cutoff); give it a cutoff, or keep "
-                             f"n_relevant at most {MAX_IDEAL}")
+    nr, extra = _relevant_counts(n_relevant, batch, ideal_cap, whole)
     s, y = np.ascontiguousarray(s), np.ascontiguousarray(y)
     spec = plan.sized(width + extra)
     out = np.empty((batch, len(plan.parsed)))
     means = np.empty(len(plan.parsed))
-    python = _jit.python_mode(batch * width)
+    python = _jit.python_mode(batch * (width + extra))  # (the ideals' length too)
 
     def run(valid):
         data = BK.Batch(s, y, np.ascontiguousarray(valid), nr, _columns(width))
@@ -329,17 +301,62 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
                            np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
 
     code = run(m)
-    if code != 0 and valid is None and np.isneginf(s).any():
+    if code != 0 and valid is None and mask is None and np.isneginf(s).any():
         code = run(~np.isneginf(s))  # -inf pads (checked only on failure: no cost otherwise)
+    _raise_for(code)
+    plan.check(out)
+    result = dict(zip(plan.keys, means.tolist()))
+    return (result, out) if per_row else result
+
+
+def _matrix_inputs(scores, labels, valid, mask):
+    """:func:`evaluate_matrix`'s scores (float64), labels (int64) and valid flags, checked."""
+    s = _as_float_array(scores, "scores")
+    if s.ndim != 2:
+        raise ValueError(f"scores must be 2-d (batch, n_candidates), got shape {s.shape}")
+    y = as_array(labels)
+    if y.shape != s.shape:
+        raise ValueError(f"labels {y.shape} and scores {s.shape} differ in shape")
+    y = matrix_labels(y, "evaluate_matrix: labels")
+    if mask is not None:
+        warnings.warn("evaluate_matrix: mask= is deprecated; use valid= (the same meaning: "
+                      "True where a candidate exists)", DeprecationWarning, stacklevel=3)
+        if valid is not None:
+            raise ValueError("give valid= only (mask= is its deprecated name)")
+        valid = mask
+    if valid is None:
+        return s, y, _all_true(s.shape)
+    m = _flags(as_array(valid), "valid")
+    if m.shape != s.shape:
+        raise ValueError(f"valid {m.shape} and scores {s.shape} differ in shape")
+    return s, y, m
+
+
+def _relevant_counts(n_relevant, batch, ideal_cap, whole):
+    """(each row's relevant documents, how many of them beyond its candidates the longest
+    ideal ranking lays out) for :func:`evaluate_matrix` (``ideal_cap``, ``whole``: see
+    :func:`fastir.engine.ideal_depth`)."""
+    if n_relevant is None:
+        return _zeros(batch), 0
+    nr = _counts(n_relevant, batch)
+    extra = int(nr.max(initial=0))
+    if ideal_cap >= 0:
+        return nr, min(extra, ideal_cap)
+    if extra > MAX_IDEAL:
+        raise ValueError(f"n_relevant up to {extra} needs an ideal ranking of that many "
+                         f"documents for {whole} (no cutoff); give it a cutoff, or keep "
+                         f"n_relevant at most {MAX_IDEAL}")
+    return nr, extra
+
+
+def _raise_for(code):
+    """Raise the error of a dense batch's kernel code (0: none)."""
     if code == BK.BAD_SCORE:
         raise ValueError("scores must be finite where valid is True (without valid=, -inf "
                          "marks padding; +inf and NaN are errors)")
     if code == BK.BAD_LABEL:
         raise ValueError(f"labels must be integers from 0 to {MAX_CUTOFF} (where a candidate "
                          "exists)")
-    plan.check(out)
-    result = dict(zip(plan.keys, means.tolist()))
-    return (result, out) if per_row else result
 
 
 def matrix_labels(labels, where):

@@ -28,6 +28,8 @@ Sums run in trec_eval's order (judgment groups in name order, pairs by position)
 are bit-identical to trec_eval 10.0.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from fastir._jit import helper, jit, pjit, prange
@@ -57,13 +59,26 @@ ERROR_ZERO = 2  # a document of level 0 and of another level in one judgment gro
 ERROR_CYCLE = 3  # inconsistent preferences in one judgment group (trec_eval aborts)
 
 
+#: The judgments :func:`prefs_queries` reads: per query ``q`` its rows
+#: ``indptr[q]:indptr[q + 1]``, per row its ``levels``, judgment group (``groups``),
+#: subgroup (``subgroups``) and document (``row_doc``: its place among the query's judged
+#: documents, which are ``j_indptr[q]:j_indptr[q + 1]``).
+PrefsRows = namedtuple("PrefsRows", "indptr levels groups subgroups row_doc j_indptr")
+
+#: A chunk's scratch for :func:`_judgment_group` (see :func:`_ec_group`, :func:`_graph_group`)
+#: and the group's counts ``g``.
+GroupScratch = namedtuple("GroupScratch", "ec tree mark local stamp g")
+
+
 @pjit
-def prefs_queries(bounds, judged_query, n_retrieved, indptr, levels, groups, subgroups,
-                  row_doc, j_indptr, position, want_pairs, stats, errors):
+def prefs_queries(bounds, judged_query, n_retrieved, judgments, position, want_pairs, stats,
+                  errors):
     """Fill ``stats[e]`` (and ``errors[e]``) of every evaluated query ``e`` (parallel over
-    chunks ``bounds``): its judgments are rows ``indptr[q]:indptr[q + 1]`` of query
-    ``q = judged_query[e]``, a row's document has position
-    ``position[j_indptr[q] + row_doc[row]]``."""
+    chunks ``bounds``): its judgments (a :data:`PrefsRows`) are rows
+    ``indptr[q]:indptr[q + 1]`` of query ``q = judged_query[e]``, a row's document has
+    position ``position[j_indptr[q] + row_doc[row]]``."""
+    # (the tuple's fields as locals: see fastir.model.join._join_kernel)
+    indptr, levels, groups, subgroups, row_doc, j_indptr = judgments
     most_rows = 1
     most_docs = 1
     for q in range(len(indptr) - 1):
@@ -78,6 +93,7 @@ def prefs_queries(bounds, judged_query, n_retrieved, indptr, levels, groups, sub
         keys = np.empty(16 if want_pairs else 0, dtype=np.int64)
         stamp = np.zeros(1, dtype=np.int64)
         g = np.zeros(N_G)
+        scratch = GroupScratch(ec, tree, mark, local, stamp, g)  # (made in the loop: see RunRows)
         for e in range(bounds[c], bounds[c + 1]):
             q = judged_query[e]
             lo, hi = indptr[q], indptr[q + 1]
@@ -91,9 +107,8 @@ def prefs_queries(bounds, judged_query, n_retrieved, indptr, levels, groups, sub
                 while end < hi and groups[end] == groups[start]:
                     end += 1
                 err, keys, n_keys = _judgment_group(
-                    start, end, levels, subgroups, d[start - lo:], n_retrieved[e], ec, tree,
-                    mark, local, stamp, want_pairs, keys, n_keys,
-                    j_indptr[q + 1] - j_indptr[q], g)
+                    start, end, levels, subgroups, d[start - lo:], n_retrieved[e],
+                    j_indptr[q + 1] - j_indptr[q], scratch, want_pairs, keys, n_keys)
                 if err:
                     errors[e] = err
                     break
@@ -115,11 +130,13 @@ def _room(keys, used, more):
 
 
 @jit
-def _judgment_group(start, end, levels, subgroups, d, n_ret, ec, tree, mark, local, stamp,
-                    want_pairs, keys, n_keys, n_docs, g):
-    """Count judgment group rows ``start:end`` (positions ``d[:end - start]``) into ``g``,
-    and with ``want_pairs`` add its pairs' keys after the first ``n_keys`` of ``keys``;
-    returns (error code, keys, keys used)."""
+def _judgment_group(start, end, levels, subgroups, d, n_ret, n_docs, scratch, want_pairs, keys,
+                    n_keys):
+    """Count judgment group rows ``start:end`` (positions ``d[:end - start]``) into
+    ``scratch.g`` (``scratch``: a :data:`GroupScratch`), and with ``want_pairs`` add its
+    pairs' keys after the first ``n_keys`` of ``keys``; returns (error code, keys, keys
+    used)."""
+    ec, tree, mark, local, stamp, g = scratch
     g[:] = 0.0
     single = True
     for r in range(start + 1, end):

@@ -15,16 +15,15 @@ from collections import namedtuple
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import chunk_bounds, jit, pjit, prange, python_variant
+from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
 from fastir.model.data import InputError
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    bytes_hash,
     common_kind,
     id_equal,
+    id_hash,
     merge_sorted_ids,
-    mix64,
     order_keys,
 )
 from fastir.model.ranking import RankKey, python_ranked, rank_rows
@@ -111,26 +110,9 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
     """
-    if missing not in ("zero", "skip"):
-        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(
-            max_docs, numbers.Real) or not max_docs >= 0 or int(max_docs) != max_docs):
-        raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
-    limit = NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
-    if not isinstance(judged_only, (bool, np.bool_)):
-        raise ValueError(f"judged_only must be True or False, got {judged_only!r}")
-
-    q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
-    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_qrels, in_run = merge(q_qids.args(), r_qids.args())
-    judged = in_qrels >= 0
-    ignored = r_qids.take(in_run[~judged]).tolist()
-    missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
-    keep = judged if missing == "zero" else judged & (in_run >= 0)
-    qrels_query = in_qrels[keep]
-    run_query = in_run[keep]
-    query_ids = q_qids.take(qrels_query)
-
+    limit = _checked_limit(missing, max_docs, judged_only)
+    query_ids, qrels_query, run_query, ignored, missing_queries = _evaluated_queries(
+        qrels, run, missing)
     lengths = np.zeros(len(run_query), dtype=np.int64)
     present = run_query >= 0
     lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
@@ -188,6 +170,33 @@ def ranked_twice(run, qid, row):
             f"on line {lines[0]}); {fix}")
 
 
+def _checked_limit(missing, max_docs, judged_only):
+    """The ranking depth of :func:`join`'s options (``NO_LIMIT``: none), checked."""
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(
+            max_docs, numbers.Real) or not max_docs >= 0 or int(max_docs) != max_docs):
+        raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise ValueError(f"judged_only must be True or False, got {judged_only!r}")
+    return NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
+
+
+def _evaluated_queries(qrels, run, missing):
+    """The evaluated queries (judged, and with ``missing="skip"`` in the run too): (their
+    ids, their qrels queries, their run queries or -1, the run's queries without judgments,
+    the judged queries absent from the run)."""
+    q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
+    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
+    in_qrels, in_run = merge(q_qids.args(), r_qids.args())
+    judged = in_qrels >= 0
+    ignored = r_qids.take(in_run[~judged]).tolist()
+    missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
+    keep = judged if missing == "zero" else judged & (in_run >= 0)
+    qrels_query = in_qrels[keep]
+    return q_qids.take(qrels_query), qrels_query, in_run[keep], ignored, missing_queries
+
+
 def only_judged(joined):
     """``joined`` without the ranked documents of negative code (not in the qrels, or pooled
     and unjudged), each ranking's order kept: trec_eval's ``-J`` for the measures that ask
@@ -212,6 +221,16 @@ def _compact(indptr, labels, kept):
     return new_indptr, new_labels
 
 
+@jit
+def _table_size(n):
+    """Slots of an open-addressing table for ``n`` entries: a power of two, at least 16 and
+    twice ``n``."""
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
 @pjit
 def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only, candidates,
                  scratch, out):
@@ -227,17 +246,11 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
     labels, kept, duplicate, rows_out, tie_out = out
-    # (and the doc column's: a field read in the row loop is reference-counted per row)
-    d_data, d_offsets, d_values, is_int = docs
-    seen_size = 16
-    while seen_size < 2 * scratch:
-        seen_size *= 2
+    seen_size = _table_size(scratch)
     most_judged = 0
     for q in range(len(q_indptr) - 1):
         most_judged = max(most_judged, q_indptr[q + 1] - q_indptr[q])
-    judged_size = 16
-    while judged_size < 2 * most_judged:
-        judged_size *= 2
+    judged_size = _table_size(most_judged)
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
@@ -255,66 +268,83 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
             start = r_starts[r]
             rank_rows(start, r_stops[r], ranking, order, buf)
             if candidates:
-                for p in range(m):
-                    buf[order[p] - start] = p
-                for p in range(m):
-                    order[p] = start + p
-                    tie_out[at + p] = buf[p]
-                    rows_out[at + p] = start + p
+                _input_order(order, buf, start, m, tie_out[at:at + m], rows_out[at:at + m])
             q = qrels_query[e]
-            q_lo = q_indptr[q]
-            q_hi = q_indptr[q + 1]
-            # The query's judgments in a small local table (cache-resident, unlike an index
-            # of all the qrels): slot -> qrels row.
-            q_size = 16
-            while q_size < 2 * (q_hi - q_lo):
-                q_size *= 2
-            q_mask = np.uint64(q_size - 1)
-            judged[:q_size] = -1
-            for j in range(q_lo, q_hi):
-                slot = row_hash[j] & q_mask
-                while judged[slot] >= 0:
-                    slot = (slot + np.uint64(1)) & q_mask
-                judged[slot] = j
-            local = 16
-            while local < 2 * m:
-                local *= 2
+            q_mask = _judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+            local = _table_size(m)
             local_mask = np.uint64(local - 1)
             seen[:local] = -1
             n_kept = 0
             for i in range(m):
                 row = order[i]
-                if is_int:
-                    h = mix64(np.uint64(d_values[row]), key)
-                else:
-                    h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
+                h = id_hash(docs, row, key)
                 hashes[i] = h
-                # duplicate check among the kept ranking
-                slot = h & local_mask
-                while seen[slot] >= 0:
-                    other = seen[slot]
-                    if hashes[other] == h and id_equal(docs, order[other], docs, row):
-                        duplicate[e] = order[other]
-                        break
-                    slot = (slot + np.uint64(1)) & local_mask
-                if duplicate[e] >= 0:
+                first = _seen_before(seen, local_mask, order, hashes, docs, i, h)
+                if first >= 0:
+                    duplicate[e] = first
                     break
-                seen[slot] = i
-                # label lookup
-                code = -1
-                slot = h & q_mask
-                while judged[slot] >= 0:
-                    j = judged[slot]
-                    if row_hash[j] == h and id_equal(j_docs, j, docs, row):
-                        label = q_labels[j]
-                        code = label if label >= 0 else -2
-                        break
-                    slot = (slot + np.uint64(1)) & q_mask
+                code = _label_code(judged, q_mask, row_hash, q_labels, j_docs, docs, row, h)
                 if judged_only and code < 0:
                     continue
                 labels[at + n_kept] = code
                 n_kept += 1
             kept[e] = n_kept
+
+
+@helper
+def _input_order(order, buf, start, m, tie, rows):
+    """Rows ``start:start + m`` in input order (into ``order``, and ``rows``), each with, in
+    ``tie``, its position in the ranking ``order`` held (``buf``: scratch)."""
+    for p in range(m):
+        buf[order[p] - start] = p
+    for p in range(m):
+        order[p] = start + p
+        tie[p] = buf[p]
+        rows[p] = start + p
+
+
+@helper
+def _judged_table(judged, row_hash, q_lo, q_hi):
+    """Fill ``judged`` with a small table (cache-resident, unlike an index of all the
+    qrels) of the judgments ``q_lo:q_hi`` of one query: slot -> qrels row. Returns the
+    table's slot mask."""
+    q_size = _table_size(q_hi - q_lo)
+    q_mask = np.uint64(q_size - 1)
+    judged[:q_size] = -1
+    for j in range(q_lo, q_hi):
+        slot = row_hash[j] & q_mask
+        while judged[slot] >= 0:
+            slot = (slot + np.uint64(1)) & q_mask
+        judged[slot] = j
+    return q_mask
+
+
+@helper
+def _seen_before(seen, mask, order, hashes, docs, i, h):
+    """The row ranked before position ``i`` with the same doc id as ``order[i]`` (hash
+    ``h``), or -1 after adding position ``i`` to the table ``seen``."""
+    row = order[i]
+    slot = h & mask
+    while seen[slot] >= 0:
+        other = seen[slot]
+        if hashes[other] == h and id_equal(docs, order[other], docs, row):
+            return order[other]
+        slot = (slot + np.uint64(1)) & mask
+    seen[slot] = i
+    return -1
+
+
+@helper
+def _label_code(judged, mask, row_hash, q_labels, j_docs, docs, row, h):
+    """The label code of run row ``row`` (doc hash ``h``) in a query's table ``judged``."""
+    slot = h & mask
+    while judged[slot] >= 0:
+        j = judged[slot]
+        if row_hash[j] == h and id_equal(j_docs, j, docs, row):
+            label = q_labels[j]
+            return label if label >= 0 else -2
+        slot = (slot + np.uint64(1)) & mask
+    return -1
 
 
 @python_variant(_join_kernel)

@@ -9,6 +9,8 @@ others in document id order. The preference measures compare documents by these 
 only.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from fastir import _jit
@@ -16,15 +18,22 @@ from fastir._jit import chunk_bounds, helper, pjit, prange, python_variant
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    bytes_hash,
     common_kind,
     id_equal,
+    id_hash,
     merge_sorted_ids,
-    mix64,
     order_keys,
 )
-from fastir.model.join import NO_LIMIT
+from fastir.model.join import NO_LIMIT, RunRows
 from fastir.model.ranking import RankKey, rank_rows
+
+#: The judged side of :func:`_position_kernel`: per evaluated query its row in the judged
+#: documents (``query``); per such row ``q`` its documents ``indptr[q]:indptr[q + 1]``, each
+#: with the ``hashes`` of its doc id.
+JudgedRows = namedtuple("JudgedRows", "query indptr hashes")
+
+#: What :func:`_position_kernel` writes (see :class:`PrefsJoined`).
+PositionOutput = namedtuple("PositionOutput", "position n_retrieved duplicate")
 
 
 class PrefsJoined:
@@ -83,9 +92,10 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
     n_retrieved = np.zeros(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
     bounds = chunk_bounds(lengths + np.diff(judged.indptr)[judged_query], _jit.n_threads())
-    _jit.launch(_position_kernel, bounds, run_query, judged_query, run.starts, run.stops,
-                -run.scores, r_docs.args(), judged.indptr, q_docs.args(), row_hash, HASH_KEY,
-                limit, int(lengths.max(initial=0)), position, n_retrieved, duplicate)
+    _jit.launch(_position_kernel, bounds, RunRows(run_query, run.starts, run.stops, -run.scores),
+                r_docs.args(), JudgedRows(judged_query, judged.indptr, row_hash),
+                q_docs.args(), HASH_KEY, limit, int(lengths.max(initial=0)),
+                PositionOutput(position, n_retrieved, duplicate))
     return PrefsJoined(q_qids.take(judged_query), judged_query, run_query >= 0, position,
                        n_retrieved, duplicate, ignored, missing_queries)
 
@@ -102,13 +112,15 @@ def rank_rows_ascending(start, stop, reversed_key, order, buf):
 
 
 @pjit
-def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, negated, docs,
-                     j_indptr, j_docs, row_hash, key, limit, scratch, position, n_retrieved,
-                     duplicate):
-    """Rank each evaluated query (``negated``: the run's scores negated), find its judged
-    documents in the top ``limit`` and give every judged document its position (see
-    :func:`join_prefs`)."""
-    d_data, d_offsets, d_values, is_int = docs  # (read per row: unpacked once)
+def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out):
+    """Rank each evaluated query (``run``: a :data:`~fastir.model.join.RunRows` of the
+    run's scores negated), find its judged documents (``judged``: :data:`JudgedRows`) in the
+    top ``limit`` and give every judged document its position (into ``out``, a
+    :data:`PositionOutput`; see :func:`join_prefs`)."""
+    # (the tuples' fields as locals: see fastir.model.join._join_kernel)
+    run_query, r_starts, r_stops, negated = run
+    judged_query, j_indptr, row_hash = judged
+    position, n_retrieved, duplicate = out
     most_judged = 0
     for q in range(len(j_indptr) - 1):
         most_judged = max(most_judged, j_indptr[q + 1] - j_indptr[q])
@@ -133,10 +145,7 @@ def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, negated
                 seen[:s_size] = -1
                 for i in range(m):
                     row = order[i]
-                    if is_int:
-                        h = mix64(np.uint64(d_values[row]), key)
-                    else:
-                        h = bytes_hash(d_data, d_offsets[row], d_offsets[row + 1], key)
+                    h = id_hash(docs, row, key)
                     hashes[i] = h
                     slot = h & s_mask
                     while seen[slot] >= 0:
@@ -186,10 +195,11 @@ def _fill_table(table, row_hash, lo, hi):
 
 
 @python_variant(_position_kernel)
-def _position_kernel(bounds, run_query, judged_query, r_starts, r_stops, negated, docs,
-                     j_indptr, j_docs, row_hash, key, limit, scratch, position, n_retrieved,
-                     duplicate):
+def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out):
     """The same in Python: a sort per query, the judged documents in a dict."""
+    run_query, r_starts, r_stops, negated = run
+    judged_query, j_indptr, _ = judged
+    position, n_retrieved, duplicate = out
     keys = order_keys(docs)
     doc_keys = _keys(docs)
     judged_docs = _keys(j_docs)

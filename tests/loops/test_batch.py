@@ -207,3 +207,27 @@ def test_bound_candidates_with_many_judged_docs_are_sorted_like_evaluate(judged_
         want = fastir.evaluate(qrels, fastir.Run.from_arrays(qids, docs, vector), NAMES,
                                max_docs=50, judged_only=judged_only)
         assert np.array_equal(values[r], want.values)
+
+
+def test_evaluate_matrix_tiers_on_the_ideals_length(monkeypatch):
+    """A small batch whose n_relevant lays out a long ideal (nDCG without a cutoff) is large
+    work: the tier counts the ideal's documents too (it counted the candidates alone, and
+    a 1 x 3 batch with n_relevant 2**24 ran as Python for 16 s instead of compiled)."""
+    from fastir import _jit
+
+    asked = []
+
+    def python_mode(n_rows=0):
+        asked.append(n_rows)
+        return True
+
+    monkeypatch.setattr(_jit, "python_mode", python_mode)
+    scores, labels = np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]])
+    got = fastir.evaluate_matrix(scores, labels, ["nDCG", "nDCG@2"], n_relevant=[5000])
+    assert asked == [1 * (3 + 5000)]
+    qrels, run = matrix_to_dicts(scores, labels, None, np.array([5000]), 1)
+    want = fastir.evaluate(qrels, run, ["nDCG", "nDCG@2"]).mean
+    assert got == want
+    asked.clear()
+    fastir.evaluate_matrix(scores, labels, ["AP", "nDCG@2"], n_relevant=[5000])
+    assert asked == [1 * (3 + 2)]  # (a cutoff bounds the ideal)
