@@ -54,7 +54,7 @@ def _guarded(command, function, argv):
 
 def _not_by_ctrl_c(exc):
     """An error a Ctrl-C caused is the Ctrl-C (:func:`fastir.cli.main.dispatch` says so)."""
-    from fastir.cli.main import by_ctrl_c
+    from fastir.cli.interrupt import by_ctrl_c
 
     if by_ctrl_c(exc):
         raise KeyboardInterrupt from None

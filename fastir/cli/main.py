@@ -10,6 +10,8 @@ takes it does it import the command's modules (numpy first) and run it here.
 import os
 import sys
 
+from fastir.cli.interrupt import INTERRUPTED_STATUS, by_ctrl_c, interrupted, note_ctrl_c
+
 
 def _no_options(name, argv):
     """Read the options of a command that takes none but ``-h`` (argparse's help and exit
@@ -207,7 +209,7 @@ def dispatch(argv):
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
         print(unknown + help_text(), end="", file=sys.stderr)
         return 2
-    _ctrl_c_anywhere()
+    note_ctrl_c()
     try:
         return COMMANDS[argv[0]](argv[1:])
     except BrokenPipeError:  # the reader left (fastir measures | head): not an error
@@ -220,67 +222,6 @@ def dispatch(argv):
         if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
             return interrupted(argv[0])
         raise
-
-
-def by_ctrl_c(exc):
-    """Whether ``exc`` ends a command a Ctrl-C stopped: a KeyboardInterrupt, an error it
-    caused (one raised inside numba's compiler comes out as another exception), or any
-    error after a Ctrl-C (numba's state, interrupted in a callback, fails later)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return _ctrl_c[0]
-
-
-_ctrl_c = [False]  # whether a Ctrl-C came
-
-
-def _ctrl_c_anywhere():
-    """Note each Ctrl-C (then raise KeyboardInterrupt, as Python does); one that lands in a
-    callback from C (numba's compiler, llvmlite's object cache), where Python can only
-    print it as 'Exception ignored' and go on, comes again a moment later, to stop the
-    command where it can."""
-    import signal
-    import threading
-
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        def noted(signum, frame):
-            _ctrl_c[0] = True
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGINT, noted)
-    hook = sys.unraisablehook
-    if getattr(hook, "_fastir", False):
-        return
-
-    def again(unraisable):
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
-            timer.daemon = True
-            timer.start()
-            return
-        hook(unraisable)
-
-    again._fastir = True
-    sys.unraisablehook = again
-
-
-#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
-INTERRUPTED_STATUS = 130
-
-
-def interrupted(command=None):
-    """Say that Ctrl-C stopped the command; its exit status."""
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
-    print(f"fastir{' ' + command if command else ''}: interrupted (Ctrl-C)", file=sys.stderr,
-          flush=True)
-    return INTERRUPTED_STATUS
 
 
 if __name__ == "__main__":

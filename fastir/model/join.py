@@ -156,13 +156,17 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
     return joined
 
 
+#: ``(source, qid, doc) -> (first line, second line) or None``: where a run file ranks a doc
+#: twice. Reading files is the io layer's: :mod:`fastir.io.trec` sets it when imported (a run
+#: read from a file has imported it); until then no line is named.
+repeat_lines = None
+
+
 def ranked_twice(run, qid, row):
     """What to say of a run that ranks the doc of its row ``row`` twice for ``qid``: the
     file and line of the second time when the run was read from a file."""
-    from fastir.io.trec import repeat_lines
-
     doc = run.doc_ids[row]
-    lines = repeat_lines(run.source, qid, doc)
+    lines = None if repeat_lines is None else repeat_lines(run.source, qid, doc)
     fix = "a run ranks a doc at most once per query: remove one of them"
     if lines is None:
         return f"{run.source}: query {qid!r} ranks doc {doc!r} twice; {fix}"
