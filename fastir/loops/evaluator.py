@@ -289,7 +289,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     python = _jit.python_mode(batch * (width + extra))  # (the ideals' length too)
 
     def run(valid):
-        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr, _columns(width))
+        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr)
         if batch * width < _SERIAL_BELOW or python:
             return _jit.select(BK.matrix_values_serial, python=python)(
                 data, level, rank_depth, ideal_cap, average, spec,
@@ -405,12 +405,6 @@ def _all_true(shape):  # (kept writable: a read-only array would compile another
 @functools.lru_cache(maxsize=64)
 def _zeros(n):
     return np.zeros(n, dtype=np.int64)
-
-
-@functools.lru_cache(maxsize=64)
-def _columns(n):
-    """Each column's tie position: its index (see :data:`fastir.measures.dense.Batch`)."""
-    return np.arange(n, dtype=np.int64)
 
 
 _scratch = threading.local()

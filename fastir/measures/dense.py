@@ -5,7 +5,10 @@ and hand it to :func:`fastir.measures.kernels.query_value`, so every measure is 
 :func:`fastir.evaluate`. Both rank in trec_eval's order (:func:`fastir.model.ranking.ranks_before`)
 on (score, tie position): a candidate's tie position is its place in its query's
 docno-descending order (from the join); a dense batch's columns stand for docs in
-docno-descending order, so a column's tie position is its index.
+docno-descending order, so a column's tie position is its index: its key holds the scores
+alone (equal scores then never rank before one another) and the columns enter the stable
+sort and the top selection in column order, which keeps ties in that order without reading
+a tie array.
 
 Ranking fixed candidates does not need a sort when few candidates are judged (MS MARCO has
 about one per query): a judged doc's rank is the number of candidates that rank before it,
@@ -40,9 +43,9 @@ from fastir.model.ranking import RankKey, rank_sort, ranks_before
 Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit judged_only")
 
 #: A dense batch: (batch, n_candidates) ``scores`` (float64), ``labels`` (int64, checked
-#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), each row's
-#: ``n_relevant`` (0: its candidates'), and each column's ``tie`` position (its index).
-Batch = namedtuple("Batch", "scores labels mask n_relevant tie")
+#: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), and each row's
+#: ``n_relevant`` (0: its candidates'). Columns tie in column order.
+Batch = namedtuple("Batch", "scores labels mask n_relevant")
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
 
@@ -189,7 +192,7 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
     for i in range(at, at + shown):
         ideal[i] = level
     m += shown
-    key = RankKey(scores[b], batch.tie, None)
+    key = RankKey(scores[b], None, None)  # (ties: column order, see the module's doc)
     if depth > 0 and depth < n:
         k = _select_top(key, order, n, depth, buf)
     else:

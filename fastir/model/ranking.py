@@ -8,9 +8,10 @@ descending in byte (``strcmp``) order.
 (:mod:`fastir.measures.dense`). A :data:`RankKey` says what a row's rank depends on: its
 score and, for equal scores, its doc id, or its precomputed tie position (its place in
 its query's docno-descending order) where a path has one: bound candidates (from the
-join), dense batches (the column: columns stand for docs in docno-descending order) and
-fusion (its docs' ranks in id order). Ascending id order (queries) is the same sort with
-equal scores, read backwards (:func:`sort_ids`).
+join) and fusion (its docs' ranks in id order); or the score alone, where the rows come
+in docno-descending order already (dense batches: columns stand for docs in that order),
+so that the stable sort keeps equal scores as they came. Ascending id order (queries) is
+the same sort with equal scores, read backwards (:func:`sort_ids`).
 
 Python variants rank with :func:`python_ranked`, the same order as sort keys.
 """
@@ -26,7 +27,7 @@ from fastir.model.ids import column_length, id_cmp, order_keys
 #: What ranks rows ``a``, ``b``: ``scores[a]``, ``scores[b]``; for equal scores, either
 #: ``tie[a]``, ``tie[b]`` (positions in docno-descending order: the lower first) or, when
 #: ``tie`` is None, the doc ids ``docs`` (an :data:`~fastir.model.ids.IdColumn`: the greater
-#: in strcmp order first; None when ``tie`` is given).
+#: in strcmp order first); both None: equal scores are equal (the rows' given order stays).
 RankKey = namedtuple("RankKey", "scores tie docs")
 
 _RUN = 16  # rows per insertion-sorted run of rank_sort, before the merges
@@ -53,7 +54,7 @@ def _tie_before(tie, docs, a, b):
 
 @helper
 def _doc_before(docs, a, b):
-    if docs is None:  # (a key with tie positions never comes here)
+    if docs is None:  # (the score alone ranks)
         return False
     return id_cmp(docs, a, docs, b) > 0
 
