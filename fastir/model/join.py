@@ -226,7 +226,7 @@ def _compact(indptr, labels, kept):
 
 
 @jit
-def _table_size(n):
+def table_size(n):
     """Slots of an open-addressing table for ``n`` entries: a power of two, at least 16 and
     twice ``n``."""
     size = 16
@@ -250,11 +250,11 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
     labels, kept, duplicate, rows_out, tie_out = out
-    seen_size = _table_size(scratch)
+    seen_size = table_size(scratch)
     most_judged = 0
     for q in range(len(q_indptr) - 1):
         most_judged = max(most_judged, q_indptr[q + 1] - q_indptr[q])
-    judged_size = _table_size(most_judged)
+    judged_size = table_size(most_judged)
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
@@ -274,8 +274,8 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
             if candidates:
                 _input_order(order, buf, start, m, tie_out[at:at + m], rows_out[at:at + m])
             q = qrels_query[e]
-            q_mask = _judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
-            local = _table_size(m)
+            q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+            local = table_size(m)
             local_mask = np.uint64(local - 1)
             seen[:local] = -1
             n_kept = 0
@@ -283,7 +283,7 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
                 row = order[i]
                 h = id_hash(docs, row, key)
                 hashes[i] = h
-                first = _seen_before(seen, local_mask, order, hashes, docs, i, h)
+                first = seen_before(seen, local_mask, order, hashes, docs, i, h)
                 if first >= 0:
                     duplicate[e] = first
                     break
@@ -308,11 +308,11 @@ def _input_order(order, buf, start, m, tie, rows):
 
 
 @helper
-def _judged_table(judged, row_hash, q_lo, q_hi):
+def judged_table(judged, row_hash, q_lo, q_hi):
     """Fill ``judged`` with a small table (cache-resident, unlike an index of all the
     qrels) of the judgments ``q_lo:q_hi`` of one query: slot -> qrels row. Returns the
     table's slot mask."""
-    q_size = _table_size(q_hi - q_lo)
+    q_size = table_size(q_hi - q_lo)
     q_mask = np.uint64(q_size - 1)
     judged[:q_size] = -1
     for j in range(q_lo, q_hi):
@@ -324,7 +324,7 @@ def _judged_table(judged, row_hash, q_lo, q_hi):
 
 
 @helper
-def _seen_before(seen, mask, order, hashes, docs, i, h):
+def seen_before(seen, mask, order, hashes, docs, i, h):
     """The row ranked before position ``i`` with the same doc id as ``order[i]`` (hash
     ``h``), or -1 after adding position ``i`` to the table ``seen``."""
     row = order[i]
@@ -341,12 +341,22 @@ def _seen_before(seen, mask, order, hashes, docs, i, h):
 @helper
 def _label_code(judged, mask, row_hash, q_labels, j_docs, docs, row, h):
     """The label code of run row ``row`` (doc hash ``h``) in a query's table ``judged``."""
+    j = judged_row(judged, mask, row_hash, j_docs, docs, row, h)
+    if j < 0:
+        return -1
+    label = q_labels[j]
+    return label if label >= 0 else -2
+
+
+@helper
+def judged_row(judged, mask, row_hash, j_docs, docs, row, h):
+    """The judgment of run row ``row`` (doc hash ``h``) in a query's table ``judged`` (see
+    :func:`judged_table`), or -1."""
     slot = h & mask
     while judged[slot] >= 0:
         j = judged[slot]
         if row_hash[j] == h and id_equal(j_docs, j, docs, row):
-            label = q_labels[j]
-            return label if label >= 0 else -2
+            return j
         slot = (slot + np.uint64(1)) & mask
     return -1
 

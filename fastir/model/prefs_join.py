@@ -19,12 +19,18 @@ from fastir.model.ids import (
     HASH_KEY,
     _keys,
     common_kind,
-    id_equal,
     id_hash,
     merge_sorted_ids,
     order_keys,
 )
-from fastir.model.join import NO_LIMIT, RunRows
+from fastir.model.join import (
+    NO_LIMIT,
+    RunRows,
+    judged_row,
+    judged_table,
+    seen_before,
+    table_size,
+)
 from fastir.model.ranking import RankKey, rank_rows
 
 #: The judged side of :func:`_position_kernel`: per evaluated query its row in the judged
@@ -128,8 +134,8 @@ def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
         hashes = np.empty(scratch, dtype=np.uint64)
-        seen = np.full(_table_size(scratch), -1, dtype=np.int64)
-        table = np.full(_table_size(most_judged), -1, dtype=np.int64)
+        seen = np.full(table_size(scratch), -1, dtype=np.int64)
+        table = np.full(table_size(most_judged), -1, dtype=np.int64)
         reversed_key = RankKey(negated, None, docs)  # (made in the loop, as the join's)
         for e in range(bounds[c], bounds[c + 1]):
             q = judged_query[e]
@@ -139,59 +145,27 @@ def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out
             if r >= 0:
                 m = min(r_stops[r] - r_starts[r], limit)
                 rank_rows_ascending(r_starts[r], r_stops[r], reversed_key, order, buf)
-                t_mask = _fill_table(table, row_hash, lo, hi)
-                s_size = _table_size(m)
+                t_mask = judged_table(table, row_hash, lo, hi)
+                s_size = table_size(m)
                 s_mask = np.uint64(s_size - 1)
                 seen[:s_size] = -1
                 for i in range(m):
                     row = order[i]
                     h = id_hash(docs, row, key)
                     hashes[i] = h
-                    slot = h & s_mask
-                    while seen[slot] >= 0:
-                        other = seen[slot]
-                        if hashes[other] == h and id_equal(docs, order[other], docs, row):
-                            duplicate[e] = order[other]
-                            break
-                        slot = (slot + np.uint64(1)) & s_mask
-                    if duplicate[e] >= 0:
+                    first = seen_before(seen, s_mask, order, hashes, docs, i, h)
+                    if first >= 0:
+                        duplicate[e] = first
                         break
-                    seen[slot] = i
-                    slot = h & t_mask
-                    while table[slot] >= 0:
-                        j = table[slot]
-                        if row_hash[j] == h and id_equal(j_docs, j, docs, row):
-                            position[j] = found
-                            found += 1
-                            break
-                        slot = (slot + np.uint64(1)) & t_mask
+                    j = judged_row(table, t_mask, row_hash, j_docs, docs, row, h)
+                    if j >= 0:
+                        position[j] = found
+                        found += 1
             n_retrieved[e] = found
             for j in range(lo, hi):
                 if position[j] < 0:
                     position[j] = found
                     found += 1
-
-
-@helper
-def _table_size(n):
-    size = 16
-    while size < 2 * n:
-        size *= 2
-    return size
-
-
-@helper
-def _fill_table(table, row_hash, lo, hi):
-    """The rows ``lo:hi`` in an open-addressing table (slot -> row); returns its mask."""
-    size = _table_size(hi - lo)
-    mask = np.uint64(size - 1)
-    table[:size] = -1
-    for j in range(lo, hi):
-        slot = row_hash[j] & mask
-        while table[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
-        table[slot] = j
-    return mask
 
 
 @python_variant(_position_kernel)
