@@ -45,7 +45,6 @@ NORMS = {"min-max": "min-max", "min_max": "min-max", "zmuv": "zmuv", "z-score": 
 _WEIGHTED = ("wsum", "wrrf")
 _BY_RANK = ("rrf", "wrrf", "isr", "log_isr", "borda")  # read ranks, not (normalised) scores
 _FLOOR = 1e-9  # ranx's floor on normalisation denominators
-_BLOCK_CELLS = 1 << 24  # grid points x candidates scored at once by optimize_fusion
 _HUGE = 2.0 ** 400  # scores beyond: scaled down before a normalisation (see _Pairs.normalised)
 MAX_GRID_POINTS = 10**6  # the most weight vectors optimize_fusion's simplex grid may hold
 
@@ -630,22 +629,20 @@ def _subset(qrels, keep):
 
 
 def _search(bound, parts, points):
-    """The measure's mean for every weight vector, a block of points per evaluate call."""
-    n_runs, n_pairs = parts.shape
-    block = max(1, _BLOCK_CELLS // max(n_pairs, 1))
-    out = np.empty(len(points))
-    for lo in range(0, len(points), block):
-        w = points[lo:lo + block]
-        scores = np.zeros((len(w), n_pairs))
-        with np.errstate(over="ignore", invalid="ignore"):  # (refused just below)
-            for r in range(n_runs):
-                scores = scores + w[:, r:r + 1] * parts[r]
-        bad = np.flatnonzero(~np.isfinite(scores).all(axis=1))
-        if len(bad):
-            raise ValueError(f"grid: the weights {w[bad[0]].tolist()} (point {lo + bad[0]}) "
-                             f"take the fused scores beyond a double; give smaller weights")
-        out[lo:lo + block] = bound.evaluate(scores)[:, 0]
-    return out
+    """The measure's mean for every weight vector: each scored inside the bound kernel
+    (:meth:`~fastir.BoundCandidates.evaluate_weighted`), never built."""
+    with np.errstate(over="ignore", invalid="ignore"):  # (the check below, per point)
+        finite = np.isfinite(np.abs(points) @ np.abs(parts).max(axis=1, initial=0.0))
+    if not finite.all():  # (a bound on every sum) perhaps beyond a double: build those
+        for p in np.flatnonzero(~finite):
+            scores = np.zeros(parts.shape[1])
+            with np.errstate(over="ignore", invalid="ignore"):
+                for r in range(len(parts)):
+                    scores = scores + points[p, r] * parts[r]
+            if not np.isfinite(scores).all():
+                raise ValueError(f"grid: the weights {points[p].tolist()} (point {p}) take "
+                                 f"the fused scores beyond a double; give smaller weights")
+    return bound.evaluate_weighted(parts, points)[:, 0]
 
 
 __all__ = ["fuse", "optimize_fusion", "FusionSearch"]

@@ -14,7 +14,7 @@ from fastir.io.inputs import as_qrels, as_run, records_read, size_hint, warn_if_
 from fastir.measures import dense as BK
 from fastir.measures import kernels, registry
 from fastir.measures.registry import MAX_CUTOFF
-from fastir.model.data import InputError, Run, float32_scores, integer_labels
+from fastir.model.data import InputError, Run, integer_labels
 from fastir.model.join import NO_LIMIT, NOT_POOLED, join
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
@@ -114,13 +114,15 @@ class BoundCandidates:
         codes[columns] = joined.labels
         tie = np.zeros(self.n_rows, dtype=np.int64)
         tie[columns] = joined.tie
-        limit = evaluator.options["max_docs"]
-        self.candidates = BK.Candidates(
-            joined.indptr, columns, codes, tie, joined.qrels_query,
-            NO_LIMIT if limit is None else int(limit), bool(evaluator.options["judged_only"]))
         lengths = np.diff(joined.indptr)
         ideal_lengths = np.diff(evaluator.qrels.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
+        self.spec = evaluator.plan.sized(self.longest)
+        limit = evaluator.options["max_docs"]
+        self.candidates = BK.Candidates(
+            joined.indptr, columns, codes, tie, joined.qrels_query,
+            NO_LIMIT if limit is None else int(limit), bool(evaluator.options["judged_only"]),
+            engine.rank_depth(self.spec))
 
     @property
     def query_ids(self):
@@ -149,28 +151,79 @@ class BoundCandidates:
                              f"{self.n_rows}), got {scores.shape}")
         if not np.isfinite(matrix).all():
             raise ValueError("scores must be finite")
-        if self.evaluator.compat == "9.0.8":
-            matrix = float32_scores(matrix)
-        with _jit.tier(matrix.size):
-            values = self._values(np.ascontiguousarray(matrix))
-        plan = self.evaluator.plan
+        n_runs = matrix.shape[0]
+        each = BK.Weights(np.arange(n_runs + 1), np.arange(n_runs), np.ones(n_runs))
+        values = self._values(np.ascontiguousarray(matrix), each)
         if one:
+            plan = self.evaluator.plan
             return plan.results(self.joined, values[0], self.evaluator.options["missing"])
+        return self._means(values, per_query)
+
+    def evaluate_weighted(self, parts, weights, *, per_query=False):
+        """Evaluate weighted sums of score vectors, without building them: what a fusion
+        weight search asks (:func:`fastir.optimize_fusion` calls it).
+
+        Vector ``r``'s scores are ``sum(weights[r, j] * parts[j])``, summed in ``j`` order
+        from 0.0 as numpy sums ``w[0] * parts[0] + w[1] * parts[1] + ...`` (terms of weight
+        0 left out: they change no score), so the values equal :meth:`evaluate` on the
+        vectors built with numpy, at the memory of one vector.
+
+        Parameters
+        ----------
+        parts : array-like, shape (n_parts, n_rows)
+            Finite score vectors, one score per candidate row (as for :meth:`evaluate`).
+        weights : array-like, shape (n_vectors, n_parts)
+            Finite weights, one row per score vector to evaluate.
+        per_query : bool
+            Also return the (n_vectors, n_queries, n_measures) values.
+
+        Returns
+        -------
+        An (n_vectors, n_measures) float64 array of summaries, with the per-query values
+        too when ``per_query``.
+        """
+        parts = _as_float_array(parts, "parts")
+        if parts.ndim != 2 or parts.shape[1] != self.n_rows:
+            raise ValueError(f"parts must have shape (n_parts, {self.n_rows}), got "
+                             f"{parts.shape}")
+        weights = _as_float_array(weights, "weights")
+        if weights.ndim != 2 or weights.shape[1] != parts.shape[0]:
+            raise ValueError(f"weights must have shape (n_vectors, {parts.shape[0]}), got "
+                             f"{weights.shape}")
+        if not (np.isfinite(parts).all() and np.isfinite(weights).all()):
+            raise ValueError("parts and weights must be finite")
+        vector, part = np.nonzero(weights)  # (row-major: each vector's terms in part order)
+        indptr = np.concatenate(([0], np.cumsum(np.count_nonzero(weights, axis=1))))
+        values = self._values(np.ascontiguousarray(parts),
+                              BK.Weights(indptr, part, weights[vector, part]))
+        return self._means(values, per_query)
+
+    def _means(self, values, per_query):
         with _jit.tier(values.size):
-            means = _jit.select(kernels.summaries, values.size)(values, plan.how)
+            means = _jit.select(kernels.summaries, values.size)(values,
+                                                                self.evaluator.plan.how)
         return (means, values) if per_query else means
 
-    def _values(self, matrix):
+    def _values(self, parts, weights):
+        """Per score vector (:data:`~fastir.measures.dense.Weights` over ``parts``), query
+        and measure, the values; a vector beyond a double is refused by its row."""
         plan = self.evaluator.plan
-        n_runs = matrix.shape[0]
+        n_vectors = len(weights.indptr) - 1
         n_queries = len(self.joined.indptr) - 1
-        out = np.zeros((n_runs, n_queries, len(plan.parsed)))
+        out = np.zeros((n_vectors, n_queries, len(plan.parsed)))
         if n_queries:
-            weights = np.tile(np.diff(self.joined.indptr) + 1, n_runs)
-            tasks = chunk_bounds(weights, _jit.n_threads())
-            _jit.launch(BK.bound_values, tasks, n_queries, self.candidates, matrix,
-                        engine.ideals(self.evaluator.qrels), plan.sized(self.longest),
-                        engine.work(len(tasks) - 1, self.longest, codes=2), out)
+            tasks = chunk_bounds(np.diff(self.joined.indptr) + 1, _jit.n_threads())
+            bad = np.full(len(tasks) - 1, -1, dtype=np.int64)
+            with _jit.tier(n_vectors * self.n_rows):
+                _jit.launch(BK.bound_values, tasks, self.candidates, parts, weights,
+                            self.evaluator.compat == "9.0.8",
+                            engine.ideals(self.evaluator.qrels), self.spec,
+                            engine.work(len(tasks) - 1, self.longest, codes=2),
+                            np.empty(self.n_rows), bad, out)
+            if (bad >= 0).any():
+                r = int(bad[bad >= 0].min())
+                raise ValueError(f"weights: row {r} takes the scores beyond a double "
+                                 f"(sums of parts times weights); give smaller weights")
         plan.finish(out, self.joined.in_run, self.joined.query_ids)
         return out
 

@@ -13,7 +13,9 @@ a tie array.
 Ranking fixed candidates does not need a sort when few candidates are judged (MS MARCO has
 about one per query): a judged doc's rank is the number of candidates that rank before it,
 one pass over the query; all other ranks hold unjudged documents. Queries with many judged
-candidates are sorted.
+candidates are sorted, or, when the measures read only the first few ranks (nDCG@10), the
+first few are selected. Fixed candidates take their score vectors as weighted sums of parts
+(:data:`Weights`), so a fusion weight search scores each weight vector without building it.
 """
 
 import math
@@ -33,14 +35,23 @@ from fastir.measures.kernels import (
     query_value,
     summarise,
 )
+from fastir.model.data import float32_score
 from fastir.model.ranking import RankKey, rank_sort, ranks_before
 
 #: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s
 #: candidates are the score columns ``rows[indptr[e]:indptr[e + 1]]``; each score column has
 #: its label code (``codes``) and its tie position (``tie``: its place in its query's
 #: docno-descending order); each query its row in the ideals (``qrels_query``). Rankings
-#: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``.
-Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit judged_only")
+#: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``; when
+#: ``depth`` is not 0 (the measures read no rank below it: :func:`fastir.engine.rank_depth`)
+#: and not ``judged_only``, only the first ``depth`` are ranked.
+Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit judged_only depth")
+
+#: Score vectors as weighted sums of parts (rows of a (n_parts, n_columns) array): vector
+#: ``r`` is the sum over ``k`` in ``indptr[r]:indptr[r + 1]`` of ``weight[k] *
+#: parts[part[k]]``, added in ``k`` order to 0.0 (as numpy adds ``w[k] * parts[k]`` term
+#: by term), so a vector of the parts themselves is one term of weight 1.
+Weights = namedtuple("Weights", "indptr part weight")
 
 #: A dense batch: (batch, n_candidates) ``scores`` (float64), ``labels`` (int64, checked
 #: here: from 0 to 2**31 - 1) and ``mask`` (True: a real candidate), and each row's
@@ -48,16 +59,17 @@ Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit j
 Batch = namedtuple("Batch", "scores labels mask n_relevant")
 
 _SORT_ABOVE = 24  # judged candidates beyond which sorting beats counting ranks
+_SELECT_UPTO = 64  # ranks kept up to which a top selection beats sorting every candidate
 
 
 @helper
 def _ranked_codes(key, candidates, e, out, order, buf):
     """Fill ``out`` with the ranked label codes of query ``e``'s candidates, ranked by
     ``key`` (a :data:`~fastir.model.ranking.RankKey` over score columns: one score vector,
-    the candidates' tie positions); returns the ranking's length (after ``limit``, then
-    ``judged_only``)."""
+    the candidates' tie positions); returns the ranking's length (after ``limit`` and
+    ``depth``, then ``judged_only``)."""
     rows, codes = candidates.rows, candidates.codes
-    limit, judged_only = candidates.limit, candidates.judged_only
+    judged_only = candidates.judged_only
     lo = candidates.indptr[e]
     hi = candidates.indptr[e + 1]
     n = hi - lo
@@ -65,11 +77,16 @@ def _ranked_codes(key, candidates, e, out, order, buf):
     for i in range(lo, hi):
         if codes[rows[i]] != -1:
             judged += 1
-    m = min(n, limit)
+    m = min(n, candidates.limit)
+    if candidates.depth > 0 and not judged_only:
+        m = min(m, candidates.depth)
     if judged > _SORT_ABOVE:
         for i in range(n):
             order[i] = rows[lo + i]
-        rank_sort(order[:n], key, buf)
+        if m < n and m <= _SELECT_UPTO:
+            _select_top(key, order, n, m, buf)
+        else:
+            rank_sort(order[:n], key, buf)
         k = 0
         for i in range(m):
             code = codes[order[i]]
@@ -78,7 +95,14 @@ def _ranked_codes(key, candidates, e, out, order, buf):
             out[k] = code
             k += 1
         return k
-    # Few judged docs: count the candidates ranked before each of them.
+    return _counted_codes(key, candidates, lo, hi, m, out, order, buf)
+
+
+@helper
+def _counted_codes(key, candidates, lo, hi, m, out, order, buf):
+    """:func:`_ranked_codes` for few judged candidates: count the candidates ranked before
+    each of them (its rank); the first ``m`` ranks are kept."""
+    rows, codes, judged_only = candidates.rows, candidates.codes, candidates.judged_only
     if not judged_only:
         for i in range(m):
             out[i] = -1
@@ -115,22 +139,48 @@ def _ranked_codes(key, candidates, e, out, order, buf):
     return k
 
 
+@helper
+def _weighted_scores(rows, parts, weights, r, as_float32, scores):
+    """``scores[row]`` for each of ``rows``: score vector ``r`` of :data:`Weights` over
+    ``parts``, rounded to float32 when ``as_float32`` (:func:`fastir.model.data.float32_score`).
+    Returns False when one is beyond a double (``scores`` then partly written)."""
+    for i in range(len(rows)):
+        row = rows[i]
+        s = 0.0
+        for k in range(weights.indptr[r], weights.indptr[r + 1]):
+            s += weights.weight[k] * parts[weights.part[k], row]
+        if not math.isfinite(s):
+            return False
+        scores[row] = float32_score(s) if as_float32 else s
+    return True
+
+
 @pjit(nrt=False)
-def bound_values(tasks, n_queries, candidates, scores, ideals, spec, work, out):
-    """``out[r, e, m]``: measure m of query e under score vector r (run ``r`` of
-    ``scores``). ``tasks`` splits the flat (run, query) range into chunks."""
+def bound_values(tasks, candidates, parts, weights, as_float32, ideals, spec, work, scores,
+                 bad, out):
+    """``out[r, e, m]``: measure m of query e under score vector r (of :data:`Weights` over
+    ``parts``). ``tasks`` splits the queries into chunks; a query's entries of ``scores``
+    (one score column each: its candidates') hold one vector's scores while it is ranked.
+    ``bad[c]``: the first vector whose scores in chunk ``c`` go beyond a double (-1: none;
+    those queries are left unevaluated)."""
+    n_vectors = len(weights.indptr) - 1
     for c in prange(len(tasks) - 1):
         ranked = work.codes[c, 0]
-        for t in range(tasks[c], tasks[c + 1]):
-            r = t // n_queries
-            e = t % n_queries
-            n = _ranked_codes(RankKey(scores[r], candidates.tie, None), candidates, e, ranked,
-                              work.index[c, 0], work.index[c, 1])
+        for e in range(tasks[c], tasks[c + 1]):
+            rows = candidates.rows[candidates.indptr[e]:candidates.indptr[e + 1]]
             q = candidates.qrels_query[e]
             ideal = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
-            for m in range(spec.table.shape[0]):
-                out[r, e, m] = query_value(t, spec, m, ranked[:n], ideal, 0, 0, work.rows[c],
-                                           work.state[c])
+            key = RankKey(scores, candidates.tie, None)
+            for r in range(n_vectors):
+                if not _weighted_scores(rows, parts, weights, r, as_float32, scores):
+                    if bad[c] < 0 or r < bad[c]:
+                        bad[c] = r
+                    continue
+                n = _ranked_codes(key, candidates, e, ranked, work.index[c, 0],
+                                  work.index[c, 1])
+                for m in range(spec.table.shape[0]):
+                    out[r, e, m] = query_value(e * n_vectors + r, spec, m, ranked[:n], ideal,
+                                               0, 0, work.rows[c], work.state[c])
 
 
 BAD_SCORE = -1  # a non-finite score (under the mask)

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import jit
+from fastir._jit import helper, jit
 from fastir.model import arrow as arrow_columns
 from fastir.model import subtopics as subtopic_judgments
 from fastir.model.errors import FastirWarning, InputError  # noqa: F401 (users import them here)
@@ -480,9 +480,16 @@ def float32_scores(scores):
     """Finite float64 ``scores`` as trec_eval 9.0.8 (and pytrec_eval) keep them: stored in a
     C ``float``, so rounded to float32, and a value beyond float32's range (``1e39``)
     becomes +inf or -inf; the ranking then breaks ties among them by docno, as 9.0.8 does.
-    Returned as float64. The one place fastir applies 9.0.8's rounding."""
+    Returned as float64. With :func:`float32_score` (the same for one score, in kernels),
+    the one place fastir applies 9.0.8's rounding."""
     with np.errstate(over="ignore"):  # (overflow to +-inf is the point)
         return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+@helper
+def float32_score(score):
+    """:func:`float32_scores` of one finite score, in a kernel."""
+    return np.float64(np.float32(score))
 
 
 def _position(index):

@@ -81,6 +81,84 @@ CUTOFF_NAMES = ["nDCG@3", "nDCG(dcg='exp-log2')@5", "P@2", "R@3", "RR@4", "Succe
                 "AP@3"]  # all with cutoffs: the top ranks are selected, not sorted
 
 
+def _many_judged(rng, n_queries, width):
+    """Candidates of which most are judged (beyond the few whose ranks are counted, so
+    they are sorted or their top ranks selected), with tied scores."""
+    qids = np.repeat([f"q{e}" for e in range(n_queries)], width)
+    docs = np.array([f"doc{d}" for d in rng.permutation(n_queries * width)])  # strcmp ties
+    judged = rng.random(len(qids)) < 0.8
+    labels = rng.integers(-1, 4, size=len(qids))
+    qrels = {}
+    for q, d, j, label in zip(qids, docs, judged, labels):
+        if j:
+            qrels.setdefault(q, {})[d] = int(label)
+    qrels.setdefault("q0", {})[docs[0]] = 1
+    return qrels, qids, docs
+
+
+def _as_run(qids, docs, vector):
+    run = {}
+    for q, d, s in zip(qids, docs, vector):
+        run.setdefault(q, {})[d] = float(s)
+    return run
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(30, 150), st.one_of(st.none(), st.integers(1, 80)),
+       st.booleans(), st.sampled_from([NAMES, CUTOFF_NAMES, ["nDCG@10", "P@5"], ["RR@70"]]),
+       st.randoms())
+def test_bound_candidates_with_many_judged_are_ranked_like_evaluate(n_queries, width, max_docs,
+                                                                   judged_only, names, rnd):
+    """Many judged candidates are sorted, or their top ranks selected when every measure
+    stops at a cutoff; the values are evaluate's on the same scores."""
+    rng = np.random.default_rng(rnd.randrange(2**32))
+    qrels, qids, docs = _many_judged(rng, n_queries, width)
+    options = {"max_docs": max_docs, "judged_only": judged_only}
+    bound = fastir.Evaluator(qrels, names, **options).bind(qids, docs)
+    vectors = [rng.choice([0.0, 0.5, 1.0, 2.0], size=len(qids)), rng.normal(size=len(qids))]
+    means, values = bound.evaluate(np.stack(vectors), per_query=True)
+    for r, vector in enumerate(vectors):
+        want = fastir.evaluate(qrels, _as_run(qids, docs, vector), names, **options)
+        assert np.array_equal(values[r], want.values), (r, names)
+        assert means[r].tolist() == [want.mean[k] for k in names]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 60), st.integers(1, 4), st.integers(1, 5),
+       st.sampled_from([None, "9.0.8"]), st.randoms())
+def test_evaluate_weighted_matches_the_vectors_built(n_queries, width, n_parts, n_vectors,
+                                                     compat, rnd):
+    """A weighted sum scored inside the kernel equals evaluate on the vector numpy builds
+    (zero and negative weights, ties; under 9.0.8 scores round to float32, overflowing)."""
+    rng = np.random.default_rng(rnd.randrange(2**32))
+    qrels, qids, docs = _many_judged(rng, n_queries, width)
+    names = ["AP", "nDCG@10", "P@5", "RR", "NumRelRet"]
+    bound = fastir.Evaluator(qrels, names, compat=compat).bind(qids, docs)
+    scale = 1e38 if compat else 1.0
+    parts = rng.choice([0.0, 0.5, 1.0, 3.0], size=(n_parts, len(qids))) * scale
+    weights = rng.choice([0.0, 0.1, 0.3, 1.0, -0.7], size=(n_vectors, n_parts))
+    means, values = bound.evaluate_weighted(parts, weights, per_query=True)
+    for r in range(n_vectors):
+        built = np.zeros(len(qids))
+        for j in range(n_parts):
+            built = built + weights[r, j] * parts[j]
+        want_means, want = bound.evaluate(built.reshape(1, -1), per_query=True)
+        assert np.array_equal(values[r], want[0]) and means[r].tolist() == want_means[0].tolist()
+
+
+def test_evaluate_weighted_refuses_bad_shapes_and_sums_beyond_a_double():
+    bound = fastir.Evaluator({"q": {"a": 1}}, ["AP"]).bind(["q", "q"], ["a", "b"])
+    with pytest.raises(ValueError, match=r"parts must have shape \(n_parts, 2\)"):
+        bound.evaluate_weighted(np.zeros((1, 3)), np.ones((1, 1)))
+    with pytest.raises(ValueError, match=r"weights must have shape \(n_vectors, 1\)"):
+        bound.evaluate_weighted(np.zeros((1, 2)), np.ones((1, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        bound.evaluate_weighted(np.zeros((1, 2)), np.array([[np.inf]]))
+    with pytest.raises(ValueError, match="weights: row 1 takes the scores beyond a double"):
+        bound.evaluate_weighted(np.array([[1e308, 1.0], [1e308, 0.0]]),
+                                np.array([[1.0, 0.0], [1.0, 1.0]]))
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 9), st.booleans(), st.booleans(), st.integers(0, 3),
        st.randoms(), st.sampled_from([MATRIX_NAMES, CUTOFF_NAMES]))
@@ -189,24 +267,6 @@ def test_concurrent_calls_from_python_threads():
     for t in threads:
         t.join()
     assert not failures
-
-
-@pytest.mark.parametrize("judged_only", [False, True])
-def test_bound_candidates_with_many_judged_docs_are_sorted_like_evaluate(judged_only):
-    rng = np.random.default_rng(9)
-    qids = np.repeat(np.arange(6), 80)
-    docs = np.array([f"doc{d}" for d in rng.permutation(6 * 80)])  # text ids: strcmp ties
-    labels = rng.integers(-1, 3, size=len(qids))
-    keep = rng.random(len(qids)) < 0.7  # most candidates judged: the sorting path
-    qrels = fastir.Qrels.from_arrays(qids[keep], docs[keep], labels[keep])
-    ev = fastir.Evaluator(qrels, NAMES, max_docs=50, judged_only=judged_only)
-    bound = ev.bind(qids, docs)
-    vectors = rng.choice([0.0, 0.5, 1.0], size=(3, len(qids)))  # many ties
-    means, values = bound.evaluate(vectors, per_query=True)
-    for r, vector in enumerate(vectors):
-        want = fastir.evaluate(qrels, fastir.Run.from_arrays(qids, docs, vector), NAMES,
-                               max_docs=50, judged_only=judged_only)
-        assert np.array_equal(values[r], want.values)
 
 
 def test_evaluate_matrix_tiers_on_the_ideals_length(monkeypatch):
