@@ -161,6 +161,7 @@ def bound_values(tasks, candidates, parts, weights, as_float32, ideals, spec, wo
     """``out[r, e, m]``: measure m of query e under score vector r (of :data:`Weights` over
     ``parts``). ``tasks`` splits the queries into chunks; a query's entries of ``scores``
     (one score column each: its candidates') hold one vector's scores while it is ranked.
+    A vector that is one part of weight 1 is ranked in place (unless ``as_float32``).
     ``bad[c]``: the first vector whose scores in chunk ``c`` go beyond a double (-1: none;
     those queries are left unevaluated)."""
     n_vectors = len(weights.indptr) - 1
@@ -170,14 +171,19 @@ def bound_values(tasks, candidates, parts, weights, as_float32, ideals, spec, wo
             rows = candidates.rows[candidates.indptr[e]:candidates.indptr[e + 1]]
             q = candidates.qrels_query[e]
             ideal = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
-            key = RankKey(scores, candidates.tie, None)
             for r in range(n_vectors):
-                if not _weighted_scores(rows, parts, weights, r, as_float32, scores):
+                k = weights.indptr[r]
+                if weights.indptr[r + 1] == k + 1 and weights.weight[k] == 1.0 and \
+                        not as_float32:
+                    vector = parts[weights.part[k]]  # a part itself: ranked where it is
+                elif _weighted_scores(rows, parts, weights, r, as_float32, scores):
+                    vector = scores
+                else:
                     if bad[c] < 0 or r < bad[c]:
                         bad[c] = r
                     continue
-                n = _ranked_codes(key, candidates, e, ranked, work.index[c, 0],
-                                  work.index[c, 1])
+                n = _ranked_codes(RankKey(vector, candidates.tie, None), candidates, e,
+                                  ranked, work.index[c, 0], work.index[c, 1])
                 for m in range(spec.table.shape[0]):
                     out[r, e, m] = query_value(e * n_vectors + r, spec, m, ranked[:n], ideal,
                                                0, 0, work.rows[c], work.state[c])
