@@ -53,6 +53,8 @@ class Plan:
         #: the columns of the diversity kernel's measures
         self.diverse = np.array([j for j, m in enumerate(self.parsed)
                                  if m.spec.path == "subtopics"], dtype=np.int64)
+        #: the columns of the measures not defined on some inputs (NaN there: see check)
+        self.checked = [j for j, m in enumerate(self.parsed) if m.spec.invalid is not None]
         #: the columns of the measures that read the judged documents only (judged_only)
         self.judged = np.array([j for j, m in enumerate(self.parsed) if m.judged_only],
                                dtype=np.int64)
@@ -140,12 +142,15 @@ class Plan:
                     or m.spec.empty == "emptied":
                 values[..., ~in_run, j] = 0.0
 
-    def check(self, values, query_ids=None):
+    def check(self, values, query_ids=None, means=None):
         """A ValueError naming the measure, the query and what is wrong when a kernel case
-        gave NaN: the registry's ``invalid`` says which inputs a measure is not defined on."""
-        for j, m in enumerate(self.parsed):
-            if m.spec.invalid is None:
+        gave NaN: the registry's ``invalid`` says which inputs a measure is not defined on.
+        ``means``, the summaries of 2-d ``values``, spare the look at a measure whose mean
+        or sum is a number (a NaN value would have made it NaN)."""
+        for j in self.checked:
+            if means is not None and self.how[j] in _NAN_KEEPING and not np.isnan(means[j]):
                 continue
+            m = self.parsed[j]
             bad = np.isnan(values[..., j])
             if bad.any():
                 row = int(np.argwhere(bad)[0][-1])
@@ -177,6 +182,9 @@ def results_of(keys, parsed, query_ids, values, in_run, missing, ignored, missin
     ``keys``; none for trec_eval's ``-m runid`` alone): as :meth:`Plan.results_of`."""
     return Results(query_ids, list(keys), list(parsed), values, ignored, missing_queries,
                    missing, in_run, texts)
+
+
+_NAN_KEEPING = (kernels.HOW["mean"], kernels.HOW["sum"])  # summaries NaN when a value is
 
 
 @functools.lru_cache(maxsize=128)

@@ -357,7 +357,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     if code != 0 and valid is None and mask is None and np.isneginf(s).any():
         code = run(~np.isneginf(s))  # -inf pads (checked only on failure: no cost otherwise)
     _raise_for(code)
-    plan.check(out)
+    plan.check(out, means=means)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
 

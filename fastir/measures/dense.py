@@ -206,18 +206,18 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
     the ranking is written), then the ideal is laid out from the counts and the ranking
     is selected or sorted.
     """
-    scores, labels, mask = batch.scores, batch.labels, batch.mask
+    scores, labels, mask = batch.scores[b], batch.labels[b], batch.mask[b]
     n = 0
     top_label = -1
     relevant = 0
     small = True  # every label fits the counting array
-    for j in range(scores.shape[1]):
-        if not mask[b, j]:
+    for j in range(len(scores)):
+        if not mask[j]:
             continue
-        label = labels[b, j]
+        label = labels[j]
         if label < 0 or label > MAX_LABEL:
             return BAD_LABEL, 0, 0
-        if not math.isfinite(scores[b, j]):
+        if not math.isfinite(scores[j]):
             return BAD_SCORE, 0, 0
         order[n] = j
         n += 1
@@ -240,22 +240,23 @@ def _matrix_row(b, batch, level, depth, ideal_cap, ranked, ideal, order, buf):
                 m += 1
     else:
         for i in range(n):
-            m = insert_descending(ideal, m, labels[b, order[i]])
+            m = insert_descending(ideal, m, labels[order[i]])
     # the outside documents (label: the relevance level) go after the labels above it
-    at = count_at_least(ideal[:m], level)
-    for i in range(m - 1, at - 1, -1):
-        ideal[i + shown] = ideal[i]
-    for i in range(at, at + shown):
-        ideal[i] = level
-    m += shown
-    key = RankKey(scores[b], None, None)  # (ties: column order, see the module's doc)
+    if shown > 0:
+        at = count_at_least(ideal[:m], level)
+        for i in range(m - 1, at - 1, -1):
+            ideal[i + shown] = ideal[i]
+        for i in range(at, at + shown):
+            ideal[i] = level
+        m += shown
+    key = RankKey(scores, None, None)  # (ties: column order, see the module's doc)
     if depth > 0 and depth < n:
         k = _select_top(key, order, n, depth, buf)
     else:
         rank_sort(order[:n], key, buf)
         k = n
     for i in range(k):
-        ranked[i] = labels[b, order[i]]
+        ranked[i] = labels[order[i]]
     return k, m, outside - shown
 
 

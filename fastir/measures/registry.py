@@ -49,6 +49,8 @@ def relevance_level(value):
     """``value`` as a relevance level (an integer from 0 to 2**63 - 1, a float that holds
     one accepted; above the largest label, 2**31 - 1, no document is relevant), or a
     ValueError naming ``relevance_level``."""
+    if type(value) is int and 0 <= value <= MAX_LEVEL:
+        return value
     level = value
     if isinstance(level, float) and level.is_integer():
         level = int(level)
