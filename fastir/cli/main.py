@@ -49,7 +49,7 @@ def warmup_main(argv):
     processes (default: the idle cores, at most 4), each step's progress on stderr."""
     import argparse
 
-    from fastir.cli.warmup import STEPS, default_jobs, plan, warmup
+    from fastir.cli.warmup import default_jobs, estimated_seconds, plan, warmup
 
     parser = argparse.ArgumentParser(prog="fastir warmup", description=warmup_main.__doc__)
     parser.add_argument("--jobs", type=_positive_int, default=default_jobs(),
@@ -65,10 +65,10 @@ def warmup_main(argv):
             raise
         return 0
     groups = plan(args.jobs)
-    estimate = max(sum(STEPS[key][1] for key in group) for group in groups)
+    estimate = estimated_seconds(groups)
     print(f"fastir warmup: loading the numba kernels from the cache, compiling those not in "
           f"it, in {len(groups)} process{'es' if len(groups) > 1 else ''}: about {estimate} s "
-          "on a fresh cache (2-core machine, quiet), a second when cached; once per install",
+          "on a fresh cache (2-core machine), a second when cached; once per install",
           file=sys.stderr, flush=True)
     seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)

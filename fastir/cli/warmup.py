@@ -145,19 +145,21 @@ def _fusion():
     fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
 
-#: Each step: what it compiles, and its seconds on a fresh cache on the project machine
-#: (2 cores, quiet; BENCHMARKS.md): the weights of the plan and the estimates printed.
-#: (preferences: 55 s at load 5 beside files' 51.5 s, so about half that quiet.)
-STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 44),
-         "fusion": ("rank fusion", 18), "loops": ("loops and dense batches", 18),
-         "diversity": ("diversity measures (subtopic judgments)", 10),
+#: Each step: what it compiles, and the seconds it adds on a fresh cache to the kernels
+#: every step needs (SHARED_SECONDS: the join and the measure kernel, for dicts and files),
+#: on the project machine (2 cores; each step alone in a fresh process, minus SHARED_SECONDS;
+#: load 1.5-2.6, 2026-11-24, BENCHMARKS.md): the weights of the plan and the estimates printed.
+STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 6),
+         "fusion": ("rank fusion", 6), "loops": ("loops and dense batches", 27),
+         "diversity": ("diversity measures (subtopic judgments)", 7),
          "preferences": ("preference judgments and judgment groups", 25),
-         "significance": ("significance tests", 3), "containers": ("dicts and arrays", 1)}
+         "significance": ("significance tests", 2), "containers": ("dicts and arrays", 1)}
+SHARED_SECONDS = 21
 
 
 def plan(jobs):
     """The steps in ``jobs`` groups of about equal estimated seconds (longest first, each
-    to the least loaded group): one process compiles each group."""
+    to the least loaded group): one process compiles each group (and the shared kernels)."""
     groups = [[] for _ in range(max(1, min(jobs, len(STEPS))))]
     load = [0.0] * len(groups)
     for key in sorted(STEPS, key=lambda k: -STEPS[k][1]):
@@ -165,6 +167,12 @@ def plan(jobs):
         groups[g].append(key)
         load[g] += STEPS[key][1]
     return [g for g in groups if g]
+
+
+def estimated_seconds(groups):
+    """A warmup's seconds on a fresh cache: its longest group of steps (with the shared
+    kernels, which every process compiles)."""
+    return SHARED_SECONDS + max(sum(STEPS[key][1] for key in group) for group in groups)
 
 
 def default_jobs():
@@ -214,8 +222,9 @@ def _run_steps(keys, out):
             from numba.core import event
 
             steps = _steps(folder)
-            for key in keys:
+            for n, key in enumerate(keys):
                 description, estimate = STEPS[key]
+                estimate += SHARED_SECONDS if n == 0 else 0  # (the first compiles those)
                 t = time.perf_counter()
                 counter = _compile_counter(event, out, (
                     f"fastir warmup: {description}: compiling the kernels not in the cache "
