@@ -13,8 +13,9 @@ used: rows per CPU second, and its ratio to the streamed way's.
 Ways: ``memory`` (:func:`fastir.evaluate`), ``streamed`` (:func:`fastir.evaluate_file`),
 ``dask`` (``fastir.dask.read_trec_run`` in ``--chunk-bytes`` blocks, evaluated by
 ``fastir.dask.evaluate`` with dask's processes scheduler, ``--workers`` processes),
-``dask-sync`` (the same with the synchronous scheduler: one core) and ``dask-csv`` (the run
-read by ``dask.dataframe.read_csv`` instead, processes scheduler).
+``dask-sync`` and ``dask-threads`` (the same with the synchronous scheduler, one core, or
+the threads scheduler) and ``dask-csv`` (the run read by ``dask.dataframe.read_csv``
+instead, processes scheduler).
 """
 
 import argparse
@@ -39,9 +40,11 @@ CODE = {
     "streamed": "fastir.evaluate_file(qrels, run, M, chunk_bytes={chunk}).mean",
     "dask": DASK.format(frame=DASK_RUN),
     "dask-sync": DASK.format(frame=DASK_RUN),
+    "dask-threads": DASK.format(frame=DASK_RUN),
     "dask-csv": DASK.format(frame=DASK_CSV),
 }
-SCHEDULER = {"dask": "processes", "dask-sync": "synchronous", "dask-csv": "processes"}
+SCHEDULER = {"dask": "processes", "dask-sync": "synchronous", "dask-threads": "threads",
+             "dask-csv": "processes"}
 
 
 def script(way, qrels, run, chunk, workers, out):
@@ -110,7 +113,7 @@ def main():
             per_core = rows / r["cpu_seconds"]
             streamed = per_core if way == "streamed" else streamed
             versus = f" ({streamed / per_core:4.1f}x streamed's)" if streamed else ""
-            print(f"{way:9s} {r['seconds']:7.1f} s in the call ({r['cpu_seconds']:6.1f} CPU s: "
+            print(f"{way:12s} {r['seconds']:7.1f} s in the call ({r['cpu_seconds']:6.1f} CPU s: "
                   f"{per_core / 1e6:5.2f} M rows/s per core{versus}), {r['process_seconds']:6.1f} "
                   f"s the process, peak RSS {rss:7.0f} MB (time: {r.get('time', '-')}); "
                   f"load {load:.1f}; means {same}", flush=True)
