@@ -193,3 +193,19 @@ def test_read_trec_run_names_the_line(tmp_path):
                 fdask.read_trec_run(path, blocksize=blocksize).compute()
     with pytest.raises(fastir.InputError, match="no run file matches"):
         fdask.read_trec_run(str(tmp_path / "none*.run"))
+
+
+def test_read_trec_run_compressed_and_empty_files(tmp_path):
+    """A gzip file is one partition whatever the blocksize; an empty shard adds no rows."""
+    import gzip
+
+    qrels_frame, run_frame = frames(seed=9)
+    text = "".join(trec_lines(run_frame))
+    (tmp_path / "a.run").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "b.run").write_text("")
+    (tmp_path / "whole.txt").write_text(text)
+    ddf = fdask.read_trec_run([tmp_path / "a.run", tmp_path / "b.run"], blocksize=100)
+    assert ddf.npartitions == 2
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels_frame, MEASURES, per_query=True)
+    assert_same(got, fastir.evaluate(qrels_frame, str(tmp_path / "whole.txt"), MEASURES))
