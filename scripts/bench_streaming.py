@@ -15,7 +15,9 @@ Ways: ``memory`` (:func:`fastir.evaluate`), ``streamed`` (:func:`fastir.evaluate
 ``fastir.dask.evaluate`` with dask's processes scheduler, ``--workers`` processes),
 ``dask-sync`` and ``dask-threads`` (the same with the synchronous scheduler, one core, or
 the threads scheduler) and ``dask-csv`` (the run read by ``dask.dataframe.read_csv``
-instead, processes scheduler).
+instead, processes scheduler) and ``dask-cluster`` (a distributed LocalCluster of
+``--workers`` one-thread processes, started and warmed by one call before the call timed; its
+workers' CPU seconds and peak memory read from ``/proc``).
 """
 
 import argparse
@@ -42,28 +44,62 @@ CODE = {
     "dask-sync": DASK.format(frame=DASK_RUN),
     "dask-threads": DASK.format(frame=DASK_RUN),
     "dask-csv": DASK.format(frame=DASK_CSV),
+    "dask-cluster": DASK.format(frame=DASK_RUN),
 }
 SCHEDULER = {"dask": "processes", "dask-sync": "synchronous", "dask-threads": "threads",
              "dask-csv": "processes"}
 
 
+SCRIPT = """import json, os, resource, time
+import fastir
+{setup}
+
+def ticks(pid, field):
+    with open(f"/proc/{{pid}}/{{field}}") as f:
+        return f.read()
+
+
+def cpu(pids):
+    own = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF,
+              resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+    return own + sum(sum(map(int, ticks(pid, "stat").rsplit(")", 1)[1].split()[11:13]))
+                     for pid in pids) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster(workers):
+    import distributed
+
+    client = distributed.Client(distributed.LocalCluster(
+        n_workers=workers, threads_per_worker=1, dashboard_address=None))
+    return list(client.run(os.getpid).values())
+
+
+if __name__ == "__main__":
+    qrels, run, M = {qrels!r}, {run!r}, {measures!r}
+    pids = {pids}
+    {warm}
+    t, c = time.perf_counter(), cpu(pids)
+    mean = {call}
+    seconds, cpu_seconds = time.perf_counter() - t, cpu(pids) - c
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = max([resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss] + [
+        int(line.split()[1]) for pid in pids for line in ticks(pid, "status").splitlines()
+        if line.startswith("VmHWM")])
+    json.dump({{"mean": mean, "seconds": seconds, "cpu_seconds": cpu_seconds, "rss_kb": own,
+               "children_rss_kb": kids}}, open({out!r}, "w"))
+"""
+
+
 def script(way, qrels, run, chunk, workers, out):
+    """The code of one way: the call timed, with the CPU seconds of this process, its
+    waited-for children and (a cluster) its workers."""
     setup = "" if way not in SCHEDULER else (
-        f"import dask; dask.config.set(scheduler={SCHEDULER[way]!r}, num_workers={workers})\n")
-    return (f"import json, os, resource, time\nimport fastir\n{setup}"
-            "def cpu():\n"
-            "    return sum(getattr(resource.getrusage(who), f) for who in "
-            "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ('ru_utime', "
-            "'ru_stime'))\n"
-            "if __name__ == '__main__':\n"
-            f"    qrels, run, M = {qrels!r}, {run!r}, {MEASURES!r}\n"
-            "    t, c = time.perf_counter(), cpu()\n"
-            f"    mean = {CODE[way].format(chunk=chunk)}\n"
-            "    seconds, cpu_seconds = time.perf_counter() - t, cpu() - c\n"
-            "    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-            "    json.dump({'mean': mean, 'seconds': seconds, 'cpu_seconds': cpu_seconds, "
-            f"'rss_kb': own, 'children_rss_kb': kids}}, open({out!r}, 'w'))\n")
+        f"import dask\ndask.config.set(scheduler={SCHEDULER[way]!r}, num_workers={workers})")
+    call = CODE[way].format(chunk=chunk)
+    in_cluster = way == "dask-cluster"
+    return SCRIPT.format(setup=setup, qrels=qrels, run=run, measures=MEASURES, out=out,
+                         pids=f"cluster({workers})" if in_cluster else "[]",
+                         warm=call if in_cluster else "", call=call)
 
 
 def run_way(way, args, folder):
