@@ -91,8 +91,8 @@ def ids_to_arrow(ids):
     """An Arrow array of an :class:`~fastir.model.ids.Ids` column (integers kept as text when
     they came from text)."""
     pa = pyarrow_module()
-    if ids.is_int and not ids.text:
-        return pa.array(ids.values)
-    ids = ids.as_text() if ids.is_int else ids
+    if ids.is_int:  # (canonical decimal text: Arrow's cast writes it back, digit for digit)
+        return pa.array(ids.values).cast(pa.large_string()) if ids.text else \
+            pa.array(ids.values)
     return pa.Array.from_buffers(pa.large_string(), len(ids),
                                  [None, pa.py_buffer(ids.offsets), pa.py_buffer(ids.data)])

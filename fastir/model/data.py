@@ -128,7 +128,7 @@ class Qrels:
         subtopic judgments (ir_measures calls it ``iteration``)."""
         columns = (query_col, doc_col, label_col) + ((subtopic_col,) if subtopic_col else ())
         _require_columns(frame, columns, source)
-        return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
+        return cls.from_arrays(_frame_ids(frame[query_col]), _frame_ids(frame[doc_col]),
                                frame[label_col].to_numpy(),
                                None if subtopic_col is None else frame[subtopic_col].to_numpy(),
                                source=source)
@@ -296,7 +296,7 @@ class Run:
                     name="run", source="run frame"):
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``score``."""
         _require_columns(frame, (query_col, doc_col, score_col), source)
-        return cls.from_arrays(frame[query_col].to_numpy(), frame[doc_col].to_numpy(),
+        return cls.from_arrays(_frame_ids(frame[query_col]), _frame_ids(frame[doc_col]),
                                frame[score_col].to_numpy(), name=name, source=source)
 
     @classmethod
@@ -425,10 +425,27 @@ def _keys_distinct(n_queries, mapping, source):
         seen[listed(key)] = key
 
 
+def _frame_ids(column):
+    """A DataFrame's id column as ``from_arrays`` takes it: an Arrow-backed text column
+    without nulls as :class:`Ids` from its buffers (no Python string per row), any other
+    column as its numpy values."""
+    array = column.array
+    if column.dtype != object and hasattr(array, "__arrow_array__"):
+        arrow = array.__arrow_array__()
+        pa = arrow_columns.pyarrow_module()
+        if (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)) and \
+                not arrow.null_count:
+            return arrow_columns.ids_from_arrow(arrow.combine_chunks(), "column")
+    return column.to_numpy()
+
+
 def _columns(source, query_ids, doc_ids, values, values_name):
-    """The three columns of ``from_arrays`` checked: 1-d, equal lengths, ids of one kind."""
+    """The three columns of ``from_arrays`` checked: 1-d, equal lengths, ids of one kind
+    (an id column may already be :class:`Ids`)."""
     arrays = {"query_ids": query_ids, "doc_ids": doc_ids, values_name: values}
     for key, value in arrays.items():
+        if isinstance(value, Ids):
+            continue
         arrays[key] = np.asarray(value)
         if arrays[key].ndim != 1:
             raise InputError(f"{source}: {key} must be 1-d, got shape {arrays[key].shape}")
@@ -439,7 +456,8 @@ def _columns(source, query_ids, doc_ids, values, values_name):
     ids = []
     for key in ("query_ids", "doc_ids"):
         try:
-            ids.append(Ids.from_array(arrays[key]))
+            ids.append(arrays[key] if isinstance(arrays[key], Ids) else
+                       Ids.from_array(arrays[key]))
         except (TypeError, ValueError) as exc:
             raise InputError(f"{source}: {key}: {exc}") from None
     return ids[0], ids[1], arrays[values_name]

@@ -83,6 +83,27 @@ def test_from_pandas():
         fastir.Run.from_pandas(pd.DataFrame({"q": [1]}))
 
 
+@pytest.mark.parametrize("dtype", ["string[pyarrow]", "large_string[pyarrow]", "string",
+                                   "object"])
+def test_from_pandas_text_columns_of_every_dtype(dtype):
+    """Arrow-backed text columns are read from their buffers: the same Run as object
+    columns, non-ASCII ids included; a null id is an error either way."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"query_id": ["q2", "q1", "q1", "é"], "doc_id": ["a", "b", "é", "c"],
+                          "score": [0.5, 0.7, 0.1, 1.0]})
+    typed = frame.astype({"query_id": dtype, "doc_id": dtype})
+    want, got = fastir.Run.from_pandas(frame), fastir.Run.from_pandas(typed)
+    assert got.to_dict() == want.to_dict()
+    assert got.query_ids.tolist() == want.query_ids.tolist()
+    qrels = fastir.Qrels.from_pandas(typed.rename(columns={"score": "relevance"}).assign(
+        relevance=[1, 0, 1, 1]))
+    assert qrels.to_dict() == {"q2": {"a": 1}, "q1": {"b": 0, "é": 1}, "é": {"c": 1}}
+    typed.loc[1, "doc_id"] = None
+    with pytest.raises(InputError, match="doc_ids"):
+        fastir.Run.from_pandas(typed)
+
+
 def test_unicode_ids_compare_as_utf8_bytes():
     qrels = {"q": {"é": 1, "z": 0}}
     run = {"q": {"é": 1.0, "z": 1.0}}  # UTF-8 of é (0xC3...) > "z" (0x7A): é ranks first

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fastir
+from fastir.io import trec
 
 dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
@@ -38,6 +39,11 @@ def assert_same(got, want):
     assert got.ignored_queries == want.ignored_queries
     assert got.missing_queries == want.missing_queries
     assert got.strings == want.strings
+
+
+def trec_lines(run_frame):
+    run_frame = run_frame.assign(score=run_frame.score + 1 / 3)  # (digits to parse exactly)
+    return [f"{q} Q0 {d} 1 {s!r} tag\n" for q, d, s in run_frame.itertuples(index=False)]
 
 
 @pytest.mark.parametrize("missing", ["zero", "skip"])
@@ -90,8 +96,7 @@ def test_local_cluster_of_two_processes():
 
 def test_sharded_trec_runs(tmp_path):
     qrels_frame, run_frame = frames(seed=3)
-    run_frame = run_frame.assign(score=run_frame.score + 1 / 3)  # (digits to parse exactly)
-    lines = [f"{q} Q0 {d} 1 {s!r} tag\n" for q, d, s in run_frame.itertuples(index=False)]
+    lines = trec_lines(run_frame)
     for i, part in enumerate(np.array_split(np.array(lines, dtype=object), 3)):
         (tmp_path / f"shard{i}.run").write_text("".join(part))  # a query may straddle shards
     whole = tmp_path / "whole.run"
@@ -114,3 +119,93 @@ def test_scores_beyond_float32_under_9_0_8():
             assert fdask.evaluate(ddf, qrels, ["P@1"], compat=compat) == {"P@1": expected}
             assert fastir.evaluate(qrels, run, ["P@1"], compat=compat).mean == \
                 {"P@1": expected}
+
+
+@pytest.fixture
+def no_shuffle(monkeypatch):
+    """Any shuffle of a dask DataFrame fails the test."""
+    def shuffle(*args, **kwargs):
+        raise AssertionError("shuffled")
+
+    monkeypatch.setattr(dd.DataFrame, "shuffle", shuffle)
+
+
+@pytest.mark.parametrize("blocksize", [23, 300, 4096, None])
+def test_blocks_cut_queries_without_a_shuffle(tmp_path, no_shuffle, blocksize):
+    """Blocks of a file cut queries (a query over three blocks and more, blocks where no
+    line starts): each line is read once, and the queries cut are joined, not shuffled."""
+    qrels_frame, run_frame = frames(seed=5)
+    path = tmp_path / "run.txt"
+    path.write_text("# a comment\n" + "".join(trec_lines(run_frame)))
+    ddf = fdask.read_trec_run(path, blocksize=blocksize)
+    with dask.config.set(scheduler="synchronous"):
+        rows = ddf.compute()
+        got = fdask.evaluate(ddf, qrels_frame, MEASURES, per_query=True)
+    size = path.stat().st_size
+    assert ddf.npartitions == (-(-size // blocksize) if blocksize else 1)
+    assert str(rows.doc_id.dtype) == "string"
+    want = run_frame.assign(score=run_frame.score + 1 / 3)
+    for col in ("query_id", "doc_id", "score"):
+        assert rows[col].tolist() == want[col].tolist()
+    assert_same(got, fastir.evaluate(qrels_frame, str(path), MEASURES))
+
+
+def test_partition_edges_joined(no_shuffle):
+    """Partitions of a frame grouped by query: queries cut at partition edges, a partition
+    of one query's rows only, one whose first and last rows have one query."""
+    qrels, run = frames(seed=6)
+    q, r = run.query_id.unique()[5:7]
+    first, second = run[run.query_id == q], run[run.query_id == r]
+    assert len(first) > 1
+    rest = run[~run.query_id.isin([q, r])]
+    pieces = [rest.iloc[:7], rest.iloc[7:9], rest.iloc[9:40],
+              pd.concat([first.iloc[:1], second, first.iloc[1:]]), rest.iloc[40:]]
+    whole = pd.concat(pieces)
+    ddf = dd.concat([dd.from_pandas(p, npartitions=1, sort=False) for p in pieces])
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels, MEASURES, per_query=True)
+    assert_same(got, fastir.evaluate(qrels, whole, MEASURES))
+
+
+def test_split_inside_a_partition_shuffles(monkeypatch):
+    """A query among a partition's middle rows and in another partition: shuffled."""
+    qrels, run = frames(seed=7)
+    shuffled = []
+    real = dd.DataFrame.shuffle
+    monkeypatch.setattr(dd.DataFrame, "shuffle",
+                        lambda *a, **k: shuffled.append(1) or real(*a, **k))
+    ddf = dd.from_pandas(run.sample(frac=1, random_state=2), npartitions=4, sort=False)
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels, MEASURES, per_query=True)
+    assert shuffled
+    assert_same(got, fastir.evaluate(qrels, run.sample(frac=1, random_state=2), MEASURES))
+
+
+def test_read_trec_run_names_the_line(tmp_path):
+    lines = trec_lines(frames(seed=8)[1])
+    lines[-3] = "q9 Q0 d1 1 nan tag\n"
+    path = tmp_path / "bad.run"
+    path.write_bytes(trec.BOM + "".join(lines).encode())
+    with dask.config.set(scheduler="synchronous"):
+        for blocksize in (200, None):
+            with pytest.raises(fastir.InputError,
+                               match=rf"bad.run:{len(lines) - 2}: score 'nan' is not"):
+                fdask.read_trec_run(path, blocksize=blocksize).compute()
+    with pytest.raises(fastir.InputError, match="no run file matches"):
+        fdask.read_trec_run(str(tmp_path / "none*.run"))
+
+
+def test_read_trec_run_compressed_and_empty_files(tmp_path):
+    """A gzip file is one partition whatever the blocksize; an empty shard adds no rows."""
+    import gzip
+
+    qrels_frame, run_frame = frames(seed=9)
+    text = "".join(trec_lines(run_frame))
+    (tmp_path / "a.run").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "b.run").write_text("")
+    (tmp_path / "whole.txt").write_text(text)
+    ddf = fdask.read_trec_run([tmp_path / "a.run", tmp_path / "b.run"], blocksize=100)
+    assert ddf.npartitions == 2
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(ddf, qrels_frame, MEASURES, per_query=True)
+    assert_same(got, fastir.evaluate(qrels_frame, str(tmp_path / "whole.txt"), MEASURES))
