@@ -342,13 +342,13 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     python = _jit.python_mode(batch * (width + extra))  # (the ideals' length too)
 
     def run(valid):
-        data = BK.Batch(s, y, np.ascontiguousarray(valid), nr)
+        fields = (s, y, np.ascontiguousarray(valid), nr)  # a Batch's
         if batch * width < _SERIAL_BELOW or python:
             return _jit.select(BK.matrix_values_serial, python=python)(
-                data, level, rank_depth, ideal_cap, average, spec,
-                _matrix_work(1, width + extra), plan.how, means, out)
+                fields, level, rank_depth, ideal_cap, average, tuple(spec),
+                tuple(_matrix_work(1, width + extra)), plan.how, means, out)
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
-        return _jit.launch(BK.matrix_values_parallel, bounds, data, level, rank_depth,
+        return _jit.launch(BK.matrix_values_parallel, bounds, BK.Batch(*fields), level, rank_depth,
                            ideal_cap, average, spec,
                            _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
                            np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
