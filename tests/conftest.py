@@ -43,6 +43,22 @@ GROUP_MEASURES = [name for family in FAMILIES.values() for name in family.exampl
                   if family.path == "groups"]
 
 
+def sigint_default():
+    """``preexec_fn`` of a child a test sends SIGINT: its SIGINT at the default, as a
+    terminal's command has it (a test run from a background job inherits SIGINT ignored, and
+    Python then never raises KeyboardInterrupt)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def sigint_ignored():
+    """``preexec_fn`` of a child started as a background job is: SIGINT ignored."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def naive_values(qrels, run, names, **options):
     """{qid: [value per name]} from the naive reference (options as fastir.evaluate's)."""
     return naive.evaluate(qrels, run, names, **options)

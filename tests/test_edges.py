@@ -4,6 +4,7 @@ library's internals, never a silently wrong number or conclusion."""
 
 import numpy as np
 import pytest
+from conftest import sigint_default
 from test_adversarial import useful
 
 import fastir
@@ -562,7 +563,8 @@ def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path
     args = [qrels, str(fifo)] if command == "eval" else ["-q", qrels, str(fifo)]
     env = {**os.environ, "FASTIR_WORKER": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "fastir", command, *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_default)
     writer = []
     opener = threading.Thread(target=lambda: writer.append(open(fifo, "w")), daemon=True)
     try:
@@ -712,7 +714,7 @@ def test_ctrl_c_stops_a_warmup_and_its_helpers_with_one_line(tmp_path):
     env = {**os.environ, "FASTIR_WORKER": "off", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=sigint_default)
     try:
         time.sleep(6)  # (both processes compiling)
         os.killpg(proc.pid, signal.SIGINT)

@@ -12,6 +12,7 @@ import traceback
 import warnings
 
 from fastir.worker import common
+from fastir.worker.client import FORWARDED
 
 #: The warning filters of a fresh process (saved by the worker before it warms up).
 FRESH_WARNING_FILTERS = list(warnings.filters)
@@ -34,6 +35,12 @@ def run(conn, request, fds, dispatch):
 def _become_client(request, fds):
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # The signals as a command's own process has them, whatever the worker inherited (one
+    # started by a background job ignores SIGINT): the client passes on only those it does
+    # not ignore itself.
+    for forwarded in FORWARDED:
+        signal.signal(forwarded, signal.default_int_handler if forwarded == signal.SIGINT
+                      else signal.SIG_DFL)
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
     os.fchdir(fds[3])

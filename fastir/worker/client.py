@@ -86,7 +86,8 @@ def _wait(sock):
         except OSError:
             pass
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    previous = {s: signal.signal(s, forward) for s in FORWARDED  # (an ignored one stays so,
+                if signal.getsignal(s) is not signal.SIG_IGN}        # as in-process)
     started = False
     sock.settimeout(START_SECONDS)  # a worker answers at once, or is not one to wait for
     try:

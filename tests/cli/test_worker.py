@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import sigint_default, sigint_ignored
 
 from fastir.worker import client, common
 
@@ -164,7 +165,8 @@ def test_ctrl_c_is_passed_on(worker):
     before = _served(env)
     waiting = subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env, cwd=ROOT)
+                               stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                               preexec_fn=sigint_default)
     try:
         deadline = time.time() + 30
         while _status(env)["running"] == 0 and time.time() < deadline:
@@ -181,6 +183,33 @@ def test_ctrl_c_is_passed_on(worker):
     assert waiting.returncode == 130  # as in-process (fastir.cli.main.dispatch): no traceback
     assert err.decode().splitlines()[-1:] == ["fastir trec_eval: interrupted (Ctrl-C)"], err
     assert _status(env)["running"] == 0
+
+
+def test_an_ignored_ctrl_c_is_not_passed_on(worker):
+    """A client that ignores SIGINT (a background job's) goes on as in-process does, however
+    the worker was started."""
+    env = worker[0]
+    run = Path(RUN).read_bytes()
+    alone = fastir({**env, "FASTIR_WORKER": "off"}, "trec_eval", QRELS, "-", stdin=run)
+    before = _served(env)
+    waiting = subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                               preexec_fn=sigint_ignored)
+    try:
+        deadline = time.time() + 30
+        while _status(env)["running"] == 0 and time.time() < deadline:
+            time.sleep(0.02)
+        assert _served(env) == before + 1
+        waiting.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        out, err = waiting.communicate(run, timeout=60)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    assert (waiting.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    assert waiting.returncode == 0
 
 
 def test_several_clients_at_once(worker):
