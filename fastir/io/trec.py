@@ -388,16 +388,28 @@ def _run_layout(buf, source):
 
 
 def _chunks(buf, n_chunks):
+    """(starts, ends) of about ``n_chunks`` line-aligned chunks of ``buf``."""
     n = len(buf)
     starts = [0]
     for c in range(1, n_chunks):
-        p = (n * c) // n_chunks
-        nl = np.flatnonzero(buf[p:p + (1 << 20)] == 10)
-        cut = p + int(nl[0]) + 1 if len(nl) else n
+        cut = _next_line_start(buf, (n * c) // n_chunks)
         if cut > starts[-1] and cut < n:
             starts.append(cut)
     ends = starts[1:] + [n]
     return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def _next_line_start(buf, p):
+    """The position after the first newline at or after ``p`` (``len(buf)``: none), read in
+    growing windows (a line is short: the first window of 256 bytes holds its end)."""
+    window = 256
+    while p < len(buf):
+        newlines = np.flatnonzero(buf[p:p + window] == 10)
+        if len(newlines):
+            return p + int(newlines[0]) + 1
+        p += window
+        window *= 4
+    return len(buf)
 
 
 def _scan_file(buf, layout, source, int_guess=False):

@@ -253,3 +253,22 @@ def test_results_to_pandas():
     frame = res.to_pandas()
     assert list(frame.columns) == ["P@1", "RR"] and list(frame.index) == ["a", "b"]
     assert frame.loc["a", "RR"] == 1.0 and frame.loc["b", "P@1"] == 0.0
+
+
+@pytest.mark.parametrize("tag_bytes", [10, 300, 5000, 3 << 20])
+def test_chunks_start_at_lines_whatever_their_length(tmp_path, tag_bytes):
+    """A large file is cut into chunks at line starts, found in growing windows past each
+    cut point (lines far longer than the first window too); the run read is the same."""
+    from fastir.io import trec
+
+    lines = [f"q{q} Q0 d{d} {d} {1.0 / (d + 1)} {'t' * tag_bytes}" for q in range(3)
+             for d in range(40)]
+    text = "\n".join(lines) + "\n"
+    buf = np.frombuffer(text.encode(), dtype=np.uint8)
+    starts, ends = trec._chunks(buf, 16)
+    assert starts[0] == 0 and ends[-1] == len(buf) and (starts[1:] == ends[:-1]).all()
+    assert all(buf[s - 1] == 10 for s in starts[1:])
+    with fastir._jit.forced("numba"):
+        run = fastir.read_run(write(tmp_path, "run", text))
+    assert run.to_dict() == {f"q{q}": {f"d{d}": 1.0 / (d + 1) for d in range(40)}
+                             for q in range(3)}
