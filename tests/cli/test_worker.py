@@ -160,26 +160,39 @@ def test_written_files_and_umask(worker, tmp_path):
     assert (tmp_path / "alone.run").stat().st_mode == (tmp_path / "served.run").stat().st_mode
 
 
+def _sigint_while_waiting(env, preexec_fn):
+    """A client whose command waits on its standard input, sent SIGINT once the worker runs
+    it (started with ``preexec_fn``)."""
+    before = _served(env)
+    client = subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                              preexec_fn=preexec_fn)
+    deadline = time.time() + 30
+    while _status(env)["running"] == 0 and time.time() < deadline:
+        time.sleep(0.02)
+    assert _served(env) == before + 1
+    client.send_signal(signal.SIGINT)
+    return client
+
+
+def _ended(client):
+    if client.poll() is None:
+        client.kill()
+        client.wait()
+    for stream in (client.stdin, client.stdout, client.stderr):
+        if not stream.closed:
+            stream.close()
+
+
 def test_ctrl_c_is_passed_on(worker):
     env = worker[0]
-    before = _served(env)
-    waiting = subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env, cwd=ROOT,
-                               preexec_fn=sigint_default)
+    waiting = _sigint_while_waiting(env, sigint_default)
     try:
-        deadline = time.time() + 30
-        while _status(env)["running"] == 0 and time.time() < deadline:
-            time.sleep(0.02)
-        assert _served(env) == before + 1
-        waiting.send_signal(signal.SIGINT)  # stdin stays open: the command is waiting
-        waiting.wait(timeout=30)
+        waiting.wait(timeout=30)  # (stdin stays open: the command was waiting)
         err = waiting.stderr.read()
     finally:
-        waiting.kill()
-        waiting.wait()
-        for stream in (waiting.stdin, waiting.stdout, waiting.stderr):
-            stream.close()
+        _ended(waiting)
     assert waiting.returncode == 130  # as in-process (fastir.cli.main.dispatch): no traceback
     assert err.decode().splitlines()[-1:] == ["fastir trec_eval: interrupted (Ctrl-C)"], err
     assert _status(env)["running"] == 0
@@ -191,25 +204,14 @@ def test_an_ignored_ctrl_c_is_not_passed_on(worker):
     env = worker[0]
     run = Path(RUN).read_bytes()
     alone = fastir({**env, "FASTIR_WORKER": "off"}, "trec_eval", QRELS, "-", stdin=run)
-    before = _served(env)
-    waiting = subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env, cwd=ROOT,
-                               preexec_fn=sigint_ignored)
+    going = _sigint_while_waiting(env, sigint_ignored)
     try:
-        deadline = time.time() + 30
-        while _status(env)["running"] == 0 and time.time() < deadline:
-            time.sleep(0.02)
-        assert _served(env) == before + 1
-        waiting.send_signal(signal.SIGINT)
         time.sleep(0.3)
-        out, err = waiting.communicate(run, timeout=60)
+        out, err = going.communicate(run, timeout=60)
     finally:
-        if waiting.poll() is None:
-            waiting.kill()
-            waiting.wait()
-    assert (waiting.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
-    assert waiting.returncode == 0
+        _ended(going)
+    assert (going.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    assert going.returncode == 0
 
 
 def test_several_clients_at_once(worker):
