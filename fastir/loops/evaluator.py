@@ -118,9 +118,11 @@ class BoundCandidates:
         ideal_lengths = np.diff(evaluator.qrels.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
         self.spec = evaluator.plan.sized(self.longest)
+        judged = np.flatnonzero(joined.labels != NOT_POOLED)  # (positions in join order)
         limit = evaluator.options["max_docs"]
         self.candidates = BK.Candidates(
             joined.indptr, columns, codes, tie, joined.qrels_query,
+            np.searchsorted(judged, joined.indptr).astype(np.int64), columns[judged],
             NO_LIMIT if limit is None else int(limit), bool(evaluator.options["judged_only"]),
             engine.rank_depth(self.spec))
 

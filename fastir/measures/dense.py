@@ -43,11 +43,14 @@ from fastir.model.ranking import RankKey, rank_sort, ranks_before
 #: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s
 #: candidates are the score columns ``rows[indptr[e]:indptr[e + 1]]``; each score column has
 #: its label code (``codes``) and its tie position (``tie``: its place in its query's
-#: docno-descending order); each query its row in the ideals (``qrels_query``). Rankings
-#: keep ``limit`` candidates, then drop the unjudged ones when ``judged_only``; when
-#: ``depth`` is not 0 (the measures read no rank below it: :func:`fastir.engine.rank_depth`)
-#: and not ``judged_only``, only the first ``depth`` are ranked.
-Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query limit judged_only depth")
+#: docno-descending order); each query its row in the ideals (``qrels_query``) and its
+#: judged candidates' score columns (``judged_rows[judged_indptr[e]:judged_indptr[e + 1]]``,
+#: those whose code is not -1). Rankings keep ``limit`` candidates, then drop the unjudged
+#: ones when ``judged_only``; when ``depth`` is not 0 (the measures read no rank below it:
+#: :func:`fastir.engine.rank_depth`) and not ``judged_only``, only the first ``depth`` are
+#: ranked.
+Candidates = namedtuple("Candidates", "indptr rows codes tie qrels_query judged_indptr "
+                                      "judged_rows limit judged_only depth")
 
 #: Score vectors as weighted sums of parts (rows of a (n_parts, n_columns) array): vector
 #: ``r`` is the sum over ``k`` in ``indptr[r]:indptr[r + 1]`` of ``weight[k] *
@@ -75,10 +78,7 @@ def _ranked_codes(key, candidates, e, out, order, buf):
     lo = candidates.indptr[e]
     hi = candidates.indptr[e + 1]
     n = hi - lo
-    judged = 0
-    for i in range(lo, hi):
-        if codes[rows[i]] != -1:
-            judged += 1
+    judged = candidates.judged_indptr[e + 1] - candidates.judged_indptr[e]
     m = min(n, candidates.limit)
     if candidates.depth > 0 and not judged_only:
         m = min(m, candidates.depth)
@@ -97,22 +97,24 @@ def _ranked_codes(key, candidates, e, out, order, buf):
             out[k] = code
             k += 1
         return k
-    return _counted_codes(key, candidates, lo, hi, m, out, order, buf)
+    return _counted_codes(key, candidates, e, m, out, order, buf)
 
 
 @helper
-def _counted_codes(key, candidates, lo, hi, m, out, order, buf):
+def _counted_codes(key, candidates, e, m, out, order, buf):
     """:func:`_ranked_codes` for few judged candidates: count the candidates ranked before
     each of them (its rank); the first ``m`` ranks are kept."""
     rows, codes, judged_only = candidates.rows, candidates.codes, candidates.judged_only
+    lo = candidates.indptr[e]
+    hi = candidates.indptr[e + 1]
     if not judged_only:
         for i in range(m):
             out[i] = -1
     k = 0
-    for j in range(lo, hi):
-        row = rows[j]
+    for j in range(candidates.judged_indptr[e], candidates.judged_indptr[e + 1]):
+        row = candidates.judged_rows[j]
         code = codes[row]
-        if code == -1 or (judged_only and code < 0):
+        if judged_only and code < 0:
             continue
         rank = 0
         for i in range(lo, hi):
