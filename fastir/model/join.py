@@ -111,11 +111,9 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         query's labels are incomplete).
     """
     limit = _checked_limit(missing, max_docs, judged_only)
-    query_ids, qrels_query, run_query, ignored, missing_queries = _evaluated_queries(
+    query_ids, qrels_query, run_query, ignored, missing_queries = evaluated_queries(
         qrels, run, missing)
-    lengths = np.zeros(len(run_query), dtype=np.int64)
-    present = run_query >= 0
-    lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
+    lengths = ranking_lengths(run, run_query)
     bounded = np.minimum(lengths, limit)
     indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
     np.cumsum(bounded, out=indptr[1:])
@@ -186,10 +184,10 @@ def _checked_limit(missing, max_docs, judged_only):
     return NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
 
 
-def _evaluated_queries(qrels, run, missing):
+def evaluated_queries(qrels, run, missing):
     """The evaluated queries (judged, and with ``missing="skip"`` in the run too): (their
     ids, their qrels queries, their run queries or -1, the run's queries without judgments,
-    the judged queries absent from the run)."""
+    the judged queries absent from the run). ``qrels``: any judgments with ``query_ids``."""
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
     in_qrels, in_run = merge(q_qids.args(), r_qids.args())
@@ -199,6 +197,14 @@ def _evaluated_queries(qrels, run, missing):
     keep = judged if missing == "zero" else judged & (in_run >= 0)
     qrels_query = in_qrels[keep]
     return q_qids.take(qrels_query), qrels_query, in_run[keep], ignored, missing_queries
+
+
+def ranking_lengths(run, run_query):
+    """The run rows of each evaluated query (``run_query``: its run query, or -1: none)."""
+    lengths = np.zeros(len(run_query), dtype=np.int64)
+    present = run_query >= 0
+    lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
+    return lengths
 
 
 def only_judged(joined):

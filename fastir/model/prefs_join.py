@@ -18,16 +18,16 @@ from fastir._jit import chunk_bounds, helper, pjit, prange, python_variant
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
-    common_kind,
     id_hash,
-    merge_sorted_ids,
     order_keys,
 )
 from fastir.model.join import (
     NO_LIMIT,
     RunRows,
+    evaluated_queries,
     judged_row,
     judged_table,
+    ranking_lengths,
     seen_before,
     table_size,
 )
@@ -81,19 +81,10 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
     limit = NO_LIMIT if max_docs is None else int(max_docs)
-    q_qids, r_qids = common_kind(judged.query_ids, run.query_ids)
-    merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
-    in_judged, in_run = merge(q_qids.args(), r_qids.args())
-    known = in_judged >= 0
-    ignored = r_qids.take(in_run[~known]).tolist()
-    missing_queries = q_qids.take(in_judged[known & (in_run < 0)]).tolist()
-    keep = known if missing == "zero" else known & (in_run >= 0)
-    judged_query, run_query = in_judged[keep], in_run[keep]
-
+    query_ids, judged_query, run_query, ignored, missing_queries = evaluated_queries(
+        judged, run, missing)
     q_docs, r_docs, row_hash = judged.docs_matching(run.doc_ids)
-    lengths = np.zeros(len(run_query), dtype=np.int64)
-    present = run_query >= 0
-    lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
+    lengths = ranking_lengths(run, run_query)
     position = np.full(len(judged.labels), -1, dtype=np.int64)
     n_retrieved = np.zeros(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
@@ -102,7 +93,7 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
                 r_docs.args(), JudgedRows(judged_query, judged.indptr, row_hash),
                 q_docs.args(), HASH_KEY, limit, int(lengths.max(initial=0)),
                 PositionOutput(position, n_retrieved, duplicate))
-    return PrefsJoined(q_qids.take(judged_query), judged_query, run_query >= 0, position,
+    return PrefsJoined(query_ids, judged_query, run_query >= 0, position,
                        n_retrieved, duplicate, ignored, missing_queries)
 
 
