@@ -1,6 +1,7 @@
 """The command line for people: ``fastir eval``, ``compare`` (``eval --compare``), ``stats``,
-``agree`` and ``plot``. Exit status 0 on success, 1 on bad input (the message names the file
-and line and what to do), 2 on bad usage."""
+``agree``, ``plot`` and ``fuse``. Exit status 0 on success, 1 on bad input (the message names
+the file and line and what to do) or output that cannot be written whole
+(:mod:`fastir.output.writing`), 2 on bad usage."""
 
 import argparse
 import csv
@@ -12,6 +13,7 @@ import sys
 import warnings
 
 from fastir.output.tables import FORMATS, format_rows, plain
+from fastir.output.writing import OutputError, write_stdout
 
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
 INPUT_STATUS = 1
@@ -45,8 +47,8 @@ def _guarded(command, function, argv):
         except (InputError, UnknownMeasureError, ValueError, ImportError) as exc:
             _not_by_ctrl_c(exc)
             return _fail(command, str(exc))
-        except BrokenPipeError:  # the reader left (fastir fuse ... | head): main's to handle
-            raise
+        except (BrokenPipeError, OutputError):  # the reader left (fastir fuse ... | head), a
+            raise  # full disk, a closed stream: main's to handle
         except OSError as exc:
             _not_by_ctrl_c(exc)
             return _fail(command, f"{exc.filename or ''}: {exc.strerror or exc}")
@@ -215,7 +217,7 @@ def _eval(args):
                                     correction=args.correction, alpha=args.alpha,
                                     seed=args.seed,
                                     progress="auto" if args.progress is None else args.progress)
-        sys.stdout.write(_comparison_text(comparison, args.format, args.digits) + "\n")
+        write_stdout(_comparison_text(comparison, args.format, args.digits) + "\n")
         return 0
     first = next(iter(results.values()))
     keys = first.measures
@@ -227,8 +229,7 @@ def _eval(args):
                 rows.append((name, str(qid), [values[k] for k in keys]))
         means = res.mean
         rows.append((name, "all" if args.per_query else None, [means.get(k, "") for k in keys]))
-    sys.stdout.write(format_rows(rows, keys, integers, args.format, args.digits,
-                                 args.per_query))
+    write_stdout(format_rows(rows, keys, integers, args.format, args.digits, args.per_query))
     return 0
 
 
@@ -324,14 +325,16 @@ def _stats(args):
             entry["unjudged share of the top 10"] = round(1 - res.mean["Judged@10"], 4) \
                 if res.n_queries else None
     if args.format == "json":
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        write_stdout(json.dumps(report, indent=2) + "\n")
         return 0
+    lines = []
     for path, entry in report.items():
-        print(f"{path} ({entry.pop('kind')})")
+        lines.append(f"{path} ({entry.pop('kind')})")
         for key, value in entry.items():
             if isinstance(value, dict):
                 value = ", ".join(f"{k} {v}" for k, v in value.items())
-            print(f"  {key}: {value}")
+            lines.append(f"  {key}: {value}")
+    write_stdout("".join(line + "\n" for line in lines))
     return 0
 
 
@@ -381,7 +384,7 @@ def _agree(args):
     names = args.name or [os.path.basename(p) for p in args.qrels]
     result = fastir.agreement(*args.qrels, relevance_level=args.rel_level, names=names,
                               runs=runs, measure=args.measure)
-    print(result.to_markdown())
+    write_stdout(result.to_markdown() + "\n")
     return 0
 
 
@@ -483,9 +486,13 @@ def _fuse(args):
     runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
     fused = fastir.fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
                         depth=args.depth, name=args.tag)
-    fastir.write_run(fused, sys.stdout if args.output == "-" else args.output)
-    if args.output != "-":
-        print(f"wrote {args.output}", file=sys.stderr)
+    if args.output == "-":
+        text = io.StringIO()
+        fastir.write_run(fused, text)
+        write_stdout(text.getvalue())
+        return 0
+    fastir.write_run(fused, args.output)  # (whole or not at all: -o onto a run read is safe)
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from fastir.api import evaluate
 from fastir.model.data import Qrels, Run
+from fastir.output.writing import NOTHING, OutputError, atomic_write, write_stdout
 
 MEASURES = ["AP", "nDCG@10", "nDCG", "P@10", "R@20", "RR@10", "Bpref", "Success@1",
             "NumRelRet", "NumRel"]
@@ -45,20 +46,25 @@ def collection(seed=2024, n_queries=25, n_docs=100):
 
 def write(directory, seed=2024, n_queries=25, n_docs=100):
     """The example as TREC files: ``qrels.txt``, ``weak.run`` and ``strong.run`` (ranked by
-    score) in ``directory``; the paths written."""
+    score) in ``directory`` (made if need be), each whole or not at all; the paths written."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(exc.errno, exc.strerror, str(directory), NOTHING) from None
     judgments, runs = _rows(seed, n_queries, n_docs)
-    paths = [directory / "qrels.txt"]
-    paths[0].write_text("".join(f"{q} 0 {d} {label}\n" for q, d, label in judgments))
+    texts = {directory / "qrels.txt": "".join(f"{q} 0 {d} {label}\n"
+                                               for q, d, label in judgments)}
     for name, rows in runs.items():
         lines, rank = [], 0
         for i, (q, d, s) in enumerate(sorted(rows, key=lambda r: (r[0], -r[2], r[1]))):
             rank = 1 if i == 0 or q != lines[-1][0] else rank + 1
             lines.append((q, f"{q} Q0 {d} {rank} {s} {name}\n"))
-        paths.append(directory / f"{name}.run")
-        paths[-1].write_text("".join(line for _, line in lines))
-    return paths
+        texts[directory / f"{name}.run"] = "".join(line for _, line in lines)
+    for path, text in texts.items():
+        with atomic_write(path) as f:
+            f.write(text)
+    return list(texts)
 
 
 def table(qrels, runs, measures=MEASURES):
@@ -87,9 +93,8 @@ def main(argv=()):
                         "runs as TREC files into DIR instead")
     args = parser.parse_args(argv)
     if args.write is not None:
-        for path in write(args.write):
-            print(path)
+        write_stdout("".join(f"{path}\n" for path in write(args.write)))
         return 0
     qrels, runs = collection()
-    print(table(qrels, runs))
+    write_stdout(table(qrels, runs) + "\n")
     return 0

@@ -79,17 +79,20 @@ def measures_main(argv):
     """List the measure families: name, an example, other names, cutoff, parameters,
     description."""
     from fastir.measures.registry import FAMILIES
+    from fastir.output.writing import write_stdout
 
     _no_options("measures", argv)
-    print("| family | example | trec_eval | cutoff | parameters | description |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| family | example | trec_eval | cutoff | parameters | description |",
+             "|---|---|---|---|---|---|"]
     for f in FAMILIES.values():
         trec = ", ".join(t.name for t in f.trec)
         cutoff = "" if f.cutoff is None else f.cutoff.kind + (" (required)" if
                                                               f.cutoff_required else "")
         params = ", ".join(p.name if p.default is None else f"{p.name}={p.text(p.default)}"
                            for p in f.params.values())
-        print(f"| {f.name} | `{f.examples[-1]}` | {trec} | {cutoff} | {params} | {f.doc} |")
+        lines.append(f"| {f.name} | `{f.examples[-1]}` | {trec} | {cutoff} | {params} | "
+                     f"{f.doc} |")
+    write_stdout("".join(line + "\n" for line in lines))
     return 0
 
 
@@ -194,16 +197,49 @@ def _in_worker():
     return None
 
 
+#: The exit status of a command whose output cannot be written whole (a full disk, a
+#: closed standard output): its line says where to.
+OUTPUT_STATUS = 1
+
+
 def dispatch(argv):
-    """Run the command ``argv`` in this process."""
+    """Run the command ``argv`` in this process: its exit status. Its output is all there or
+    it says it is not (:mod:`fastir.output.writing`): one line naming where to, status 1; a
+    reader that leaves early (``fastir measures | head``) is no error (0, nothing said)."""
+    from fastir.output.writing import OutputError, discard_stdout, settle_stdout
+
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        discard_stdout()
+        return 0
+    except OutputError as exc:
+        print(f"fastir{' ' + command if command else ''}: error: {exc}", file=sys.stderr)
+        discard_stdout()
+        return OUTPUT_STATUS
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
+        return interrupted(command)
+    except Exception as exc:
+        if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
+            return interrupted(command)
+        raise
+    finally:  # (so that Python's own flush at exit has nothing left to fail on)
+        settle_stdout()
+
+
+def _run(argv):
+    """The exit status of the command ``argv``, what it printed flushed (argparse's help
+    and exits too)."""
+    from fastir.output.writing import flush_stdout, write_stdout
 
     if argv and argv[0] in ("-h", "--help", "help"):
-        print(help_text(), end="")
+        write_stdout(help_text())
         return 0
     if argv and argv[0] == "--version":
         from fastir import __version__
 
-        print(f"fastir {__version__}")
+        write_stdout(f"fastir {__version__}\n")
         return 0
     if not argv or argv[0] not in COMMANDS:
         unknown = f"fastir: unknown command {argv[0]!r}\n" if argv else ""
@@ -211,17 +247,12 @@ def dispatch(argv):
         return 2
     note_ctrl_c()
     try:
-        return COMMANDS[argv[0]](argv[1:])
-    except BrokenPipeError:  # the reader left (fastir measures | head): not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
-        return interrupted(argv[0])
-    except Exception as exc:
-        if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
-            return interrupted(argv[0])
+        status = COMMANDS[argv[0]](argv[1:])
+    except SystemExit:
+        flush_stdout()
         raise
+    flush_stdout()
+    return status
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import warnings
 from fastir.io.trec import read_zscores
 from fastir.measures.registry import UnknownMeasureError
 from fastir.model.errors import FastirWarning, InputError
+from fastir.output.writing import write_stdout
 
 USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
          "[-o] [-D 0] [-R FORMAT] [-T trec_results] [--compat 9.0.8] [-m MEASURE]... "
@@ -291,9 +292,7 @@ def version_line():
 
 def _write(text):
     """Write to stdout as raw bytes: ids that are not UTF-8 come out as they came in."""
-    sys.stdout.flush()
-    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
-    sys.stdout.buffer.flush()
+    write_stdout(text.encode("utf-8", "surrogateescape"))
 
 
 def _fail(message, status):

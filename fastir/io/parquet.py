@@ -1,10 +1,13 @@
 """Parquet files (needs pyarrow): runs and qrels in, runs, qrels and results out."""
 
+import os
+
 import numpy as np
 
 from fastir.model.arrow import ids_to_arrow, pyarrow_module
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
+from fastir.output.writing import atomic_write
 from fastir.results import Results
 
 __all__ = ["read_parquet", "write_parquet"]
@@ -39,7 +42,9 @@ def read_parquet(path, kind="run", *, query_col="query_id", doc_col="doc_id", va
 def write_parquet(data, path):
     """Write a :class:`Run` (``query_id``, ``doc_id``, ``score``: each query's rows in
     order), a :class:`Qrels` (``query_id``, ``doc_id``, ``relevance``) or a
-    :class:`~fastir.Results` (``query_id`` and one column per measure) as Parquet."""
+    :class:`~fastir.Results` (``query_id`` and one column per measure) as Parquet. A path is
+    written whole or not at all (:func:`~fastir.output.writing.atomic_write`); a file object
+    or pyarrow sink as pyarrow writes it."""
     pa = pyarrow_module()
     import pyarrow.parquet as pq
 
@@ -65,4 +70,9 @@ def write_parquet(data, path):
     else:
         raise TypeError(f"write_parquet writes a Run, Qrels or Results, got "
                         f"{type(data).__name__}")
-    pq.write_table(pa.table(columns), path)
+    table = pa.table(columns)
+    if not isinstance(path, (str, os.PathLike)):
+        pq.write_table(table, path)
+        return
+    with atomic_write(path, binary=True) as f:
+        pq.write_table(table, f)

@@ -6,6 +6,7 @@ import numpy as np
 
 from fastir.io.inputs import as_run
 from fastir.model.ranking import ranked_rows
+from fastir.output.writing import atomic_write
 
 __all__ = ["write_run"]
 
@@ -14,7 +15,9 @@ def write_run(run, file, tag=None):
     """Write a run as TREC text (``qid Q0 doc rank score tag``), ranked as fastir ranks
     (score descending, ties by doc id descending); scores as Python's shortest exact repr.
 
-    ``file`` is a path or an open text file; ``tag`` defaults to the run's name.
+    ``file`` is a path (written whole or not at all: through a temporary file renamed over
+    it, an :class:`~fastir.output.writing.OutputError` naming it when it cannot be) or an
+    open text file; ``tag`` defaults to the run's name.
     """
     run = as_run(run)
     tag = run.name if tag is None else tag
@@ -29,7 +32,7 @@ def write_run(run, file, tag=None):
     lines = [f"{qids[q]} Q0 {d} {r} {s!r} {tag}\n"
              for q, d, r, s in zip(query.tolist(), docs, ranks, scores)]
     if isinstance(file, (str, os.PathLike)):
-        with open(file, "w", encoding="utf-8") as f:
+        with atomic_write(file) as f:
             f.writelines(lines)
     elif hasattr(file, "write"):
         file.writelines(lines)

@@ -1,9 +1,12 @@
 """Pictures with matplotlib (the ``plot`` extra, imported when a picture is drawn):
 precision-recall curves, per-query differences of two runs, measures by cutoff."""
 
+import os
 from collections import namedtuple
 
 import numpy as np
+
+from fastir.output.writing import atomic_write
 
 #: The textbooks' (and trec_eval's 11pt_avg) recall levels.
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
@@ -105,8 +108,17 @@ def plot_cutoffs(curves, ax=None):
 
 
 def save(ax, path):
-    """Write the axes' figure to ``path`` (format from the extension)."""
+    """Write the axes' figure to ``path``, its format from the extension (none: matplotlib's
+    default format, PNG, whose extension is added to the name, as matplotlib does), whole or
+    not at all (:func:`~fastir.output.writing.atomic_write`); the path written."""
     figure = ax.figure
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1][1:]
+    if not fmt:
+        fmt = figure.canvas.get_default_filetype()
+        path = f"{path.rstrip('.')}.{fmt}"
+    with atomic_write(path, binary=True) as file:
+        figure.savefig(file, format=fmt, dpi=120)
     pyplot().close(figure)
+    return path

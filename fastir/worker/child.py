@@ -90,12 +90,12 @@ def _run_command(dispatch, args):
 
 def _flush(code=0):
     """Flush the streams as Python does on its way out (a failed flush of stdout: status
-    120, with Python's message)."""
+    120, with Python's message; ``dispatch`` leaves none to fail: it says so itself)."""
     try:
         sys.stdout.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
         print(f"Exception ignored in: {sys.stdout!r}", file=sys.stderr)
-        print("BrokenPipeError: [Errno 32] Broken pipe", file=sys.stderr)
+        print(*traceback.format_exception_only(exc), sep="", end="", file=sys.stderr)
         code = 120
     try:
         sys.stderr.flush()

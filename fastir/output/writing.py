@@ -1,0 +1,161 @@
+"""Output that is all there or says it is not, the one rule every command and writer follows.
+
+Standard output is written with :func:`write_stdout` and flushed at once, files with
+:func:`atomic_write` (a temporary file in the same folder, synced, then renamed over the
+destination; removed on failure): a full disk, a closed stream or a folder one cannot write
+raises an :class:`OutputError` naming the destination, never a silently truncated file nor
+Python's "Exception ignored" at exit (:func:`discard_stdout` after a failure). A reader that
+leaves early (``fastir measures | head``) is not a failure: its BrokenPipeError passes
+through untouched. Standard library only (the command line's client path may import it).
+"""
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+
+#: What an output that failed leaves behind.
+INCOMPLETE = "the output is incomplete"
+NOTHING = "nothing was written"
+
+
+class OutputError(OSError):
+    """Output that could not be written whole: ``str()`` says where to, why, and what is left
+    (``filename``: the path; None for standard output)."""
+
+    def __init__(self, code, reason, filename=None, left=INCOMPLETE):
+        super().__init__(code, reason, filename)
+        self.left = left
+
+    def __str__(self):
+        where = "to standard output" if self.filename is None else self.filename
+        return f"cannot write {where}: {self.strerror} ({self.left})"
+
+
+def _failure(exc, filename=None, left=INCOMPLETE):
+    """``exc``, raised while writing, as an :class:`OutputError` (a closed file object is a
+    closed stream)."""
+    if isinstance(exc, ValueError):  # ("I/O operation on closed file")
+        return OutputError(errno.EBADF, "it is closed", filename, left)
+    return OutputError(exc.errno, exc.strerror or str(exc), filename, left)
+
+
+def write_stdout(data):
+    """Write ``data`` to standard output and flush it (``str``, or ``bytes`` written as they
+    are); an :class:`OutputError` when it cannot all be written."""
+    stream = sys.stdout
+    if stream is None:  # (started with it closed: Python then prints nothing, silently)
+        raise OutputError(errno.EBADF, "it is closed", left=NOTHING)
+    try:
+        if isinstance(data, bytes):
+            stream.flush()
+            stream.buffer.write(data)
+        else:
+            stream.write(data)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise _failure(exc) from None
+
+
+def flush_stdout():
+    """Flush what was printed to standard output; an :class:`OutputError` when it cannot be
+    written."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise _failure(exc) from None
+
+
+def discard_stdout():
+    """After standard output failed (said, or a reader that left): point it at /dev/null, so
+    that what it still holds goes nowhere and Python's own flush at exit cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # (none, closed, or not a file)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def settle_stdout():
+    """Flush standard output, or discard it when that fails (the command's failure is said
+    already: an error line or a traceback)."""
+    try:
+        flush_stdout()
+    except OSError:
+        discard_stdout()
+
+
+@contextlib.contextmanager
+def atomic_write(path, binary=False, encoding="utf-8"):
+    """An open file (text in ``encoding``, or ``binary``) whose contents become ``path`` only
+    once all of it is written: a temporary file in the same folder, synced to disk, then
+    renamed over ``path`` (a symbolic link's target is replaced, the link kept; the new file
+    has the old one's permissions, or the umask's). On any failure the temporary file is
+    removed and ``path`` is left as it was; an OSError becomes an :class:`OutputError` naming
+    ``path``. A destination that is not a regular file (``/dev/stdout``, a pipe) is written in
+    place, checked."""
+    target = os.fsdecode(path)
+    try:
+        existing = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise _failure(exc, target, NOTHING) from None
+    mode, encoding = ("wb", None) if binary else ("w", encoding)
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        with _written_in_place(target, mode, encoding) as file:
+            yield file
+        return
+    left = NOTHING if existing is None else f"{target} is left as it was"
+    real = os.path.realpath(target)
+    try:
+        fd, temporary = _temporary_file(real)
+    except OSError as exc:
+        raise _failure(exc, target, left) from None
+    try:
+        with open(fd, mode, encoding=encoding) as file:
+            if existing is not None:  # (the umask applies to new files only)
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, real)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, OutputError)):
+            raise _failure(exc, target, left) from None
+        raise
+
+
+def _temporary_file(real):
+    """``(fd, path)`` of a new file beside ``real`` (its permissions the umask's)."""
+    folder, name = os.path.split(real)
+    while True:
+        temporary = os.path.join(folder, f".{name[:200]}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
+        except FileExistsError:
+            continue
+
+
+@contextlib.contextmanager
+def _written_in_place(target, mode, encoding):
+    try:
+        with open(target, mode, encoding=encoding) as file:
+            yield file
+            file.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if isinstance(exc, OutputError):
+            raise
+        raise _failure(exc, target) from None
