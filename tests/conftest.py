@@ -159,3 +159,37 @@ def engine(request):
         del os.environ["FASTIR_JIT"]
     else:
         os.environ["FASTIR_JIT"] = saved
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a 256 KiB disk of its own (a tmpfs, unmounted at the end), to fill with
+    :func:`fill`; the test is skipped where mounting one is not permitted."""
+    import subprocess
+
+    folder = tmp_path / "small_disk"
+    folder.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
+                              capture_output=True, text=True)
+    except OSError as exc:
+        pytest.skip(f"cannot mount a small disk here: {exc}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small disk here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def fill(folder, leave=0):
+    """Fill ``folder``'s disk, leaving ``leave`` bytes free (a multiple of 4096)."""
+    path = os.path.join(folder, "filler")
+    block = bytes(4096)
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(block)
+        except OSError:
+            pass
+    os.truncate(path, os.path.getsize(path) - leave)
