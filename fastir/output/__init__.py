@@ -1,2 +1,3 @@
-"""How results look: text tables (markdown, csv, json, LaTeX) and pictures (matplotlib).
-Both know arrays and names only, no fastir type."""
+"""How results look: text tables (markdown, csv, json, LaTeX) and pictures (matplotlib),
+knowing arrays and names only, no fastir type; and where they go, all there or an error
+naming where to (:mod:`fastir.output.writing`)."""

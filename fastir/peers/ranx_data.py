@@ -14,6 +14,7 @@ from collections import defaultdict
 from fastir.io.trec import read_qrels, read_run
 from fastir.model.data import Qrels as FastirQrels
 from fastir.model.data import Run as FastirRun
+from fastir.output.writing import atomic_write
 
 KINDS = {"json", "trec", "txt", "gz", "parquet", "parq"}
 
@@ -97,15 +98,15 @@ class _Table:
         return pd.DataFrame(rows, columns=list(self._columns))
 
     def save(self, path="data.json", kind=None):
-        """Write as JSON, TREC or Parquet (``kind`` or the extension says which)."""
+        """Write as JSON, TREC or Parquet (``kind`` or the extension says which), whole or not
+        at all (:func:`~fastir.output.writing.atomic_write`)."""
         kind = file_kind(path, kind)
-        if kind == "json":
-            with open(path, "w") as f:
+        with atomic_write(path, binary=kind == "parquet") as f:
+            if kind == "json":
                 json.dump(self.to_dict(), f)
-        elif kind == "parquet":
-            self.to_dataframe().to_parquet(path, index=False)
-        else:
-            with open(path, "w") as f:
+            elif kind == "parquet":
+                self.to_dataframe().to_parquet(f, index=False)
+            else:
                 f.write("\n".join(self._trec_lines()))
 
     @property

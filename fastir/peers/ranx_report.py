@@ -4,6 +4,8 @@ DataFrame and JSON file; and the report of :func:`fastir.ranx.optimize_fusion`."
 
 import json
 
+from fastir.output.writing import atomic_write
+
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SUPERSCRIPTS = "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ"  # (ranx's, its 'q' included)
 LABELS = {"hits": "Hits", "hit_rate": "Hit Rate", "precision": "P", "recall": "Recall",
@@ -135,7 +137,8 @@ class Report:
         return frame.reset_index().rename(columns={"index": "model_names"})
 
     def save(self, path):
-        with open(path, "w") as f:
+        """Write as JSON (ranx's), whole or not at all."""
+        with atomic_write(path) as f:
             f.write(json.dumps(self.to_dict(), indent=4))
 
     def print_results(self):
