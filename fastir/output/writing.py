@@ -100,8 +100,8 @@ def atomic_write(path, binary=False, encoding="utf-8"):
     renamed over ``path`` (a symbolic link's target is replaced, the link kept; the new file
     has the old one's permissions, or the umask's). On any failure the temporary file is
     removed and ``path`` is left as it was; an OSError becomes an :class:`OutputError` naming
-    ``path``. A destination that is not a regular file (``/dev/stdout``, a pipe) is written in
-    place, checked."""
+    ``path``. A destination that is not a regular file (``/dev/stdout``, a pipe), or a file one
+    may write in a folder one may not, is written in place, checked."""
     target = os.fsdecode(path)
     try:
         existing = os.stat(target)
@@ -118,8 +118,16 @@ def atomic_write(path, binary=False, encoding="utf-8"):
     real = os.path.realpath(target)
     try:
         fd, temporary = _temporary_file(real)
+    except PermissionError as exc:
+        if existing is None or not os.access(real, os.W_OK):
+            raise _failure(exc, target, left) from None
+        fd = None  # (a file one may write in a folder one may not)
     except OSError as exc:
         raise _failure(exc, target, left) from None
+    if fd is None:
+        with _written_in_place(target, mode, encoding) as file:
+            yield file
+        return
     try:
         with open(fd, mode, encoding=encoding) as file:
             if existing is not None:  # (the umask applies to new files only)

@@ -187,3 +187,20 @@ def test_a_reader_that_left_is_no_output_error(monkeypatch):
         with pytest.raises(BrokenPipeError):
             write_stdout("x\n")
         writing.discard_stdout()
+
+
+def test_a_file_one_may_write_in_a_folder_one_may_not(tmp_path, monkeypatch):
+    """Written in place (no temporary file can be made beside it), checked."""
+    def refused(real):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(writing, "_temporary_file", refused)
+    path = tmp_path / "out.txt"
+    path.write_text("old\n")
+    with atomic_write(path) as f:
+        f.write("new\n")
+    assert path.read_text() == "new\n"
+    with pytest.raises(OutputError, match=f"cannot write {tmp_path / 'new.txt'}: Permission "
+                       r"denied \(nothing was written\)"):
+        with atomic_write(tmp_path / "new.txt") as f:
+            f.write("x")
