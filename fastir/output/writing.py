@@ -54,7 +54,7 @@ def write_stdout(data):
         else:
             stream.write(data)
         stream.flush()
-    except BrokenPipeError:
+    except (BrokenPipeError, UnicodeError):  # (text its encoding cannot say: not the stream's)
         raise
     except (OSError, ValueError) as exc:
         raise _failure(exc) from None

@@ -204,3 +204,10 @@ def test_a_file_one_may_write_in_a_folder_one_may_not(tmp_path, monkeypatch):
                        r"denied \(nothing was written\)"):
         with atomic_write(tmp_path / "new.txt") as f:
             f.write("x")
+
+
+def test_text_stdout_cannot_encode_is_not_a_closed_stream(monkeypatch):
+    with open(os.devnull, "w", encoding="ascii") as ascii_only:
+        monkeypatch.setattr(sys, "stdout", ascii_only)
+        with pytest.raises(UnicodeEncodeError):
+            write_stdout("é\n")
