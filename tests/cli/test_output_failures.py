@@ -5,6 +5,7 @@ on /dev/full, closed (``>&-``) or a file on a full disk, ``-o`` onto a device or
 module's own, stopped by its process id); a reader that leaves early stays no error."""
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import fill
 
-from fastir.worker import common
+from fastir.output.writing import discard_stdout
+from fastir.worker import child, common
 
 pytestmark = pytest.mark.one_engine
 
@@ -226,3 +228,17 @@ def test_unbuffered_stdout_on_a_full_device(envs):
     env = {**envs["in-process"], "PYTHONUNBUFFERED": "1"}
     stderr, status = _both({"in-process": env}, COMMANDS["eval"], _dev_full)
     assert (stderr, status) == (f"fastir eval: error: {FULL}\n", 1)
+
+
+def test_the_workers_last_flush_says_what_failed(monkeypatch):
+    """What a request's process does if stdout still held output that fails (dispatch leaves
+    none): Python's own message at exit, with the error that happened, and status 120."""
+    errors = io.StringIO()
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        monkeypatch.setattr(sys, "stderr", errors)
+        full.write("held\n")
+        assert child._flush(0) == 120
+        discard_stdout()
+    assert errors.getvalue() == (f"Exception ignored in: {full!r}\n"
+                                 "OSError: [Errno 28] No space left on device\n")
