@@ -206,17 +206,15 @@ def dispatch(argv):
     """Run the command ``argv`` in this process: its exit status. Its output is all there or
     it says it is not (:mod:`fastir.output.writing`): one line naming where to, status 1; a
     reader that leaves early (``fastir measures | head``) is no error (0, nothing said)."""
-    from fastir.output.writing import OutputError, discard_stdout, settle_stdout
+    from fastir.output.writing import OutputError, settle_stdout
 
     command = argv[0] if argv and argv[0] in COMMANDS else None
     try:
         return _run(argv)
     except BrokenPipeError:
-        discard_stdout()
         return 0
     except OutputError as exc:
         print(f"fastir{' ' + command if command else ''}: error: {exc}", file=sys.stderr)
-        discard_stdout()
         return OUTPUT_STATUS
     except KeyboardInterrupt:  # Ctrl-C: the shell's status for it, one line, no traceback
         return interrupted(command)
@@ -224,7 +222,7 @@ def dispatch(argv):
         if by_ctrl_c(exc):  # (numba wraps one raised inside it: a SystemError, say)
             return interrupted(command)
         raise
-    finally:  # (so that Python's own flush at exit has nothing left to fail on)
+    finally:  # (stdout that failed is dropped: Python's own flush at exit cannot fail again)
         settle_stdout()
 
 

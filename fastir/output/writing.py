@@ -4,7 +4,7 @@ Standard output is written with :func:`write_stdout` and flushed at once, files 
 :func:`atomic_write` (a temporary file in the same folder, synced, then renamed over the
 destination; removed on failure): a full disk, a closed stream or a folder one cannot write
 raises an :class:`OutputError` naming the destination, never a silently truncated file nor
-Python's "Exception ignored" at exit (:func:`discard_stdout` after a failure). A reader that
+Python's "Exception ignored" at exit (:func:`settle_stdout` at a command's end). A reader that
 leaves early (``fastir measures | head``) is not a failure: its BrokenPipeError passes
 through untouched. Standard library only (the command line's client path may import it).
 """
@@ -85,8 +85,8 @@ def discard_stdout():
 
 
 def settle_stdout():
-    """Flush standard output, or discard it when that fails (the command's failure is said
-    already: an error line or a traceback)."""
+    """At a command's end: flush standard output, or discard it when that fails (the failure
+    is said already: an error line, a reader that left, a traceback)."""
     try:
         flush_stdout()
     except OSError:
@@ -110,21 +110,17 @@ def atomic_write(path, binary=False, encoding="utf-8"):
     except OSError as exc:
         raise _failure(exc, target, NOTHING) from None
     mode, encoding = ("wb", None) if binary else ("w", encoding)
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
-        with _written_in_place(target, mode, encoding) as file:
-            yield file
-        return
     left = NOTHING if existing is None else f"{target} is left as it was"
     real = os.path.realpath(target)
-    try:
-        fd, temporary = _temporary_file(real)
-    except PermissionError as exc:
-        if existing is None or not os.access(real, os.W_OK):
-            raise _failure(exc, target, left) from None
-        fd = None  # (a file one may write in a folder one may not)
-    except OSError as exc:
-        raise _failure(exc, target, left) from None
-    if fd is None:
+    fd = None
+    if existing is None or stat.S_ISREG(existing.st_mode):
+        try:
+            fd, temporary = _temporary_file(real)
+        except OSError as exc:
+            if not isinstance(exc, PermissionError) or existing is None or \
+                    not os.access(real, os.W_OK):
+                raise _failure(exc, target, left) from None
+    if fd is None:  # (a device, a pipe, or a file one may write in a folder one may not)
         with _written_in_place(target, mode, encoding) as file:
             yield file
         return
@@ -157,8 +153,13 @@ def _temporary_file(real):
 
 @contextlib.contextmanager
 def _written_in_place(target, mode, encoding):
+    """``target`` opened and written as it is (what it held is lost on failure), checked."""
     try:
-        with open(target, mode, encoding=encoding) as file:
+        file = open(target, mode, encoding=encoding)
+    except OSError as exc:  # (a folder, say)
+        raise _failure(exc, target, NOTHING) from None
+    try:
+        with file:
             yield file
             file.flush()
     except BrokenPipeError:

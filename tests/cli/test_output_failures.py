@@ -158,6 +158,15 @@ def test_stdout_to_a_file_on_a_full_disk(envs, small_disk):
     assert (stderr, status) == (f"fastir trec_eval: error: {FULL}\n", 1)
 
 
+def test_example_files_on_a_full_disk(envs, small_disk):
+    fill(small_disk)
+    folder = small_disk / "example"
+    stderr, status = _both(envs, ["example", "--write", str(folder)], _dev_null)
+    assert (stderr, status) == (f"fastir example: error: cannot write {folder / 'qrels.txt'}: "
+                                "No space left on device (nothing was written)\n", 1)
+    assert os.listdir(folder) == []
+
+
 def test_fuse_onto_an_input_on_a_full_disk(envs, small_disk):
     """The input is left as it was, the temporary file removed."""
     target = small_disk / "a.run"

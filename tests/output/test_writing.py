@@ -211,3 +211,10 @@ def test_text_stdout_cannot_encode_is_not_a_closed_stream(monkeypatch):
         monkeypatch.setattr(sys, "stdout", ascii_only)
         with pytest.raises(UnicodeEncodeError):
             write_stdout("é\n")
+
+
+def test_a_folder_is_not_written(tmp_path):
+    with pytest.raises(OutputError, match=f"cannot write {tmp_path}: Is a directory "
+                       r"\(nothing was written\)"):
+        with atomic_write(tmp_path) as f:
+            f.write("x")
