@@ -42,15 +42,19 @@ def _env(folder, mode):
             "FASTIR_WORKER_IDLE": "60"}  # (a worker a failed test could not stop goes soon)
 
 
-def fastir(env, args, stdout, preexec_fn=None):
+def fastir(env, args, stdout, preexec_fn=None, timeout=300):
     return subprocess.run([sys.executable, "-m", "fastir", *args], stdout=stdout,
-                          stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=300,
+                          stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=timeout,
                           preexec_fn=preexec_fn)
 
 
+def _status(env):
+    """The worker's status (None: none serves)."""
+    return json.loads(fastir(env, ["worker", "status", "--json"], subprocess.PIPE).stdout)
+
+
 def _served(env):
-    done = fastir(env, ["worker", "status", "--json"], subprocess.PIPE)
-    return json.loads(done.stdout)["served"]
+    return _status(env)["served"]
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +67,15 @@ def envs(tmp_path_factory):
         yield {"in-process": alone}
         return
     served = _env(folder, "use")
-    done = fastir(served, ["worker", "start", "--idle", "120"], subprocess.PIPE)
-    assert done.returncode == 0, done.stderr.decode()
-    status = fastir(served, ["worker", "status", "--json"], subprocess.PIPE)
-    pid = json.loads(status.stdout)["pid"]
-    yield {"in-process": alone, "worker": served}
-    _stop(pid)
+    try:  # (a start that fails or times out may leave one starting: stopped too)
+        done = fastir(served, ["worker", "start", "--idle", "120"], subprocess.PIPE,
+                      timeout=900)
+        assert done.returncode == 0, done.stderr.decode()
+        yield {"in-process": alone, "worker": served}
+    finally:
+        started = _status(served)
+        if started is not None:
+            _stop(started["pid"])
 
 
 def _stop(pid):
