@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir.analysis import fusion
+from fastir.analysis.fusion import methods, search
 
 METHODS = ["rrf", "wrrf", "sum", "mnz", "max", "min", "med", "anz", "wsum", "borda", "isr",
            "log_isr"]
@@ -190,7 +190,7 @@ def test_fuse_equals_ranx(method, norm):
     runs = distinct_runs(hash((method, str(norm))) % 1000)
     weights = [0.2, 0.5, 0.3] if method == "wsum" else None
     params = {"weights": weights} if weights else {}
-    if norm == "borda" and method in fusion._BY_RANK:
+    if norm == "borda" and method in methods.BY_RANK:
         pytest.skip("ranx ranks borda-normalised runs in set order; fastir's rank methods "
                     "read the runs' own ranks")
     want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=RANX[method],
@@ -223,14 +223,14 @@ def collection(seed, n_queries=20, depth=15):
 
 
 def test_simplex_grid_is_complete():
-    grid = fusion._simplex(3, 0.1)
+    grid = search._simplex(3, 0.1)
     assert grid.shape == (66, 3)
     counts = np.rint(grid * 10).astype(int)
     assert (counts.sum(axis=1) == 10).all()
     assert len({tuple(c) for c in counts.tolist()}) == 66
     assert [tuple(c) for c in counts.tolist()] == sorted(tuple(c) for c in counts.tolist())
-    assert fusion._simplex(4, 0.1).shape == (286, 4)
-    assert fusion._simplex(2, 0.25).tolist() == [[0, 1], [0.25, 0.75], [0.5, 0.5],
+    assert search._simplex(4, 0.1).shape == (286, 4)
+    assert search._simplex(2, 0.25).tolist() == [[0, 1], [0.25, 0.75], [0.5, 0.5],
                                                  [0.75, 0.25], [1, 0]]
 
 
@@ -293,10 +293,10 @@ def test_write_run_round_trips(tmp_path):
     (lambda r: fastir.fuse(r, norm="l2"), "norm: unknown norm 'l2'"),
     (lambda r: fastir.fuse(r[:1]), "two or more runs, got 1"),
     (lambda r: fastir.fuse(r, "wsum", weights=[1]), "weights: give 2 finite numbers"),
-    (lambda r: fastir.fuse(r, "sum", weights=[1, 1]), "only 'wsum' and 'wrrf' take weights"),
+    (lambda r: fastir.fuse(r, "sum", weights=[1, 1]), "take weights, not 'sum'"),
     (lambda r: fastir.fuse(r, depth=0), "depth: a positive whole number"),
     (lambda r: fastir.optimize_fusion({}, r, "AP", step=0.3), "step: 1 / step must be"),
-    (lambda r: fastir.optimize_fusion({}, r, "AP", "rrf"), "searches the weights of"),
+    (lambda r: fastir.optimize_fusion({}, r, "AP", "sum"), "searches the weights of"),
     (lambda r: fastir.optimize_fusion({}, r, "AP", grid=[[1]]), "grid: an (n_points, 2)"),
     (lambda r: fastir.write_run(r[0], io.StringIO(), tag="a b"), "tag: a run tag is one"),
 ])
@@ -330,7 +330,7 @@ def test_fuse_command(tmp_path, capsys):
     assert main([paths[0], str(tmp_path / "absent.run"), "-o", out]) == 1
     assert "absent.run" in capsys.readouterr().err
     assert main(paths + ["--method", "sum", "--weights", "1", "2"]) == 1
-    assert "only 'wsum' and 'wrrf' take weights" in capsys.readouterr().err
+    assert "take weights, not 'sum'" in capsys.readouterr().err
     for bad in (["--bogus"], paths + ["--method", "nope"]):
         with pytest.raises(SystemExit) as exit_:
             main(bad)
