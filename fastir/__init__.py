@@ -30,7 +30,7 @@ _EXPORTS = {
     "Agreement": "fastir.analysis.agreement", "agreement": "fastir.analysis.agreement",
     "fuse": "fastir.analysis.fusion", "optimize_fusion": "fastir.analysis.fusion",
     "write_run": "fastir.io.writers",
-    "FusionSearch": "fastir.analysis.fusion",
+    "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",
     "pr_curve": "fastir.analysis.curves", "cutoff_curve": "fastir.analysis.curves",
     "MetricAccumulator": "fastir.loops.training", "evaluate_flat": "fastir.loops.training",
     "RelevanceEvaluator": "fastir.peers.pytrec_eval",

@@ -26,7 +26,7 @@ from fastir.analysis.fusion.inputs import depth as checked_depth
 from fastir.analysis.fusion.inputs import load_runs, number
 from fastir.analysis.fusion.methods import SEGFUSE_BOUNDS, method_name
 from fastir.analysis.fusion.norms import norm_name, normalise
-from fastir.analysis.fusion.pairs import Pairs
+from fastir.analysis.fusion.pairs import Pairs, rows_of
 from fastir.io.inputs import as_qrels
 from fastir.model.data import Run
 from fastir.model.join import join
@@ -103,6 +103,21 @@ class Hits:
         self.hit = (_pair_labels(qrels, pairs)[pairs.pair] >= 1)[keep].astype(np.float64)
         self.length = pairs.length[keep]
 
+    @classmethod
+    def of_lists(cls, hit_lists):
+        """One run's hits given as hit lists (one 0/1 sequence per training query)."""
+        hits = cls.__new__(cls)
+        lists = [np.asarray(h, dtype=np.float64).ravel() for h in hit_lists]
+        lengths = np.array([len(h) for h in lists], dtype=np.int64)
+        hits.n_runs, hits.n_queries = 1, len(lists)
+        hits.n_relevant = None
+        hits.run = np.zeros(int(lengths.sum()), dtype=np.int64)
+        hits.query = np.repeat(np.arange(len(lists)), lengths)
+        hits.position = rows_of(np.zeros(len(lists), dtype=np.int64), lengths)
+        hits.hit = np.concatenate(lists) if lists else np.zeros(0)
+        hits.length = np.repeat(lengths, lengths)
+        return hits
+
     def learn(self, method, n_segments=None):
         """Per run, what ``method`` learns (see the module doc)."""
         learn = {"posfuse": self.position_probs, "slidefuse": self.position_probs,
@@ -126,21 +141,21 @@ class Hits:
         segment = np.searchsorted(SEGFUSE_BOUNDS, self.position[rows], side="right") - 1
         return self._fractions(rows, segment, 10, size=np.diff(SEGFUSE_BOUNDS))
 
-    def log_odds(self, rows):
-        segment = np.searchsorted(BAYES_CUTOFFS, self.position[rows], side="right") - 1
-        sizes = np.diff(BAYES_CUTOFFS)
+    def log_odds(self, rows, cutoffs=BAYES_CUTOFFS):
+        segment = np.searchsorted(cutoffs, self.position[rows], side="right") - 1
+        sizes = np.diff(cutoffs)
         p = self._fractions(rows, segment, len(sizes), size=sizes, each_over_n=True)
         p = np.where(p == 0, p + 0.001, p)
         not_p = 1 - p
         not_p = np.where(not_p == 0, not_p + 0.001, not_p)
-        return np.repeat(np.log(p / not_p), sizes)
+        return np.concatenate((np.zeros(cutoffs[0]), np.repeat(np.log(p / not_p), sizes)))
 
     def _fractions(self, rows, segment, n_segments, size=None, each_over_n=False):
         """Per segment, the mean over the training queries of its fraction of hits: over
         ``size[segment]`` docs, or (``size`` None) over the docs the ranking has there.
         Summed query by query as ranx sums them: the fractions, then divided by the number
         of queries (``each_over_n``: each fraction divided first, as bayesfuse's)."""
-        keep = segment < n_segments
+        keep = (segment >= 0) & (segment < n_segments)
         rows, segment = rows[keep], segment[keep]
         cell = self.query[rows] * n_segments + segment  # (query, segment), query-major
         n_cells = self.n_queries * n_segments
