@@ -158,8 +158,6 @@ class _Settings:
     def best_params(self, best):
         """What :func:`fastir.fuse` takes to fuse with the best setting."""
         params = self.params(best)
-        if self.method == "probfuse":
-            params["n_segments"] = int(self.points[best])
         return {key: (v.tolist() if key == "weights" else v) for key, v in params.items()}
 
     def evaluate(self, bound):
