@@ -31,6 +31,7 @@ _EXPORTS = {
     "fuse": "fastir.analysis.fusion", "optimize_fusion": "fastir.analysis.fusion",
     "write_run": "fastir.io.writers",
     "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",
+    "pool": "fastir.analysis.pooling", "Pool": "fastir.analysis.pooling",
     "pr_curve": "fastir.analysis.curves", "cutoff_curve": "fastir.analysis.curves",
     "MetricAccumulator": "fastir.loops.training", "evaluate_flat": "fastir.loops.training",
     "RelevanceEvaluator": "fastir.peers.pytrec_eval",

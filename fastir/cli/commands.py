@@ -1,6 +1,6 @@
 """The command line for people: ``fastir eval``, ``compare`` (``eval --compare``), ``stats``,
-``agree`` and ``plot``. Exit status 0 on success, 1 on bad input (the message names the file
-and line and what to do), 2 on bad usage."""
+``agree``, ``plot``, ``fuse`` and ``pool``. Exit status 0 on success, 1 on bad input (the
+message names the file and line and what to do), 2 on bad usage."""
 
 import argparse
 import csv
@@ -489,6 +489,58 @@ def _fuse(args):
     return 0
 
 
+# -- fastir pool -------------------------------------------------------------------------
+def pool_main(argv):
+    from fastir.analysis.pooling import FORMATS, STRATEGIES
+
+    parser = _Parser("pool", "Build the pool of documents to judge from runs (trectools' "
+                     "strategies: each run's top N, or the N docs per query of highest RRF "
+                     "or RBP); writes a pool file a judging tool reads, and with --stats "
+                     "what each run contributes.",
+                     "fastir pool runs/*.run --depth 100 -o pool.txt --stats")
+    parser.add_argument("runs", nargs="+", metavar="run", help="run files (.gz, globs)")
+    parser.add_argument("--depth", type=int, default=10, metavar="N",
+                        help="depth: each run's top N docs; rrf, rbp: N docs per query "
+                        "(default 10)")
+    parser.add_argument("--strategy", default="depth", choices=sorted(set(
+        STRATEGIES.values())), help="depth (Depth@N, default), rrf (RRFTake@N), rbp "
+                        "(RBPTake@N)")
+    parser.add_argument("-k", type=float, default=60, help="rrf's k (default 60)")
+    parser.add_argument("--p", type=float, default=0.8, help="rbp's persistence (default 0.8)")
+    parser.add_argument("--merge", choices=("sum", "max"), default="sum",
+                        help="how rbp merges the runs' weights (default sum)")
+    parser.add_argument("--format", choices=FORMATS, default="trec",
+                        help="trec: query Q0 doc 0 0 tag (trectools', Relevation's; "
+                        "default); qrels: query 0 doc -1; docs: each doc id once")
+    parser.add_argument("--tag", default="fastir", help="the trec format's last column")
+    parser.add_argument("--stats", action="store_true",
+                        help="print each run's contribution on stdout (needs -o)")
+    parser.add_argument("--judged-at", type=int, metavar="K",
+                        help="--stats' judged@K: how many of each run's top K docs are "
+                        "pooled, per query (default: --depth)")
+    parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    args = parser.parse_args(argv)
+    return _guarded("pool", lambda _: _pool(args), argv)
+
+
+def _pool(args):
+    import fastir
+
+    if args.stats and args.output == "-":
+        raise ValueError("--stats prints the runs' table on stdout: give -o FILE for the "
+                         "pool")
+    paths = _run_paths(args.runs)
+    runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    pool = fastir.pool(runs, args.depth, args.strategy, k=args.k, p=args.p,
+                       merge=args.merge, judged_at=args.judged_at)
+    pool.write(sys.stdout if args.output == "-" else args.output, args.format, args.tag)
+    if args.output != "-":
+        print(f"wrote {args.output} ({pool.n_docs} docs)", file=sys.stderr)
+    if args.stats:
+        print(pool.to_markdown())
+    return 0
+
+
 COMMANDS = {  # name: (entry point, what it does)
     "eval": (eval_main, "evaluate runs: a table of means (or per query), any format; "
              "--compare adds significance tests"),
@@ -496,4 +548,6 @@ COMMANDS = {  # name: (entry point, what it does)
     "agree": (agree_main, "agreement between assessors (kappa) and what it does to a ranking"),
     "plot": (plot_main, "precision-recall curves, per-query differences, measures by cutoff"),
     "fuse": (fuse_main, "fuse runs (RRF, CombSUM/MNZ, weighted sum, Borda...) into one run"),
+    "pool": (pool_main, "the pool of documents to judge (depth, RRF or RBP take) and what "
+             "each run contributes"),
 }

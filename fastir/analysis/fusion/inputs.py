@@ -14,9 +14,9 @@ def choice(value, table, what):
     return table[key]
 
 
-def load_runs(runs):
-    """``(names, [Run])`` of a list or ``{name: run}`` of two or more runs of finite
-    scores."""
+def load_runs(runs, at_least=2, what="fusion"):
+    """``(names, [Run])`` of a list or ``{name: run}`` of ``at_least`` runs or more, of
+    finite scores."""
     if isinstance(runs, dict):
         names, items = [str(n) for n in runs], list(runs.values())
     elif isinstance(runs, (list, tuple)):
@@ -25,8 +25,9 @@ def load_runs(runs):
         raise TypeError("runs: give a list of runs or a {name: run} dict (runs are Run "
                         f"objects, {{query: {{doc: score}}}} dicts or paths), got "
                         f"{type(runs).__name__}")
-    if len(items) < 2:
-        raise ValueError(f"runs: fusion needs two or more runs, got {len(items)}")
+    if len(items) < at_least:
+        many = {1: "one", 2: "two"}.get(at_least, str(at_least))
+        raise ValueError(f"runs: {what} needs {many} or more runs, got {len(items)}")
     loaded = [as_run(r) for r in items]
     names = names or [r.name for r in loaded]
     for i, (name, r) in enumerate(zip(names, loaded)):
