@@ -455,9 +455,10 @@ def _plot(args):
 def fuse_main(argv):
     from fastir.analysis.fusion import METHODS, NORMS
 
-    parser = _Parser("fuse", "Fuse runs into one (RRF, CombSUM/MNZ/MAX/MIN/MED/ANZ, weighted "
-                     "sum, weighted RRF, Borda, ISR, log-ISR), after an optional score "
-                     "normalisation; writes a TREC run.",
+    parser = _Parser("fuse", "Fuse runs into one (ranx's 25 methods: RRF, CombSUM/MNZ/..., "
+                     "weighted sums, Borda, Condorcet, ISR, RBC, the trained ProbFuse, "
+                     "SlideFuse, BayesFuse...), after an optional score normalisation; "
+                     "writes a TREC run.",
                      "fastir fuse bm25.run dense.run --method wsum --weights 0.3 0.7 "
                      "--norm min-max -o fused.run")
     parser.add_argument("runs", nargs="+", metavar="run", help="two or more run files (.gz, "
@@ -465,7 +466,16 @@ def fuse_main(argv):
     parser.add_argument("--method", default="rrf", choices=sorted(set(METHODS.values())),
                         help="the fusion method (default rrf)")
     parser.add_argument("--weights", nargs="+", type=float, metavar="W",
-                        help="one weight per run (wsum, wrrf)")
+                        help="one weight per run (wsum, wrrf, mixed, wmnz, w_bordafuse, "
+                        "w_condorcet)")
+    parser.add_argument("--gamma", type=float, help="gmnz's exponent")
+    parser.add_argument("--sigma", type=float, help="logn_isr's sigma (default 0.01)")
+    parser.add_argument("--phi", type=float, help="rbc's persistence")
+    parser.add_argument("--window", type=int, metavar="W", help="slidefuse's half-width")
+    parser.add_argument("--qrels", help="trained methods (mapfuse, posfuse, probfuse, "
+                        "segfuse, slidefuse, bayesfuse): learn from these judgments of the "
+                        "runs' queries")
+    parser.add_argument("--n-segments", type=int, metavar="N", help="probfuse's segments")
     parser.add_argument("--norm", choices=sorted(set(NORMS.values())),
                         help="normalise each run's scores per query first (default: none)")
     parser.add_argument("-k", type=float, default=60, help="RRF's k (default 60)")
@@ -481,8 +491,14 @@ def _fuse(args):
 
     paths = _run_paths(args.runs)
     runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    learnt = {}
+    if args.qrels is not None:
+        segments = {} if args.n_segments is None else {"n_segments": args.n_segments}
+        learnt = fastir.train_fusion(args.qrels, runs, args.method, norm=args.norm,
+                                     depth=args.depth, **segments)
     fused = fastir.fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
-                        depth=args.depth, name=args.tag)
+                        depth=args.depth, name=args.tag, gamma=args.gamma, sigma=args.sigma,
+                        phi=args.phi, w=args.window, **learnt)
     fastir.write_run(fused, sys.stdout if args.output == "-" else args.output)
     if args.output != "-":
         print(f"wrote {args.output}", file=sys.stderr)

@@ -618,6 +618,17 @@ def test_fuse_command(tmp_path, capsys):
     assert fastir.read_run(out).to_dict() == want.to_dict()
     assert main([paths[0], str(tmp_path / "absent.run"), "-o", out]) == 1
     assert "absent.run" in capsys.readouterr().err
+    qrels = str(tmp_path / "qrels.txt")
+    with open(qrels, "w") as f:
+        f.writelines(f"{q} 0 {d} 1\n" for q, docs in runs[0].items() for d in list(docs)[:2])
+    assert main(paths + ["--method", "probfuse", "--qrels", qrels, "--n-segments", "2",
+                         "-o", out]) == 0
+    learnt = fastir.train_fusion(qrels, runs, "probfuse", n_segments=2)
+    assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "probfuse", **learnt).to_dict()
+    assert main(paths + ["--method", "rbc", "--phi", "0.5", "-o", out]) == 0
+    assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "rbc", phi=0.5).to_dict()
+    assert main(paths + ["--method", "rbc"]) == 1
+    assert "phi: 'rbc' needs phi" in capsys.readouterr().err
     assert main(paths + ["--method", "sum", "--weights", "1", "2"]) == 1
     assert "take weights, not 'sum'" in capsys.readouterr().err
     for bad in (["--bogus"], paths + ["--method", "nope"]):
