@@ -31,6 +31,9 @@ def load_runs(runs, at_least=2, what="fusion"):
     loaded = [as_run(r) for r in items]
     names = names or [r.name for r in loaded]
     for i, (name, r) in enumerate(zip(names, loaded)):
+        if not len(r.scores):
+            raise ValueError(f"runs: run {i} ({name!r}) is empty (no query has a doc); give "
+                             f"runs that retrieved something, or leave it out")
         bad = np.flatnonzero(~np.isfinite(r.scores))
         if len(bad):
             q = int(np.searchsorted(r.stops, bad[0], side="right"))

@@ -105,6 +105,9 @@ def checked_params(method, n_runs, given):
                 raise ValueError(f"{key}: {method!r} needs {key} ({_RULES[key]})")
             value = default
         params[key] = _CHECKS[key](value, n_runs)
+    if method in ("probfuse", "segfuse") and any(not len(a) for a in params["probs"]):
+        raise ValueError(f"probs: {method!r} needs one probability per segment, got an empty "
+                         f"array; give what train_fusion returns")
     return params
 
 

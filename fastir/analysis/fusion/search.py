@@ -92,8 +92,8 @@ def optimize_fusion(qrels, runs, measure, method="wsum", norm="min-max", *, step
     if method not in WEIGHTED and method not in ONE_PARAMETER:
         raise ValueError(
             f"method: optimize_fusion searches the weights of {', '.join(WEIGHTED)} or the "
-            f"parameter of {', '.join(ONE_PARAMETER)}; {method!r} has "
-            + ("none (learn it with train_fusion)" if PARAMS.get(method) else "none"))
+            f"parameter of {', '.join(ONE_PARAMETER)}; {method!r} has nothing to search"
+            + (" (learn its parameters with train_fusion)" if PARAMS.get(method) else ""))
     norm = norm_name(norm)
     names, loaded = load_runs(runs)
     if method in WEIGHTED:
