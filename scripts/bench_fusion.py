@@ -8,10 +8,11 @@
 --fuse: ``--runs`` noisy systems rank the same ``--depth`` generated candidates per query
 (each run's rows in rank order, as a run file has them). fastir fuses all of them once per
 method, warm (its kernels compiled on a small fusion first); the trained methods' parameters
-come from fastir.train_fusion (timed apart). ranx fuses the first ``--ranx-queries`` queries
-once per method (warm: its kernels compiled on 5 queries first; its Run objects built from
-dicts beforehand, not timed), and its time is scaled to all the queries (ranx's fusion is
-per query: linear in them); the table says which were measured and which scaled.
+come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
+fuses those queries once per method (warm: its kernels compiled on 5 queries first; its Run
+objects built from dicts beforehand, not timed), and its time is scaled to all the queries
+(ranx's fusion is per query: linear in them); the table says which were measured and which
+scaled.
 
 Three noisy systems score the same generated candidates; both libraries search the weights
 of a min-max-normalised weighted sum on nDCG@10 over the 3-run simplex (66 points at step
@@ -82,6 +83,11 @@ def fuse_bench(args):
 
     methods = list(FUSIONS) if args.methods == "all" else args.methods.split(",")
     qrels, runs = ranked_runs(args.runs, args.queries, args.depth)
+    n_train = args.ranx_queries or args.queries  # (trained on these: the same distribution)
+    train_runs, small = ([fastir.Run.from_arrays(np.repeat(np.arange(n), args.depth),
+                                                 r.doc_ids.values[:n * args.depth],
+                                                 r.scores[:n * args.depth], name=r.name)
+                          for r in runs] for n in (n_train, 5))
     params = {}
     for method in methods:
         ours = FUSIONS[method][0]
@@ -90,7 +96,7 @@ def fuse_bench(args):
             params[method]["weights"] = list(np.linspace(1, 2, args.runs))
         if method in TRAINED:
             start = time.perf_counter()
-            learnt = fastir.train_fusion(qrels, runs, method, **TRAINED[method])
+            learnt = fastir.train_fusion(qrels, train_runs, method, **TRAINED[method])
             print(f"train {method}: {time.perf_counter() - start:.2f} s", flush=True)
             params[method].update(learnt, **({"w": 5} if method == "slidefuse" else {}))
     ranx_runs = None
@@ -100,15 +106,14 @@ def fuse_bench(args):
         n = args.ranx_queries or args.queries
         start = time.perf_counter()
         ranx_runs = [ranx.Run({str(q): {str(d): s for d, s in docs.items()}
-                               for q, docs in run.to_dict().items() if q < n}, name=run.name)
-                     for run in runs]
+                               for q, docs in run.to_dict().items()}, name=run.name)
+                     for run in train_runs]
+        warm = [ranx.Run({q: r.to_dict()[q] for q in list(r.keys())[:5]}) for r in ranx_runs]
         print(f"ranx Runs of {n} queries built in {time.perf_counter() - start:.1f} s (not "
               "timed below)", flush=True)
     rows = []
     for method in methods:
         ours = FUSIONS[method][0]
-        small = [fastir.Run.from_dict({q: d for q, d in r.to_dict().items() if q < 5})
-                 for r in runs]
         fastir.fuse(small, ours, **params[method])  # (compiles)
         start = time.perf_counter()
         fastir.fuse(runs, ours, **params[method])
@@ -117,8 +122,6 @@ def fuse_bench(args):
         if ranx_runs is not None:
             import ranx
 
-            warm = [ranx.Run({q: r.to_dict()[q] for q in list(r.keys())[:5]}) for r in
-                    ranx_runs]
             ranx.fuse(warm, norm=None, method=method, params=params[method])
             start = time.perf_counter()
             ranx.fuse(ranx_runs, norm=None, method=method, params=params[method])
