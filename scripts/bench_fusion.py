@@ -1,6 +1,18 @@
-"""Fusion-weight search: fastir.optimize_fusion vs ranx.optimize_fusion, side by side.
+"""Fusion-weight search: fastir.optimize_fusion vs ranx.optimize_fusion, side by side; and
+(--fuse) every fusion method: fastir.fuse vs ranx.fuse.
 
     python scripts/bench_fusion.py [--queries 1000 --depth 100 --step 0.1] [--no-ranx]
+    python scripts/bench_fusion.py --fuse --runs 10 --queries 6980 --depth 1000 \
+        [--methods rrf,sum,...] [--ranx-queries 698] [--no-ranx]
+
+--fuse: ``--runs`` noisy systems rank the same ``--depth`` generated candidates per query
+(each run's rows in rank order, as a run file has them). fastir fuses all of them once per
+method, warm (its kernels compiled on a small fusion first); the trained methods' parameters
+come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
+fuses those queries once per method (warm: its kernels compiled on 5 queries first; its Run
+objects built from dicts beforehand, not timed), and its time is scaled to all the queries
+(ranx's fusion is per query: linear in them); the table says which were measured and which
+scaled.
 
 Three noisy systems score the same generated candidates; both libraries search the weights
 of a min-max-normalised weighted sum on nDCG@10 over the 3-run simplex (66 points at step
@@ -11,6 +23,7 @@ script prints both best weights and their nDCG@10 as fastir evaluates them.
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 
@@ -40,14 +53,110 @@ def timed(function, repeat, warm=None):
     return best, result
 
 
+def ranked_runs(n_runs, n_queries, depth, seed=7):
+    """Qrels and ``n_runs`` runs over the same candidates, rows in rank order."""
+    rng = np.random.default_rng(seed)
+    grades = rng.choice([0, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, depth))
+    qids = np.repeat(np.arange(n_queries), depth)
+    judged = rng.random(qids.size) < 0.5
+    qrels = fastir.Qrels.from_arrays(qids[judged], np.tile(np.arange(depth), n_queries)[judged],
+                                     grades.ravel()[judged])
+    runs = []
+    for i in range(n_runs):
+        scores = grades * rng.uniform(0.2, 0.8) + rng.normal(size=grades.shape)
+        order = np.argsort(-scores, axis=1, kind="stable")
+        runs.append(fastir.Run.from_arrays(qids, order.ravel(), np.take_along_axis(
+            scores, order, axis=1).ravel(), name=f"sys{i}"))
+    return qrels, runs
+
+
+#: Parameters of each method for the benchmark (ranx's names; trained ones learnt).
+FUSE_PARAMS = {"gmnz": {"gamma": 0.5}, "logn_isr": {"sigma": 0.01}, "rbc": {"phi": 0.8},
+               "rrf": {"k": 60}}
+TRAINED = {"mapfuse": {}, "posfuse": {}, "probfuse": {"n_segments": 10}, "segfuse": {},
+           "slidefuse": {}, "bayesfuse": {}}
+
+
+def fuse_bench(args):
+    warnings.filterwarnings("ignore")  # (ranx's numba kernels warn as they compile)
+    from fastir.peers.ranx import FUSIONS
+
+    methods = list(FUSIONS) if args.methods == "all" else args.methods.split(",")
+    qrels, runs = ranked_runs(args.runs, args.queries, args.depth)
+    n_train = args.ranx_queries or args.queries  # (trained on these: the same distribution)
+    train_runs, small = ([fastir.Run.from_arrays(np.repeat(np.arange(n), args.depth),
+                                                 r.doc_ids.values[:n * args.depth],
+                                                 r.scores[:n * args.depth], name=r.name)
+                          for r in runs] for n in (n_train, 5))
+    params = {}
+    for method in methods:
+        ours = FUSIONS[method][0]
+        params[method] = dict(FUSE_PARAMS.get(method, {}))
+        if ours in ("wsum", "mixed", "wmnz", "w_bordafuse", "w_condorcet"):
+            params[method]["weights"] = list(np.linspace(1, 2, args.runs))
+        if method in TRAINED:
+            start = time.perf_counter()
+            learnt = fastir.train_fusion(qrels, train_runs, method, **TRAINED[method])
+            print(f"train {method}: {time.perf_counter() - start:.2f} s", flush=True)
+            params[method].update(learnt, **({"w": 5} if method == "slidefuse" else {}))
+    ranx_runs = None
+    if not args.no_ranx:
+        import ranx
+
+        n = args.ranx_queries or args.queries
+        start = time.perf_counter()
+        ranx_runs = [ranx.Run({str(q): {str(d): s for d, s in docs.items()}
+                               for q, docs in run.to_dict().items()}, name=run.name)
+                     for run in train_runs]
+        warm = [ranx.Run({q: r.to_dict()[q] for q in list(r.keys())[:5]}) for r in ranx_runs]
+        print(f"ranx Runs of {n} queries built in {time.perf_counter() - start:.1f} s (not "
+              "timed below)", flush=True)
+    rows = []
+    for method in methods:
+        ours = FUSIONS[method][0]
+        fastir.fuse(small, ours, **params[method])  # (compiles)
+        start = time.perf_counter()
+        fastir.fuse(runs, ours, **params[method])
+        seconds = time.perf_counter() - start
+        theirs = None
+        if ranx_runs is not None:
+            import ranx
+
+            ranx.fuse(warm, norm=None, method=method, params=params[method])
+            start = time.perf_counter()
+            ranx.fuse(ranx_runs, norm=None, method=method, params=params[method])
+            theirs = time.perf_counter() - start
+        rows.append((method, seconds, theirs))
+        print(f"{method}: fastir {seconds:.2f} s" + (f", ranx {theirs:.2f} s on "
+              f"{args.ranx_queries or args.queries} queries" if theirs else ""), flush=True)
+    scale = args.queries / (args.ranx_queries or args.queries)
+    print(f"\n{args.runs} runs x {args.queries:,} queries x {args.depth:,} docs, no "
+          f"normalisation; one warm call each\n")
+    print("| method | fastir (s) | ranx (s) | speed-up |")
+    print("|---|---:|---:|---:|")
+    for method, ours, theirs in rows:
+        if theirs is None:
+            print(f"| {method} | {ours:.2f} | | |")
+            continue
+        said = f"{theirs * scale:.2f}" + (f" ({theirs:.2f} on {args.ranx_queries:,} queries, "
+                                         f"x {scale:g})" if scale != 1 else "")
+        print(f"| {method} | {ours:.2f} | {said} | {theirs * scale / ours:.1f}x |")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fuse", action="store_true", help="time every fusion method instead")
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--methods", default="all", help="ranx's method names, comma-separated")
+    p.add_argument("--ranx-queries", type=int, help="ranx fuses only the first N queries")
     p.add_argument("--queries", type=int, default=1000)
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--step", type=float, default=0.1)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-ranx", action="store_true", help="time fastir only")
     args = p.parse_args(argv)
+    if args.fuse:
+        return fuse_bench(args)
     qrels, runs = collection(args.queries, args.depth)
     measure = "nDCG@10"
 

@@ -255,8 +255,8 @@ def _cli(*args, stdin=None):
                           text=True, input=stdin)
 
 
-COMMANDS = ["eval", "stats", "agree", "plot", "fuse", "trec_eval", "measures", "example",
-            "warmup"]
+COMMANDS = ["eval", "stats", "agree", "plot", "fuse", "pool", "trec_eval", "measures",
+            "example", "warmup"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -269,7 +269,8 @@ def test_every_command_helps_and_refuses_bad_flags(command):
         bad.stderr
 
 
-@pytest.mark.parametrize("command", ["eval", "fuse", "trec_eval", "measures", "stats"])
+@pytest.mark.parametrize("command", ["eval", "fuse", "pool", "trec_eval", "measures",
+                                     "stats"])
 def test_a_closed_pipe_ends_a_command_quietly(command, data_dir, tmp_path):
     import shutil
     import subprocess
@@ -278,7 +279,8 @@ def test_a_closed_pipe_ends_a_command_quietly(command, data_dir, tmp_path):
     qrels, run = (str(data_dir / "inputs" / n) for n in ("qrels.test", "results.test"))
     other = str(tmp_path / "other.test")
     shutil.copy(run, other)
-    args = {"eval": [qrels, run, "-q"], "fuse": [run, other], "trec_eval": ["-q", qrels, run],
+    args = {"eval": [qrels, run, "-q"], "fuse": [run, other], "pool": [run, other],
+            "trec_eval": ["-q", qrels, run],
             "measures": [], "stats": [qrels, run]}[command]
     reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL)

@@ -1,6 +1,6 @@
 """The command line for people: ``fastir eval``, ``compare`` (``eval --compare``), ``stats``,
-``agree``, ``plot`` and ``fuse``. Exit status 0 on success, 1 on bad input (the message names
-the file and line and what to do) or output that cannot be written whole
+``agree``, ``plot``, ``fuse`` and ``pool``. Exit status 0 on success, 1 on bad input (the
+message names the file and line and what to do) or output that cannot be written whole
 (:mod:`fastir.output.writing`), 2 on bad usage."""
 
 import argparse
@@ -458,9 +458,10 @@ def _plot(args):
 def fuse_main(argv):
     from fastir.analysis.fusion import METHODS, NORMS
 
-    parser = _Parser("fuse", "Fuse runs into one (RRF, CombSUM/MNZ/MAX/MIN/MED/ANZ, weighted "
-                     "sum, weighted RRF, Borda, ISR, log-ISR), after an optional score "
-                     "normalisation; writes a TREC run.",
+    parser = _Parser("fuse", "Fuse runs into one (ranx's 25 methods: RRF, CombSUM/MNZ/..., "
+                     "weighted sums, Borda, Condorcet, ISR, RBC, the trained ProbFuse, "
+                     "SlideFuse, BayesFuse...), after an optional score normalisation; "
+                     "writes a TREC run.",
                      "fastir fuse bm25.run dense.run --method wsum --weights 0.3 0.7 "
                      "--norm min-max -o fused.run")
     parser.add_argument("runs", nargs="+", metavar="run", help="two or more run files (.gz, "
@@ -468,7 +469,16 @@ def fuse_main(argv):
     parser.add_argument("--method", default="rrf", choices=sorted(set(METHODS.values())),
                         help="the fusion method (default rrf)")
     parser.add_argument("--weights", nargs="+", type=float, metavar="W",
-                        help="one weight per run (wsum, wrrf)")
+                        help="one weight per run (wsum, wrrf, mixed, wmnz, w_bordafuse, "
+                        "w_condorcet)")
+    parser.add_argument("--gamma", type=float, help="gmnz's exponent")
+    parser.add_argument("--sigma", type=float, help="logn_isr's sigma (default 0.01)")
+    parser.add_argument("--phi", type=float, help="rbc's persistence")
+    parser.add_argument("--window", type=int, metavar="W", help="slidefuse's half-width")
+    parser.add_argument("--qrels", help="trained methods (mapfuse, posfuse, probfuse, "
+                        "segfuse, slidefuse, bayesfuse): learn from these judgments of the "
+                        "runs' queries")
+    parser.add_argument("--n-segments", type=int, metavar="N", help="probfuse's segments")
     parser.add_argument("--norm", choices=sorted(set(NORMS.values())),
                         help="normalise each run's scores per query first (default: none)")
     parser.add_argument("-k", type=float, default=60, help="RRF's k (default 60)")
@@ -484,8 +494,14 @@ def _fuse(args):
 
     paths = _run_paths(args.runs)
     runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    learnt = {}
+    if args.qrels is not None:
+        segments = {} if args.n_segments is None else {"n_segments": args.n_segments}
+        learnt = fastir.train_fusion(args.qrels, runs, args.method, norm=args.norm,
+                                     depth=args.depth, **segments)
     fused = fastir.fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
-                        depth=args.depth, name=args.tag)
+                        depth=args.depth, name=args.tag, gamma=args.gamma, sigma=args.sigma,
+                        phi=args.phi, w=args.window, **learnt)
     if args.output == "-":
         text = io.StringIO()
         fastir.write_run(fused, text)
@@ -496,6 +512,62 @@ def _fuse(args):
     return 0
 
 
+# -- fastir pool -------------------------------------------------------------------------
+def pool_main(argv):
+    from fastir.analysis.pooling import FORMATS, STRATEGIES
+
+    parser = _Parser("pool", "Build the pool of documents to judge from runs (trectools' "
+                     "strategies: each run's top N, or the N docs per query of highest RRF "
+                     "or RBP); writes a pool file a judging tool reads, and with --stats "
+                     "what each run contributes.",
+                     "fastir pool runs/*.run --depth 100 -o pool.txt --stats")
+    parser.add_argument("runs", nargs="+", metavar="run", help="run files (.gz, globs)")
+    parser.add_argument("--depth", type=int, default=10, metavar="N",
+                        help="depth: each run's top N docs; rrf, rbp: N docs per query "
+                        "(default 10)")
+    parser.add_argument("--strategy", default="depth", choices=sorted(set(
+        STRATEGIES.values())), help="depth (Depth@N, default), rrf (RRFTake@N), rbp "
+                        "(RBPTake@N)")
+    parser.add_argument("-k", type=float, default=60, help="rrf's k (default 60)")
+    parser.add_argument("--p", type=float, default=0.8, help="rbp's persistence (default 0.8)")
+    parser.add_argument("--merge", choices=("sum", "max"), default="sum",
+                        help="how rbp merges the runs' weights (default sum)")
+    parser.add_argument("--format", choices=FORMATS, default="trec",
+                        help="trec: query Q0 doc 0 0 tag (trectools', Relevation's; "
+                        "default); qrels: query 0 doc -1; docs: each doc id once")
+    parser.add_argument("--tag", default="fastir", help="the trec format's last column")
+    parser.add_argument("--stats", action="store_true",
+                        help="print each run's contribution on stdout (needs -o)")
+    parser.add_argument("--judged-at", type=int, metavar="K",
+                        help="--stats' judged@K: how many of each run's top K docs are "
+                        "pooled, per query (default: --depth)")
+    parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    args = parser.parse_args(argv)
+    return _guarded("pool", lambda _: _pool(args), argv)
+
+
+def _pool(args):
+    import fastir
+
+    if args.stats and args.output == "-":
+        raise ValueError("--stats prints the runs' table on stdout: give -o FILE for the "
+                         "pool")
+    paths = _run_paths(args.runs)
+    runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    pool = fastir.pool(runs, args.depth, args.strategy, k=args.k, p=args.p,
+                       merge=args.merge, judged_at=args.judged_at)
+    if args.output == "-":
+        text = io.StringIO()
+        pool.write(text, args.format, args.tag)
+        write_stdout(text.getvalue())
+        return 0
+    pool.write(args.output, args.format, args.tag)  # (whole or not at all)
+    print(f"wrote {args.output} ({pool.n_docs} docs)", file=sys.stderr)
+    if args.stats:
+        write_stdout(pool.to_markdown() + "\n")
+    return 0
+
+
 COMMANDS = {  # name: (entry point, what it does)
     "eval": (eval_main, "evaluate runs: a table of means (or per query), any format; "
              "--compare adds significance tests"),
@@ -503,4 +575,6 @@ COMMANDS = {  # name: (entry point, what it does)
     "agree": (agree_main, "agreement between assessors (kappa) and what it does to a ranking"),
     "plot": (plot_main, "precision-recall curves, per-query differences, measures by cutoff"),
     "fuse": (fuse_main, "fuse runs (RRF, CombSUM/MNZ, weighted sum, Borda...) into one run"),
+    "pool": (pool_main, "the pool of documents to judge (depth, RRF or RBP take) and what "
+             "each run contributes"),
 }

@@ -25,11 +25,20 @@ __all__ = ["Qrels", "Run", "compare", "evaluate", "fuse", "optimize_fusion"]
 
 #: ranx's names of its statistical tests, as fastir.compare's.
 STAT_TESTS = {"student": "t", "fisher": "randomization", "tukey": "tukey"}
-#: ranx's fusion methods fastir has: ranx's name -> (fastir's, the fused run's name in ranx).
+#: ranx's fusion methods: ranx's name -> (fastir's, the fused run's name in ranx).
 FUSIONS = {"min": ("min", "comb_min"), "max": ("max", "comb_max"), "med": ("med", "comb_med"),
            "sum": ("sum", "comb_sum"), "anz": ("anz", "comb_anz"), "mnz": ("mnz", "comb_mnz"),
-           "isr": ("isr", "isr"), "log_isr": ("log_isr", "log_isr"), "rrf": ("rrf", "rrf"),
-           "wsum": ("wsum", "weighted_sum"), "bordafuse": ("borda", "bordafuse")}
+           "gmnz": ("gmnz", "comb_gmnz"), "isr": ("isr", "isr"),
+           "log_isr": ("log_isr", "log_isr"), "logn_isr": ("logn_isr", "logn_isr"),
+           "rrf": ("rrf", "rrf"), "wsum": ("wsum", "weighted_sum"),
+           "mixed": ("mixed", "mixed"), "wmnz": ("wmnz", "wmnz"), "rbc": ("rbc", "rbc"),
+           "bordafuse": ("borda", "bordafuse"),
+           "w_bordafuse": ("w_bordafuse", "weighted_bordafuse"),
+           "condorcet": ("condorcet", "condorcet"),
+           "w_condorcet": ("w_condorcet", "weighted_condorcet"),
+           "mapfuse": ("mapfuse", "mapfuse"), "posfuse": ("posfuse", "posfuse"),
+           "probfuse": ("probfuse", "probfuse"), "segfuse": ("segfuse", "segfuse"),
+           "slidefuse": ("slidefuse", "slidefuse"), "bayesfuse": ("bayesfuse", "bayesfuse")}
 KEYS_DIFFER = ("Qrels and Run query ids do not match. Pass `make_comparable=True` to add "
                "empty results for queries missing from the run and remove those not "
                "appearing in qrels.")
@@ -180,69 +189,142 @@ def _win_tie_loss(control, treatment):
 
 def fuse(runs, norm="min-max", method="wsum", params=None):
     """ranx's ``fuse``: normalise each run (``norm``: ranx's names, or None), fuse by
-    ``method`` (``params``: ``{"weights": [...]}`` for ``wsum``, ``{"k": 60}`` for
-    ``rrf``) and return a :class:`Run` named as ranx names it (``comb_sum``...). The methods
-    fastir has: min, max, med, sum, anz, mnz, isr, log_isr, rrf, wsum, bordafuse (ranx's
-    others raise ``NotImplementedError``)."""
-    params = dict(params or {})
+    ``method`` (ranx's 25: ``params`` as ranx's method functions take them, e.g.
+    ``{"weights": [...]}`` for ``wsum``, ``{"k": 60}`` for ``rrf``, ``{"probs": ...}`` from
+    a ``*_train`` function) and return a :class:`Run` named as ranx names it
+    (``comb_sum``...)."""
     if len(runs) < 2:
         raise ValueError("Only one run provided")
     if method not in FUSIONS:
-        raise NotImplementedError(f"fusion method {method!r}: fastir has "
-                                  f"{', '.join(FUSIONS)}")
-    ours, name = FUSIONS[method]
+        raise ValueError(f"Fusion method {method} not supported.")
+    return fused(runs, method, norm=norm, **dict(params or {}))
+
+
+def fused(runs, method, *, norm=None, name=None, **params):
+    """The :class:`Run` of ranx's ``method`` (a key of :data:`FUSIONS`) on ``runs``, named
+    ``name`` or as ranx names it, with every query of the runs (ranx keeps a query no run
+    retrieved anything for)."""
+    ours, default_name = FUSIONS[method]
+    unknown = sorted(set(params) - set(fusion.PARAMS.get(ours, {})))
+    if unknown:
+        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
     loaded = [as_run(r) for r in runs]
-    fused = fusion.fuse(loaded, ours, norm=norm, weights=params.pop("weights", None),
-                        k=params.pop("k", 60), name=name)
-    if params:
-        raise ValueError(f"{method}: unknown parameters {sorted(params)}")
+    name = name or default_name
+    result = fusion.fuse(loaded, ours, norm=norm, name=name, **params)
     queries = {q for run in loaded for q in run.query_ids.tolist()}
-    if len(queries) > fused.n_queries:  # (ranx keeps a query no run retrieved anything for)
-        return Run({q: {} for q in queries} | fused.to_dict(), name=name)
-    return Run._wrap(fused, name)
+    if len(queries) > result.n_queries:
+        return Run({q: {} for q in queries} | result.to_dict(), name=name)
+    return Run._wrap(result, name)
+
+
+def trained(qrels, runs, method, **options):
+    """What ranx's ``<method>_train(qrels, runs)`` returns, learnt by
+    :func:`fastir.train_fusion` (every query of the runs a training query)."""
+    return fusion.train_fusion(as_qrels(qrels), [as_run(r) for r in runs], method,
+                               **options)[fusion.TRAINABLE[method]]
+
+
+#: ranx's ``optimize_fusion`` per method: the parameter searched and its ranx keywords with
+#: their defaults (the values tried: ``configs(**keywords)``).
+SEARCHES = {
+    "rrf": ("k", {"min_k": 10, "max_k": 100, "step": 10}),
+    "gmnz": ("gamma", {"min_gamma": 0.01, "max_gamma": 1.0, "step": 0.01}),
+    "logn_isr": ("sigma", {"min_sigma": 0.01, "max_sigma": 1.0, "step": 0.01}),
+    "rbc": ("phi", {"min_phi": 0.01, "max_phi": 1.0, "step": 0.01}),
+    "probfuse": ("n_segments", {"min_n_segments": 1, "max_n_segments": 100}),
+    "slidefuse": ("w", {"min_w": 1, "max_w": 100}),
+    **{m: ("weights", {"step": 0.1}) for m in ("wsum", "mixed", "wmnz", "w_bordafuse",
+                                              "w_condorcet")},
+}
+TRAINED_ONLY = {"bayesfuse": "log_odds", "mapfuse": "map_scores", "posfuse": "probs",
+                "segfuse": "probs"}
 
 
 def optimize_fusion(qrels, runs, norm="min-max", method="wsum", metric="ndcg",
-                    return_optimization_report=False, step=0.1, min_k=10, max_k=100,
-                    k_step=10, show_progress=True):
-    """ranx's ``optimize_fusion`` for ``wsum`` (ranx's grid of weights summing to 1 in
-    ``step``: the last best wins, as in ranx) and ``rrf`` (``k`` from ``min_k`` to
-    ``max_k``). Returns ``{"weights": ...}`` or ``{"k": ...}``, and an
+                    return_optimization_report=False, rounding_digits=3,
+                    show_percentages=False, **kwargs):
+    """ranx's ``optimize_fusion``: every setting ranx tries (its grids: weights summing to 1
+    in ``step``; ``k`` from ``min_k`` to ``max_k``; ``gamma``, ``sigma``, ``phi`` in
+    hundredths; ``w`` and ``n_segments`` 1 to 100), the last best wins, as in ranx; the
+    trained-only methods (bayesfuse, mapfuse, posfuse, segfuse) return what they learn.
+    Returns ``{"weights": ...}`` (``{"k": ...}``...), and an
     :class:`~fastir.peers.ranx_report.OptimizationReport` with
     ``return_optimization_report``. ``show_progress`` is ignored (the search is fast)."""
+    kwargs.pop("show_progress", None)
     loaded = [as_run(r) for r in runs]
     judged = as_qrels(qrels)
+    if len(loaded) < 2:
+        raise ValueError("Only one run provided")
     for run in loaded:
         if run.query_ids.tolist() != judged.query_ids.tolist():
             raise InputError("Run and Qrels query ids do not match")
-    if method == "wsum":
-        configs = _weight_grid(step, len(loaded))
-        search = fusion.optimize_fusion(judged, loaded, measure(metric), "wsum", norm,
-                                        grid=configs)
-        scores = search.values.tolist()
-        key = "weights"
-    elif method == "rrf":
-        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-                   for x in (min_k, max_k, k_step)) or k_step < 1 or \
-                not 0 <= min_k <= max_k or (max_k - min_k) // k_step >= _MAX_WEIGHT_TUPLES:
-            raise ValueError(f"min_k, max_k, k_step: whole numbers with 0 <= min_k <= max_k "
-                             f"and k_step >= 1 (at most {_MAX_WEIGHT_TUPLES:,} values of k, "
-                             f"each a fusion), got {min_k!r}, {max_k!r}, {k_step!r}")
-        configs = list(range(min_k, max_k + 1, k_step))
-        scores = [float(evaluate(judged, fusion.fuse(loaded, "rrf", k=k), metric))
-                  for k in configs]
-        key = "k"
-    else:
-        raise NotImplementedError(f"optimize_fusion: fastir searches 'wsum' and 'rrf', got "
-                                  f"{method!r}")
+    if method in TRAINED_ONLY:
+        if return_optimization_report:
+            raise ValueError(f"{method} does not support optimization report.")
+        if kwargs:
+            raise TypeError(f"optimize_{method}() got an unexpected keyword argument "
+                            f"{sorted(kwargs)[0]!r}")
+        return {TRAINED_ONLY[method]: trained(judged, loaded, method, norm=norm)}
+    if method not in SEARCHES:
+        raise ValueError(f"{method} does not support optimization.")
+    param, defaults = SEARCHES[method]
+    unknown = sorted(set(kwargs) - set(defaults))
+    if unknown:
+        raise TypeError(f"optimize_{method}() got an unexpected keyword argument "
+                        f"{unknown[0]!r}")
+    configs = _configs(param, len(loaded), **(defaults | kwargs))
+    ours = FUSIONS[method][0]
+    grid = {"grid": configs} if param == "weights" else {"values": configs}
+    search = fusion.optimize_fusion(judged, loaded, measure(metric), ours, norm, **grid)
+    scores = search.values.tolist()
     best = len(scores) - 1 - int(np.argmax(scores[::-1]))  # (ties: the last, as ranx)
-    found = {key: configs[best]}
+    found = _found(search, best, param, configs, judged, loaded, norm)
     if return_optimization_report:
-        return found, OptimizationReport(method, configs, scores, metric)
+        return found, OptimizationReport(method, [str(c) for c in configs], scores, metric)
     return found
 
 
+def _found(search, best, param, configs, judged, loaded, norm):
+    """ranx's answer for the best setting: ``{param: value}`` (``probfuse``: the probs
+    learnt at the best number of segments; ``slidefuse``: the probs and ``w``)."""
+    if param == "n_segments":
+        return {"probs": np.array(trained(judged, loaded, "probfuse", norm=norm,
+                                          n_segments=configs[best]))}
+    if param == "w":
+        return {"probs": trained(judged, loaded, "slidefuse", norm=norm), "w": configs[best]}
+    return {param: configs[best]}
+
+
 _MAX_WEIGHT_TUPLES = 10**5  # x 100: the product ranx's grid scans (10**7, a few seconds)
+
+
+def _configs(param, n_runs, step=None, **bounds):
+    """The settings ranx's ``optimize_<method>`` tries, in its order."""
+    if param == "weights":
+        return _weight_grid(step, n_runs)
+    low = next(key for key in bounds if key.startswith("min_"))
+    high = next(key for key in bounds if key.startswith("max_"))
+    low_value, high_value = bounds[low], bounds[high]
+    for key, value in bounds.items():
+        if not isinstance(value, (int, float, np.integer, np.floating)) or \
+                isinstance(value, bool):
+            raise ValueError(f"{key}: a number, got {value!r}")
+    if param in ("k", "w", "n_segments"):
+        step = 1 if step is None else step
+        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                   for x in (low_value, high_value, step)) or step < 1 or \
+                not low_value <= high_value or (high_value - low_value) // step >= \
+                _MAX_WEIGHT_TUPLES:
+            raise ValueError(f"{low}, {high}, step: whole numbers with {low} <= {high} and "
+                             f"step >= 1 (at most {_MAX_WEIGHT_TUPLES:,} values), got "
+                             f"{low_value!r}, {high_value!r}, {step!r}")
+        return list(range(low_value, high_value + 1, step))
+    if not (isinstance(step, (int, float, np.integer, np.floating)) and 0 < step and
+            (high_value - low_value) / step < _MAX_WEIGHT_TUPLES):
+        raise ValueError(f"step: a positive number (at most {_MAX_WEIGHT_TUPLES:,} values "
+                         f"from {low} to {high}), got {step!r}")
+    digits = str(step)[::-1].find(".")
+    return [round(x, digits) for x in np.arange(low_value, high_value + step, step)]
 
 
 def _weight_grid(step, n_runs):
@@ -257,5 +339,5 @@ def _weight_grid(step, n_runs):
                          f"scan about {tuples:.3g} weight tuples, more than "
                          f"{100 * _MAX_WEIGHT_TUPLES:.0e}; take a larger step")
     digits = str(step)[::-1].find(".")
-    weights = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
+    weights = [round(x, digits) for x in np.arange(0, 1 + step, step)]
     return [w for w in itertools.product(weights, repeat=n_runs) if sum(w) == 1.0]

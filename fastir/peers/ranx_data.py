@@ -4,12 +4,14 @@ container when read from a file or frame and a dict when built or changed by han
 turned into the other only when asked for.
 
 ranx's numba typed dicts are plain dicts here (sorted as ranx sorts them: query ids, then
-scores descending); ``to_typed_list`` (ranx's internal form) and LZ4 files are not provided.
+scores descending); LZ4 files are not provided.
 """
 
 import json
 import os
 from collections import defaultdict
+
+import numpy as np
 
 from fastir.io.trec import read_qrels, read_run
 from fastir.model.data import Qrels as FastirQrels
@@ -58,6 +60,17 @@ class _Table:
 
     def get_doc_ids_and_scores(self):
         return list(self._table().values())
+
+    def to_typed_list(self):
+        """ranx's internal form, for ranx's own kernels (``ranx.metrics``): a numba typed
+        list of one ``(n, 2)`` array per query in order, rows ``[hash(doc id), value]`` in
+        ranked order (ranx hashes in numba, fastir in Python: the same within a process,
+        which is all its kernels compare)."""
+        from numba.typed import List
+
+        return List([np.array([[hash(d), v] for d, v in docs.items()],
+                              dtype=np.float64).reshape(-1, 2)
+                     for docs in self._table().values()])
 
     def add_score(self, q_id, doc_id, score):
         """Set one (query, doc) value."""

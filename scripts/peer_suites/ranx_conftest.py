@@ -3,13 +3,11 @@
 
 Runs ranx's own unit tests with THROUGH=peer (ranx itself) or THROUGH=fastir: ranx's public
 names (Qrels, Run, evaluate, compare, fuse, optimize_fusion) replaced by fastir.ranx's, and
-ranx's per-method fusion functions (ranx.fusion.rrf, comb_sum, ...: what ranx.fuse calls after
-normalising) answered by fastir.ranx.fuse(runs, norm=None, method=...) for the methods fastir
-has (the others are not importable). ranx's other internal modules (ranx.metrics' numba
-kernels, ranx.normalization) stay ranx's own."""
+ranx.fusion (and its submodules, ranx.fusion.rrf...: what its tests import from) by
+fastir.ranx.fusion: ranx's method and training functions. ranx's other internal modules
+(ranx.metrics' numba kernels, ranx.normalization) stay ranx's own."""
 import os
 import sys
-import types
 
 if os.environ.get("THROUGH", "peer") == "fastir":
     import ranx
@@ -19,19 +17,9 @@ if os.environ.get("THROUGH", "peer") == "fastir":
     for name in fastir.ranx.__all__:
         setattr(ranx, name, getattr(fastir.ranx, name))
 
-    def method(ranx_method, *keywords):
-        def fused(runs, *args, name=None, **kwargs):
-            params = dict(zip(keywords, args), **kwargs)
-            run = fastir.ranx.fuse(runs, norm=None, method=ranx_method, params=params)
-            run.name = name or run.name
-            return run
-        return fused
+    import fastir.ranx.fusion
 
-    fusion = types.ModuleType("ranx.fusion")
-    for ranx_name, ranx_method, keywords in [
-            ("comb_sum", "sum", ()), ("comb_mnz", "mnz", ()), ("comb_max", "max", ()),
-            ("comb_min", "min", ()), ("comb_med", "med", ()), ("comb_anz", "anz", ()),
-            ("isr", "isr", ()), ("log_isr", "log_isr", ()), ("rrf", "rrf", ("k",)),
-            ("wsum", "wsum", ("weights",)), ("bordafuse", "bordafuse", ())]:
-        setattr(fusion, ranx_name, method(ranx_method, *keywords))
-    sys.modules["ranx.fusion"] = fusion
+    sys.modules["ranx.fusion"] = ranx.fusion = fastir.ranx.fusion
+    for module in list(sys.modules):  # (ranx.fusion.rrf...: what its tests import from)
+        if module.startswith("ranx.fusion."):
+            sys.modules[module] = fastir.ranx.fusion

@@ -13,11 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir.analysis import fusion
+from fastir import ranx as shim
+from fastir.analysis.fusion import methods, search
+from fastir.peers.ranx import FUSIONS as RANX_FUSIONS
+from fastir.peers.ranx import SEARCHES as RANX_SEARCHES
 
-METHODS = ["rrf", "wrrf", "sum", "mnz", "max", "min", "med", "anz", "wsum", "borda", "isr",
-           "log_isr"]
-NORMS = [None, "min-max", "zmuv", "sum", "max", "rank", "borda"]
+METHODS = ["rrf", "wrrf", "sum", "mnz", "gmnz", "max", "min", "med", "anz", "wsum", "mixed",
+           "wmnz", "borda", "w_bordafuse", "condorcet", "w_condorcet", "isr", "log_isr",
+           "logn_isr", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
+           "bayesfuse"]
+NORMS = [None, "min-max", "min-max-inverted", "zmuv", "sum", "max", "rank", "borda"]
+BY_RANK = {"rrf", "wrrf", "isr", "log_isr", "logn_isr", "borda", "w_bordafuse", "condorcet",
+           "w_condorcet", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
+           "bayesfuse"}
+WEIGHTED = {"wsum", "wrrf", "mixed", "wmnz", "w_bordafuse", "w_condorcet"}
 
 
 # -- the naive reference ------------------------------------------------------------------
@@ -36,10 +45,13 @@ def naive_norm(runs, norm):
             order = ranked(docs)
             s = [docs[d] for d in order]
             m = len(s)
-            if norm is None:
+            if norm is None or (not docs and norm != "borda"):
                 normed[q] = dict(docs)
-            elif norm == "min-max":
-                normed[q] = {d: (docs[d] - min(s)) / max(max(s) - min(s), 1e-9) for d in docs}
+            elif norm in ("min-max", "min-max-inverted"):
+                sign = -1 if norm == "min-max-inverted" else 1
+                top = max(s) if sign < 0 else min(s)
+                normed[q] = {d: sign * (docs[d] - top) / max(max(s) - min(s), 1e-9)
+                             for d in docs}
             elif norm == "max":
                 normed[q] = {d: docs[d] / max(max(s), 1e-9) for d in docs}
             elif norm == "sum":
@@ -71,60 +83,127 @@ def naive_norm(runs, norm):
     return out
 
 
-def naive_fuse(runs, method, weights=None, norm=None, k=60, depth=None):
-    """{query: {doc: fused score}} from the definitions, in plain Python."""
+def naive_condorcet(orders, cands, weights):
+    """Condorcet's scores where the majorities are a strict weak order (then every stable
+    sort from the tie order, doc id descending, agrees), else None."""
+    def ahead(x, y):
+        return sum(w for order, w in zip(orders, weights) if x in order and
+                   (y not in order or order.index(x) < order.index(y)))
+    beats = {(x, y) for x in cands for y in cands if x != y and ahead(x, y) > ahead(y, x)}
+    wins = {x: sum((x, y) in beats for y in cands) for x in cands}
+    if any(((x, y) in beats) != (wins[x] > wins[y]) for x in cands for y in cands):
+        return None  # (not a strict weak order: a cycle, or ties that are not transitive)
+    order = sorted(sorted(cands, reverse=True), key=lambda d: -wins[d])
+    return {d: float(len(order) - i) for i, d in enumerate(order)}
+
+
+def naive_fuse(runs, method, params, norm=None, depth=None):
+    """{query: {doc: fused score}} from the definitions, in plain Python (None where the
+    reference does not decide: a condorcet query without a strict weak order)."""
     if depth is not None:
         runs = [{q: {d: docs[d] for d in ranked(docs)[:depth]} for q, docs in r.items()}
                 for r in runs]
-    weights = weights or [1.0] * len(runs)
-    by_rank = method in ("rrf", "wrrf", "isr", "log_isr", "borda")
-    normed = runs if by_rank else naive_norm(runs, norm)
+    weights = params.get("weights") or [1.0] * len(runs)
+    k = params.get("k", 60)
+    normed = naive_norm(runs, norm)
     fused = {}
     for q in sorted({q for r in runs for q in r}):
         cands = {d for r in runs for d in r.get(q, {})}
+        n = len(cands)
+        orders = [ranked((normed[i] if norm == "min-max-inverted" else r).get(q, {}))
+                  for i, r in enumerate(runs)]
+        orders = [[d for d in order if d in runs[i].get(q, {})]
+                  for i, order in enumerate(orders)]
+        if method in ("condorcet", "w_condorcet"):
+            fused[q] = naive_condorcet(orders, cands, weights)
+            continue
         fused[q] = {}
         for d in cands:
-            got = [(i, r[q][d]) for i, r in enumerate(normed) if d in r.get(q, {})]
+            if method in BY_RANK:
+                got = [(i, orders[i].index(d) + 1) for i in range(len(runs))
+                       if d in orders[i]]
+            else:
+                got = [(i, normed[i][q][d]) for i in range(len(runs))
+                       if d in normed[i].get(q, {})]
             values = [v for _, v in got]
-            ranks = [ranked(runs[i][q]).index(d) + 1 for i, _ in got] if by_rank else []
+            c = len(got)
             total = 0.0
-            if method in ("sum", "mnz", "anz"):
+            if method in ("sum", "mnz", "gmnz", "anz", "wmnz"):
                 for v in values:
                     total += v
             if method == "sum":
                 score = total
             elif method == "mnz":
-                score = total * len(values)
+                score = total * c
+            elif method == "gmnz":
+                score = total * c ** params["gamma"]
             elif method == "anz":
-                score = total / len(values)
+                score = total / c
+            elif method == "wmnz":
+                w = 0.0
+                for i, _ in got:
+                    w += weights[i]
+                score = total * w
             elif method == "max":
                 score = max(values)
             elif method == "min":
                 score = min(values)
             elif method == "med":
                 s = sorted(values)
-                score = (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
+                score = (s[(c - 1) // 2] + s[c // 2]) / 2
             elif method == "wsum":
                 for i, r in enumerate(normed):
                     total += weights[i] * r.get(q, {}).get(d, 0.0)
                 score = total
-            elif method in ("rrf", "wrrf"):
-                for (i, _), rank in zip(got, ranks):
-                    total += weights[i] * (1 / (k + rank))
+            elif method == "mixed":
+                for i, v in got:
+                    total += weights[i] * v
+                score = total * math.sqrt(c)
+            elif method in ("borda", "w_bordafuse"):
+                for i, order in enumerate(orders):
+                    points = n - order.index(d) if d in order else (n - len(order) + 1) / 2
+                    total += (weights[i] if method == "w_bordafuse" else 1) * points
                 score = total
-            elif method in ("isr", "log_isr"):
-                for rank in ranks:
-                    total += 1 / (rank * rank)
-                score = total * (len(ranks) if method == "isr" else math.log(len(ranks)))
-            elif method == "borda":
-                n = len(cands)
-                for r in runs:
-                    docs = r.get(q, {})
-                    total += n - ranked(docs).index(d) if d in docs else \
-                        (n - len(docs) + 1) / 2
-                score = total
+            else:
+                for i, rank in got:
+                    total += naive_rank_score(method, params, i, rank, len(orders[i]),
+                                              normed[i][q][d], k, weights)
+                if method == "bayesfuse":
+                    total += sum(math.log(0.001 / 0.999) for i in range(len(runs))
+                                 if d not in orders[i])
+                score = total * {"isr": c, "log_isr": math.log(c) if c else 0,
+                                 "logn_isr": math.log(c + params.get("sigma", 0.01))
+                                 }.get(method, 1)
             fused[q][d] = score
     return fused
+
+
+def naive_rank_score(method, params, i, rank, m, value, k, weights):
+    """What run ``i`` gives a doc it ranks at ``rank`` (of ``m``) under a rank method."""
+    if method in ("rrf", "wrrf"):
+        return (weights[i] if method == "wrrf" else 1) * (1 / (k + rank))
+    if method in ("isr", "log_isr", "logn_isr"):
+        return 1 / (rank * rank)
+    if method == "rbc":
+        return (1 - params["phi"]) * params["phi"] ** (rank - 1)
+    if method == "mapfuse":
+        return params["map_scores"][i] / rank
+    if method == "bayesfuse":
+        return params["log_odds"][i][rank - 1]
+    probs = params["probs"][i]
+    if method == "posfuse":
+        return probs[rank - 1] if rank - 1 < len(probs) else 0.0
+    if method == "probfuse":
+        size = math.ceil(m / len(probs))
+        j = (rank - 1) // size
+        return probs[j] / (j + 1)
+    if method == "segfuse":
+        bounds = [0, 5, 15, 35, 75, 155, 315, 635, 1275, 2555, 5115]
+        j = next(j for j in range(10) if bounds[j] <= rank - 1 < bounds[j + 1])
+        return (probs[j] if j < len(probs) else 0.0) * (value + 1)
+    # slidefuse
+    a, b = max(rank - 1 - params["w"], 0), min(rank - 1 + params["w"], m - 1)
+    return sum(probs[a:b + 1]) / (b - a + 1)
 
 
 # -- data ----------------------------------------------------------------------------------
@@ -133,21 +212,45 @@ SCORES = st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 1.5, 3.0, 7.0])
 RUN = st.dictionaries(st.sampled_from(["q1", "q2", "q10"]),
                       st.dictionaries(DOCS, SCORES, min_size=1, max_size=6),
                       min_size=1, max_size=3)
+GRAINS = st.sampled_from([0.0, 0.125, 0.25, 0.5, 1.0])  # (exact: sums are the same any way)
 
 
-@settings(max_examples=60, deadline=None)
+def drawn_params(data, method, n_runs):
+    """Parameters for ``method`` drawn from ``data``."""
+    def arrays(size):
+        return data.draw(st.lists(st.lists(GRAINS, min_size=size, max_size=size).map(
+            np.array), min_size=n_runs, max_size=n_runs))
+    if method in WEIGHTED:
+        return {"weights": data.draw(st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.5]),
+                                              min_size=n_runs, max_size=n_runs))}
+    return {"gmnz": lambda: {"gamma": data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0]))},
+            "logn_isr": lambda: {"sigma": data.draw(st.sampled_from([0.0, 0.01, 1.0]))},
+            "rbc": lambda: {"phi": data.draw(st.sampled_from([0.0, 0.5, 0.9, 1.0]))},
+            "mapfuse": lambda: {"map_scores": data.draw(st.lists(
+                GRAINS, min_size=n_runs, max_size=n_runs))},
+            "posfuse": lambda: {"probs": arrays(data.draw(st.integers(0, 8)))},
+            "probfuse": lambda: {"probs": arrays(data.draw(st.integers(1, 4)))},
+            "segfuse": lambda: {"probs": arrays(10)},
+            "slidefuse": lambda: {"probs": arrays(data.draw(st.integers(0, 8))),
+                                  "w": data.draw(st.integers(0, 3))},
+            "bayesfuse": lambda: {"log_odds": arrays(8)},
+            }.get(method, dict)()
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.lists(RUN, min_size=2, max_size=4), st.sampled_from(METHODS),
        st.sampled_from(NORMS), st.one_of(st.none(), st.integers(1, 4)),
        st.sampled_from([0, 1, 60]), st.data())
 def test_fuse_equals_the_naive_reference(runs, method, norm, depth, k, data):
-    weights = None
-    if method in ("wsum", "wrrf"):
-        weights = data.draw(st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.5]),
-                                     min_size=len(runs), max_size=len(runs)))
-    if k == 0 and method in ("rrf", "wrrf"):
-        k = 1
-    got = fastir.fuse(runs, method, weights=weights, norm=norm, k=k, depth=depth).to_dict()
-    assert got == naive_fuse(runs, method, weights, norm, k, depth)
+    params = drawn_params(data, method, len(runs))
+    if method in ("rrf", "wrrf"):
+        params["k"] = max(k, 1)
+    got = fastir.fuse(runs, method, norm=norm, depth=depth, **params).to_dict()
+    want = naive_fuse(runs, method, params, norm, depth)
+    assert sorted(got) == sorted(want)
+    for q, docs in want.items():
+        if docs is not None:
+            assert got[q] == pytest.approx(docs, rel=1e-12, abs=1e-12), q
 
 
 def test_fused_rows_are_ranked_and_named():
@@ -162,11 +265,6 @@ def test_fused_rows_are_ranked_and_named():
 # -- ranx ----------------------------------------------------------------------------------
 # ranx's kernels warn while numba compiles them (its code, not fastir's)
 RANX_WARNINGS = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning")
-RANX = {"rrf": "rrf", "sum": "sum", "mnz": "mnz", "max": "max", "min": "min", "med": "med",
-        "anz": "anz", "wsum": "wsum", "borda": "bordafuse", "isr": "isr",
-        "log_isr": "log_isr"}
-
-
 def distinct_runs(seed, n_runs=3, n_queries=6):
     """Runs with distinct scores within each query (ranx breaks ties arbitrarily), the same
     queries (ranx needs them) and overlapping docs."""
@@ -182,30 +280,123 @@ def distinct_runs(seed, n_runs=3, n_queries=6):
     return runs
 
 
+def ranx_params(ranx, qrels, runs, method):
+    """Parameters for ranx's ``method`` (trained ones learnt by ranx, from ``qrels``)."""
+    weights = [0.2, 0.5, 0.3][:len(runs)]
+    rq, rr = ranx.Qrels(qrels), [ranx.Run(r) for r in runs]
+    return {"gmnz": lambda: {"gamma": 0.7}, "logn_isr": lambda: {"sigma": 0.3},
+            "rbc": lambda: {"phi": 0.8}, "rrf": lambda: {"k": 10},
+            "mapfuse": lambda: {"map_scores": ranx.fusion.mapfuse_train(rq, rr)},
+            "posfuse": lambda: {"probs": ranx.fusion.posfuse_train(rq, rr)},
+            "probfuse": lambda: {"probs": ranx.fusion.probfuse_train(rq, rr, 3)},
+            "segfuse": lambda: {"probs": ranx.fusion.segfuse_train(rq, rr)},
+            "slidefuse": lambda: {"probs": ranx.fusion.slidefuse_train(rq, rr), "w": 2},
+            "bayesfuse": lambda: {"log_odds": ranx.fusion.bayesfuse_train(rq, rr)},
+            }.get(method, lambda: {"weights": weights} if method in
+                  ("wsum", "mixed", "wmnz", "w_bordafuse", "w_condorcet") else {})()
+
+
+def judged(runs, seed):
+    rng = np.random.default_rng(seed)
+    return {q: {d: int(rng.integers(0, 3)) for r in runs for d in r[q]} for q in runs[0]}
+
+
 @RANX_WARNINGS
-@pytest.mark.parametrize("norm", NORMS)
-@pytest.mark.parametrize("method", sorted(RANX))
-def test_fuse_equals_ranx(method, norm):
+@pytest.mark.one_engine
+@pytest.mark.parametrize("method", sorted(set(RANX_FUSIONS) - {"condorcet",
+                                                                 "w_condorcet"}))
+def test_fuse_equals_ranx(method):
+    """Every method and normalisation of ranx.fuse, through fastir.fuse and the switch, on
+    runs without ties, to 1e-9 (ranx ranks borda-normalised runs in its candidates' set
+    order: fastir's rank methods read the runs' own ranks, so those are left out)."""
     ranx = pytest.importorskip("ranx")
-    runs = distinct_runs(hash((method, str(norm))) % 1000)
-    weights = [0.2, 0.5, 0.3] if method == "wsum" else None
-    params = {"weights": weights} if weights else {}
-    if norm == "borda" and method in fusion._BY_RANK:
-        pytest.skip("ranx ranks borda-normalised runs in set order; fastir's rank methods "
-                    "read the runs' own ranks")
-    want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=RANX[method],
-                     params=params).to_dict()
-    got = fastir.fuse(runs, method, weights=weights, norm=norm).to_dict()
-    assert sorted(got) == sorted(want)
-    for q in got:
-        assert sorted(got[q]) == sorted(want[q])
-        for d, v in got[q].items():
-            assert v == pytest.approx(want[q][d], rel=1e-9, abs=1e-9)
-        ours = [d for d, _ in sorted(got[q].items(), key=lambda x: -x[1])]
-        theirs = [d for d, _ in sorted(want[q].items(), key=lambda x: -x[1])]
-        scores = sorted(got[q].values(), reverse=True)
-        if len(set(scores)) == len(scores):  # (ties: ranx's order is arbitrary)
-            assert ours == theirs
+    runs = distinct_runs(sum(map(ord, method)) % 1000)
+    params = ranx_params(ranx, judged(runs, 0), runs, method)
+    ours = RANX_FUSIONS[method][0]
+    for norm in NORMS:
+        if norm == "borda" and ours in methods.BY_RANK:
+            continue
+        want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=method,
+                         params=params).to_dict()
+        for got in (fastir.fuse(runs, ours, norm=norm, **params).to_dict(),
+                    shim.fuse([shim.Run(r) for r in runs], norm, method, params).to_dict()):
+            assert sorted(got) == sorted(want), norm
+            for q in got:
+                assert got[q] == pytest.approx(dict(want[q]), rel=1e-9, abs=1e-9), (norm, q)
+
+
+def condorcet_runs(seed):
+    """Odd numbers of runs ranking the same docs (as ranx's sort needs, see below), noisy
+    copies of one ranking."""
+    rng = np.random.default_rng(seed)
+    n_runs = 3 + 2 * (seed % 2)
+    base = rng.normal(size=12)
+    runs = [{f"q{q}": {f"d{d}": float(base[d] + rng.normal() * 0.5) for d in range(10)}
+             for q in range(4)} for _ in range(n_runs)]
+    return runs, list(rng.random(n_runs).round(3))
+
+
+def ranx_order_defined(runs, q, weights):
+    """Whether ranx's Condorcet comparator is an order on query ``q``: for every pair one
+    doc goes first whichever is asked first, and without cycles (else ranx's result is its
+    candidates' set order's)."""
+    pos = [{d: i for i, d in enumerate(ranked(r[q]))} for r in runs]
+    docs = sorted(runs[0][q])
+
+    def first(x, y):
+        x_votes = sum(w for p, w in zip(pos, weights) if p.get(x, 10**6) < p.get(y, 10**6))
+        return x_votes >= sum(weights) - x_votes
+
+    wins = dict.fromkeys(docs, 0)
+    for i, x in enumerate(docs):
+        for y in docs[i + 1:]:
+            if first(x, y) == first(y, x):
+                return False
+            wins[x if first(x, y) else y] += 1
+    return sorted(wins.values()) == list(range(len(docs)))
+
+
+@RANX_WARNINGS
+@pytest.mark.one_engine
+@pytest.mark.parametrize("method", ["condorcet", "w_condorcet"])
+def test_condorcet_equals_ranx_where_ranx_defines_it(method):
+    ranx = pytest.importorskip("ranx")
+    compared = 0
+    for seed in range(6):
+        runs, weights = condorcet_runs(seed)
+        weights = weights if method == "w_condorcet" else [1] * len(runs)
+        params = {"weights": weights} if method == "w_condorcet" else {}
+        want = ranx.fuse([ranx.Run(r) for r in runs], norm=None, method=method,
+                         params=params).to_dict()
+        got = fastir.fuse(runs, method, **params).to_dict()
+        for q in want:
+            if ranx_order_defined(runs, q, weights):
+                assert got[q] == dict(want[q])
+                compared += 1
+    assert compared >= 12
+
+
+@RANX_WARNINGS
+@pytest.mark.one_engine
+@pytest.mark.parametrize("norm", [None, "min-max-inverted"])
+def test_training_equals_ranxs(norm):
+    ranx = pytest.importorskip("ranx")
+    runs = distinct_runs(11)
+    qrels = judged(runs, 1)
+    normed = [ranx.Run(r) for r in runs]
+    if norm:
+        normed = [ranx.normalize(r, norm) for r in normed]
+    rq = ranx.Qrels(qrels)
+    for method, options in [("posfuse", {}), ("slidefuse", {}), ("segfuse", {}),
+                            ("bayesfuse", {}), ("mapfuse", {}), ("probfuse", {"n_segments": 1}),
+                            ("probfuse", {"n_segments": 4})]:
+        want = getattr(ranx.fusion, f"{method}_train")(rq, normed, *options.values())
+        got = fastir.train_fusion(qrels, runs, method, norm=norm, **options)
+        (values,) = got.values()
+        assert len(values) == len(want)
+        for ours, theirs in zip(values, want):
+            assert np.shape(ours) == np.shape(theirs), method
+            np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12, err_msg=method)
 
 
 # -- optimize_fusion -----------------------------------------------------------------------
@@ -223,14 +414,14 @@ def collection(seed, n_queries=20, depth=15):
 
 
 def test_simplex_grid_is_complete():
-    grid = fusion._simplex(3, 0.1)
+    grid = search._simplex(3, 0.1)
     assert grid.shape == (66, 3)
     counts = np.rint(grid * 10).astype(int)
     assert (counts.sum(axis=1) == 10).all()
     assert len({tuple(c) for c in counts.tolist()}) == 66
     assert [tuple(c) for c in counts.tolist()] == sorted(tuple(c) for c in counts.tolist())
-    assert fusion._simplex(4, 0.1).shape == (286, 4)
-    assert fusion._simplex(2, 0.25).tolist() == [[0, 1], [0.25, 0.75], [0.5, 0.5],
+    assert search._simplex(4, 0.1).shape == (286, 4)
+    assert search._simplex(2, 0.25).tolist() == [[0, 1], [0.25, 0.75], [0.5, 0.5],
                                                  [0.75, 0.25], [1, 0]]
 
 
@@ -275,6 +466,104 @@ def test_optimize_fusion_finds_ranxs_best():
     assert search.values[search.best] >= want
 
 
+@pytest.mark.parametrize("method,norm,options", [
+    ("mixed", "min-max", {"step": 0.5}), ("w_condorcet", None, {"step": 0.5}),
+    ("w_bordafuse", None, {"step": 0.5}), ("rrf", None, {"values": [1, 10, 60]}),
+    ("rbc", "min-max", {"values": [0.5, 0.9]}), ("gmnz", "sum", {"values": [0.0, 1.0]}),
+    ("slidefuse", None, {"values": [0, 2]}), ("probfuse", None, {"values": [1, 3]})])
+def test_every_method_search_equals_evaluating_each_fused_run(method, norm, options):
+    qrels, runs = collection(4)
+    test = [f"q{q}" for q in range(5)]
+    search = fastir.optimize_fusion(qrels, runs, "nDCG@10", method, norm,
+                                    test_queries=test, **options)
+    train_qrels = {q: v for q, v in qrels.items() if q not in test}
+    for i, value in enumerate(search.values):
+        if search.param == "weights":
+            params = {"weights": search.grid[i]}
+        elif method in ("slidefuse", "probfuse"):
+            trained_on = [q for q in qrels if q not in test]
+            extra = {"n_segments": int(search.grid[i])} if method == "probfuse" else {}
+            params = fastir.train_fusion(train_qrels, runs, method, norm=norm,
+                                         queries=trained_on, **extra)
+            params |= {"w": search.grid[i]} if method == "slidefuse" else {}
+        else:
+            params = {search.param: search.grid[i]}
+        fused = fastir.fuse(runs, method, norm=norm, **params)
+        assert value == fastir.evaluate(train_qrels, fused, "nDCG@10",
+                                        missing="zero").mean["nDCG@10"]
+    best = fastir.fuse(runs, method, norm=norm, **search.params)
+    assert search.values[search.best] == fastir.evaluate(
+        train_qrels, best, "nDCG@10", missing="zero").mean["nDCG@10"]
+    assert f"| {search.param if search.param != 'weights' else 'a'}" in \
+        search.to_markdown().replace("| 0 |", "| a |")
+
+
+TRAINED_ONLY = ("posfuse", "segfuse", "bayesfuse", "mapfuse")
+
+
+def setting(method, config, qrels, runs):
+    """fastir.fuse's keywords of one of ranx's report configs (``str`` of the setting)."""
+    value = eval(config, {"np": np})  # (ranx's str of a number or a tuple of numbers)
+    if method == "probfuse":
+        return fastir.train_fusion(qrels, runs, method, norm="min-max", n_segments=value)
+    if method == "slidefuse":
+        return fastir.train_fusion(qrels, runs, method, norm="min-max") | {"w": value}
+    return {RANX_SEARCHES[method][0]: value}
+
+
+def tied(run):
+    """Whether a fused run has equal scores within a query (ranx orders those its own way,
+    so their measures may differ)."""
+    return any(len(set(docs.values())) < len(docs) for docs in run.to_dict().values())
+
+
+@RANX_WARNINGS
+@pytest.mark.one_engine
+@pytest.mark.parametrize("method,options", [
+    ("wsum", {"step": 0.25}), ("mixed", {"step": 0.5}), ("wmnz", {"step": 0.5}),
+    ("w_bordafuse", {"step": 0.5}), ("rrf", {"min_k": 1, "max_k": 41, "step": 20}),
+    ("gmnz", {"step": 0.25}), ("logn_isr", {"min_sigma": 0.25, "step": 0.25}),
+    ("rbc", {"min_phi": 0.25, "step": 0.25}),
+    ("slidefuse", {"max_w": 4}), ("probfuse", {"max_n_segments": 4}),
+    ("posfuse", {}), ("segfuse", {}), ("bayesfuse", {}), ("mapfuse", {})])
+def test_the_switchs_optimize_fusion_equals_ranxs(method, options):
+    """ranx's grid, values and last-best rule; a setting whose fused run has ties is
+    compared only when no setting does (ranx orders ties its own way)."""
+    ranx = pytest.importorskip("ranx")
+    qrels, runs = collection(5, depth=40)
+    rng = np.random.default_rng(5)
+    runs = [{q: {f"d{d}": float(rng.normal()) for d in range(40)} for q in r}
+            for r in runs]  # (every doc in every run, no equal scores)
+    ranx_runs = [ranx.Run(r) for r in runs]
+    ours, report = shim.optimize_fusion(qrels, [shim.Run(r) for r in runs], method=method,
+                                        metric="ndcg@10", return_optimization_report=True,
+                                        **options) \
+        if method not in TRAINED_ONLY else (shim.optimize_fusion(
+            qrels, [shim.Run(r) for r in runs], method=method, **options), None)
+    quiet = {"show_progress": False} if report is not None else {}  # (ranx's kwargs)
+    theirs = ranx.optimize_fusion(ranx.Qrels(qrels), ranx_runs, method=method,
+                                  metric="ndcg@10", **quiet,
+                                  return_optimization_report=report is not None, **options)
+    if report is None:
+        for a, b in zip(*(next(iter(x.values())) for x in (ours, theirs))):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+        return
+    theirs, want = theirs
+    assert report.configs == want.configs
+    any_tied = False
+    for config, value, expected in zip(report.configs, report.results, want.results):
+        params = setting(method, config, qrels, runs)
+        if tied(fastir.fuse(runs, RANX_FUSIONS[method][0], norm="min-max", **params)):
+            any_tied = True
+        else:
+            assert value == pytest.approx(expected, abs=1e-12), config
+    if not any_tied:
+        assert ours.keys() == theirs.keys()
+        for key in ours:
+            np.testing.assert_allclose(np.asarray(ours[key], dtype=float),
+                                       np.asarray(theirs[key], dtype=float), atol=1e-12)
+
+
 # -- writing, errors -----------------------------------------------------------------------
 def test_write_run_round_trips(tmp_path):
     runs = distinct_runs(7)
@@ -293,10 +582,27 @@ def test_write_run_round_trips(tmp_path):
     (lambda r: fastir.fuse(r, norm="l2"), "norm: unknown norm 'l2'"),
     (lambda r: fastir.fuse(r[:1]), "two or more runs, got 1"),
     (lambda r: fastir.fuse(r, "wsum", weights=[1]), "weights: give 2 finite numbers"),
-    (lambda r: fastir.fuse(r, "sum", weights=[1, 1]), "only 'wsum' and 'wrrf' take weights"),
+    (lambda r: fastir.fuse(r, "sum", weights=[1, 1]), "take weights, not 'sum'"),
     (lambda r: fastir.fuse(r, depth=0), "depth: a positive whole number"),
+    (lambda r: fastir.fuse([r[0], {}]), "runs: run 1 ('run') is empty"),
+    (lambda r: fastir.fuse(r, "rbc"), "phi: 'rbc' needs phi"),
+    (lambda r: fastir.fuse(r, "rbc", phi=1.5), "phi: RBC's phi is a number in"),
+    (lambda r: fastir.fuse(r, "logn_isr", sigma=-1), "sigma: logn_isr's sigma is a number"),
+    (lambda r: fastir.fuse(r, "gmnz", gamma=float("nan")), "gamma: CombGMNZ's exponent"),
+    (lambda r: fastir.fuse(r, "slidefuse", probs=[[1], [1]], w=0.5), "w: slidefuse's w"),
+    (lambda r: fastir.fuse(r, "posfuse", probs=[[1]]), "probs: give 2 arrays"),
+    (lambda r: fastir.fuse(r, "probfuse", probs=[[], [1]]), "probs: 'probfuse' needs one"),
+    (lambda r: fastir.fuse(r, "bayesfuse", log_odds=[[], [1]]),
+     "log_odds: run 0 ranks query 'q' doc 'a' at 1, beyond its 0 trained positions"),
+    (lambda r: fastir.fuse(r, "rbc", phi=0.5, sigma=0.1), "sigma: only 'logn_isr' take"),
+    (lambda r: fastir.train_fusion({"x": {"a": 1}}, r, "posfuse"),
+     "queries: training query 'q' has no judgments in the qrels"),
+    (lambda r: fastir.train_fusion({"q": {"a": 1}}, r, "probfuse"), "n_segments: probfuse's"),
+    (lambda r: fastir.train_fusion({"q": {"a": 1}}, r, "rrf"), "method: 'rrf' learns nothing"),
+    (lambda r: fastir.optimize_fusion({}, r, "AP", "posfuse"), "'posfuse' has nothing to"),
+    (lambda r: fastir.optimize_fusion({}, r, "AP", "rbc", values=[2]), "phi: RBC's phi"),
     (lambda r: fastir.optimize_fusion({}, r, "AP", step=0.3), "step: 1 / step must be"),
-    (lambda r: fastir.optimize_fusion({}, r, "AP", "rrf"), "searches the weights of"),
+    (lambda r: fastir.optimize_fusion({}, r, "AP", "sum"), "searches the weights of"),
     (lambda r: fastir.optimize_fusion({}, r, "AP", grid=[[1]]), "grid: an (n_points, 2)"),
     (lambda r: fastir.write_run(r[0], io.StringIO(), tag="a b"), "tag: a run tag is one"),
 ])
@@ -329,8 +635,19 @@ def test_fuse_command(tmp_path, capsys):
     assert fastir.read_run(out).to_dict() == want.to_dict()
     assert main([paths[0], str(tmp_path / "absent.run"), "-o", out]) == 1
     assert "absent.run" in capsys.readouterr().err
+    qrels = str(tmp_path / "qrels.txt")
+    with open(qrels, "w") as f:
+        f.writelines(f"{q} 0 {d} 1\n" for q, docs in runs[0].items() for d in list(docs)[:2])
+    assert main(paths + ["--method", "probfuse", "--qrels", qrels, "--n-segments", "2",
+                         "-o", out]) == 0
+    learnt = fastir.train_fusion(qrels, runs, "probfuse", n_segments=2)
+    assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "probfuse", **learnt).to_dict()
+    assert main(paths + ["--method", "rbc", "--phi", "0.5", "-o", out]) == 0
+    assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "rbc", phi=0.5).to_dict()
+    assert main(paths + ["--method", "rbc"]) == 1
+    assert "phi: 'rbc' needs phi" in capsys.readouterr().err
     assert main(paths + ["--method", "sum", "--weights", "1", "2"]) == 1
-    assert "only 'wsum' and 'wrrf' take weights" in capsys.readouterr().err
+    assert "take weights, not 'sum'" in capsys.readouterr().err
     for bad in (["--bogus"], paths + ["--method", "nope"]):
         with pytest.raises(SystemExit) as exit_:
             main(bad)

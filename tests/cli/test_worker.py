@@ -125,6 +125,7 @@ COMMANDS = [
     ["stats", QRELS, RUN],
     ["fuse", RUN, RUN, "--method", "rrf"],
     ["fuse", RUN, OTHER_RUN, "--method", "wsum", "--norm", "min-max"],
+    ["pool", RUN, OTHER_RUN, "--depth", "5", "--strategy", "rbp"],
 ]
 
 

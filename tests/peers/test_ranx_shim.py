@@ -142,7 +142,7 @@ def test_optimize_fusion_finds_ranxs_best():
         assert ours == theirs
     best, report = shim.optimize_fusion(qrels, [shim.Run(r) for r in runs], metric="map",
                                         return_optimization_report=True)
-    assert best["weights"] in report.configs and "map" in str(report)
+    assert str(best["weights"]) in report.configs and "map" in str(report)
 
 
 def test_qrels_and_run_as_ranxs(tmp_path):
@@ -180,5 +180,7 @@ def test_qrels_and_run_as_ranxs(tmp_path):
         qrels.to_dict()
     with pytest.raises(ValueError, match="LZ4"):
         run.save(str(tmp_path / "run.lz4"))
-    with pytest.raises(NotImplementedError, match="fastir has"):
+    with pytest.raises(ValueError, match="Fusion method nope not supported"):
+        shim.fuse([run, run], method="nope")
+    with pytest.raises(ValueError, match="log_odds: 'bayesfuse' needs log_odds"):
         shim.fuse([run, run], method="bayesfuse")
