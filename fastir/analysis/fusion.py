@@ -35,6 +35,7 @@ from fastir.io.inputs import as_qrels, as_run, size_hint
 from fastir.model.data import Qrels, Run
 from fastir.model.ids import Ids, intern_blocks
 from fastir.model.ranking import rank_segments, sort_ids
+from fastir.output.tables import markdown_row
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "mnz": "mnz",
            "combmnz": "mnz", "max": "max", "combmax": "max", "min": "min", "combmin": "min",
@@ -204,13 +205,13 @@ class FusionSearch:
         test = self.test_values is not None
         head = self.names + [self.measure + (" (train)" if test else "")] + \
             ([f"{self.measure} (test)"] if test else [])
-        lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        lines = [markdown_row(head), "|" + "---:|" * len(head)]
         for i, row in enumerate(self.grid):
             cells = [f"{w:g}" for w in row] + [f"{self.values[i]:.{digits}f}" +
                                               ("*" if i == self.best else "")]
             if test:
                 cells.append(f"{self.test_values[i]:.{digits}f}")
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(markdown_row(cells))
         return "\n".join(lines)
 
 
