@@ -77,19 +77,23 @@ def warmup_main(argv):
 
 def measures_main(argv):
     """List the measure families: name, an example, other names, cutoff, parameters,
-    description."""
-    from fastir.measures.registry import FAMILIES
+    description, formula (after the formulas' notation)."""
+    from fastir.measures.registry import FAMILIES, FORMULA_NOTATION
+    from fastir.output.tables import markdown_row
 
     _no_options("measures", argv)
-    print("| family | example | trec_eval | cutoff | parameters | description |")
-    print("|---|---|---|---|---|---|")
+    print(f"Formulas: {FORMULA_NOTATION}\n")
+    print(markdown_row(["family", "example", "trec_eval", "cutoff", "parameters",
+                        "description", "formula"]))
+    print("|---|---|---|---|---|---|---|")
     for f in FAMILIES.values():
         trec = ", ".join(t.name for t in f.trec)
         cutoff = "" if f.cutoff is None else f.cutoff.kind + (" (required)" if
                                                               f.cutoff_required else "")
         params = ", ".join(p.name if p.default is None else f"{p.name}={p.text(p.default)}"
                            for p in f.params.values())
-        print(f"| {f.name} | `{f.examples[-1]}` | {trec} | {cutoff} | {params} | {f.doc} |")
+        print(markdown_row([f.name, f"`{f.examples[-1]}`", trec, cutoff, params, f.doc,
+                            f.formula]))
     return 0
 
 
