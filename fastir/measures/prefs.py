@@ -27,9 +27,10 @@ JGs stating the pair that prefer the document ranked first. When no pair can be 
 twice (no document in two JGs of the query, none twice in a JG of one subgroup) every
 share is 0 or 1 and the averages are the simple measures' counts (:func:`_distinct_pairs`,
 nothing enumerated, the usual case). Otherwise, and only when one of them is asked for,
-the pairs are counted into a matrix of 16-bit cells over the query's judged documents
-(trec_eval's count matrix: its size, n^2 * 2 bytes, and its wrap at 65536) and summed in
-trec_eval's order (:func:`_pair_sums`).
+the pairs are counted into a matrix over the query's judged documents, trec_eval's count
+matrix: 16-bit cells that wrap at 65536 as its do, or 8-bit ones (n^2 bytes, half its size)
+where no count can reach 256 (a document in at most 15 rows), and summed in trec_eval's
+order (:func:`_pair_sums`).
 
 Sums run in trec_eval's order (judgment groups in name order, pairs by position), so values
 are bit-identical to trec_eval 10.0.
@@ -72,6 +73,11 @@ ERROR_CYCLE = 3  # inconsistent preferences in one judgment group (trec_eval abo
 #: documents, which are ``j_indptr[q]:j_indptr[q + 1]``).
 PrefsRows = namedtuple("PrefsRows", "indptr levels groups subgroups row_doc j_indptr")
 
+#: One query's judgments for :func:`_query_groups`: its rows ``lo:hi`` (their ``levels``,
+#: ``groups``, ``subgroups``), its documents' positions by row (``d``, from row ``lo``) and
+#: the judged documents its ranking holds (``n_ret``).
+QueryRows = namedtuple("QueryRows", "lo hi levels groups subgroups d n_ret")
+
 #: A chunk's scratch for :func:`_judgment_group` (see :func:`_ec_group`, :func:`_graph_group`)
 #: and the group's counts ``g``.
 GroupScratch = namedtuple("GroupScratch", "ec tree mark local stamp g")
@@ -98,54 +104,71 @@ def prefs_queries(bounds, judged_query, n_retrieved, judgments, position, want_p
         mark = np.full(most_docs, -1, dtype=np.int64)
         local = np.zeros(most_docs, dtype=np.int64)
         owner = np.full(most_docs, -1, dtype=np.int64)
+        times = np.zeros(most_docs, dtype=np.int64)
         stamp = np.zeros(1, dtype=np.int64)
         g = np.zeros(N_G)
         scratch = GroupScratch(ec, tree, mark, local, stamp, g)  # (made in the loop: see RunRows)
         for e in range(bounds[c], bounds[c + 1]):
             q = judged_query[e]
             lo, hi = indptr[q], indptr[q + 1]
-            n_docs = j_indptr[q + 1] - j_indptr[q]
             for r in range(lo, hi):
                 d[r - lo] = position[j_indptr[q] + row_doc[r]]
-            # (pair counts only where a pair may be stated twice: none, 0 x 0, elsewhere)
-            size = n_docs if want_pairs and _repeats_pairs(lo, hi, groups, subgroups, row_doc,
-                                                           owner) else 0
-            counts = np.zeros((size, size), dtype=np.uint16)
-            s = stats[e]
-            start = lo
-            while start < hi:
-                end = start + 1
-                while end < hi and groups[end] == groups[start]:
-                    end += 1
-                err = _judgment_group(start, end, levels, subgroups, d[start - lo:],
-                                      n_retrieved[e], scratch, counts)
-                if err:
-                    errors[e] = err
-                    stop_rows[e] = start
-                    break
-                _add_group(g, s)
-                start = end
-            if want_pairs and errors[e] == 0:
-                if counts.shape[0] > 0:
-                    _pair_sums(counts, n_retrieved[e], s)
-                else:
-                    _distinct_pairs(s)
+            repeats, most = _pair_repeats(lo, hi, groups, subgroups, row_doc, owner, times)
+            # (pair counts only where a pair may be stated twice, else 0 x 0; in 8 bits where
+            # no count can reach 256: a pair's count is at most its documents' rows' product)
+            size = j_indptr[q + 1] - j_indptr[q] if want_pairs and repeats else 0
+            rows = QueryRows(lo, hi, levels, groups, subgroups, d, n_retrieved[e])
+            if most * most < 256:
+                err, stop = _query_groups(rows, scratch, want_pairs, stats[e],
+                                          np.zeros((size, size), dtype=np.uint8))
+            else:
+                err, stop = _query_groups(rows, scratch, want_pairs, stats[e],
+                                          np.zeros((size, size), dtype=np.uint16))
+            errors[e], stop_rows[e] = err, stop
 
 
 @jit
-def _repeats_pairs(lo, hi, groups, subgroups, row_doc, owner):
-    """Whether query rows ``lo:hi`` may state a pair of documents twice: a document in two
-    judgment groups, or twice in a group of one subgroup (a preference graph states each of
-    its pairs once). ``owner``: -1 for each of the query's documents (left so)."""
-    repeats = False
+def _query_groups(rows, scratch, want_pairs, s, counts):
+    """Count a query's judgment groups (``rows``: a :data:`QueryRows`) into its statistics
+    ``s``, in group order, and its pairs into ``counts`` (unless empty: then no pair is
+    stated twice); returns (error code, the first row of the group it stops at)."""
+    lo, hi, levels, groups, subgroups, d, n_ret = rows
     start = lo
-    while start < hi and not repeats:
+    while start < hi:
+        end = start + 1
+        while end < hi and groups[end] == groups[start]:
+            end += 1
+        err = _judgment_group(start, end, levels, subgroups, d[start - lo:], n_ret, scratch,
+                              counts)
+        if err:
+            return err, start
+        _add_group(scratch.g, s)
+        start = end
+    if want_pairs and counts.shape[0] > 0:
+        _pair_sums(counts, n_ret, s)
+    elif want_pairs:
+        _distinct_pairs(s)
+    return 0, 0
+
+
+@jit
+def _pair_repeats(lo, hi, groups, subgroups, row_doc, owner, times):
+    """(whether query rows ``lo:hi`` may state a pair of documents twice: a document in two
+    judgment groups, or twice in a group of one subgroup, as a preference graph states each
+    of its pairs once; the most rows a document has). ``owner`` and ``times``: -1 and 0 for
+    each of the query's documents (left so)."""
+    repeats = False
+    most = 0
+    start = lo
+    while start < hi:
         end = start + 1
         while end < hi and groups[end] == groups[start]:
             end += 1
         single = subgroups[start] == subgroups[end - 1]  # (rows by subgroup in a group)
         for r in range(start, end):
             k = row_doc[r]
+            times[k] += 1
+            most = max(most, times[k])
             if owner[k] < 0:
                 owner[k] = groups[r]
             elif owner[k] != groups[r] or single:
@@ -153,7 +176,8 @@ def _repeats_pairs(lo, hi, groups, subgroups, row_doc, owner):
         start = end
     for r in range(lo, hi):
         owner[row_doc[r]] = -1
-    return repeats
+        times[row_doc[r]] = 0
+    return repeats, most
 
 
 @jit
@@ -347,7 +371,7 @@ def _ec_rnonrel(d, ec, n_ec, n_ret, g):
 @jit
 def _ec_pairs(n, d, ec, counts):
     """Count every (preferred, other) pair of a judgment group of classes into ``counts``
-    (by position; 16-bit cells wrap at 65536, as trec_eval's)."""
+    (by position)."""
     k = 0
     while ec[k] < n:
         for i in range(ec[k], ec[k + 1]):  # (a row at a time: 5x faster than a column)
@@ -403,8 +427,8 @@ def _row_pairs(counts, x, lo, hi, total, stated):
 
 @helper
 def _count_pair(counts, a, b):
-    """One more group prefers position a to b (a 16-bit count: 65536 wraps to 0, as in
-    trec_eval)."""
+    """One more group prefers position a to b (16-bit counts wrap at 65536 to 0, as
+    trec_eval's; 8-bit counts are used where no count reaches 256)."""
     counts[a, b] = (np.int64(counts[a, b]) + 1) & 0xFFFF
 
 
