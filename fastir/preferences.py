@@ -105,36 +105,54 @@ def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=No
 
 def stop_reason(prefs, code, start):
     """Why trec_eval stops at a query (error ``code`` in the judgment group whose rows
-    start at row ``start``), naming the group, subgroup and document, and what to do."""
+    start at row ``start``), naming the file and lines, the group, subgroup and document,
+    and what to do."""
     q = int(np.searchsorted(prefs.indptr, start, side="right")) - 1
     end = start
     while end < prefs.indptr[q + 1] and prefs.groups[end] == prefs.groups[start]:
         end += 1
-    rows = range(start, end)
+    qid, group = prefs.query_ids[q], prefs.group_names[prefs.groups[start]]
     docs = prefs.doc_ids.take(np.arange(start, end)).tolist()
-    subgroups = [prefs.subgroup_names[prefs.subgroups[r]] for r in rows]
-    levels = prefs.levels[start:end].tolist()
-    where = (f"{prefs.source}: query {prefs.query_ids[q]!r} judgment group "
-             f"{prefs.group_names[prefs.groups[start]]!r}")
+    subgroups = [prefs.subgroup_names[prefs.subgroups[r]] for r in range(start, end)]
     last = {}  # (the kernels' tests, in row order: the level a doc had last)
-    for doc, sub, level in zip(docs, subgroups, levels):
+    for doc, sub, level in zip(docs, subgroups, prefs.levels[start:end].tolist()):
         key = doc if code == PK.ERROR_ZERO else (doc, sub)  # (zero: across subgroups)
         sub_before, before = last.get(key, (sub, None))
         last[key] = (sub, level)
         if before is None:
             continue
+        lines = _lines(prefs, qid, group, sub, doc)
         if code == PK.ERROR_LEVELS and before != level:
-            return (f"{where} subgroup {sub!r}: doc {doc!r} has two levels ({before:g} and "
-                    f"{level:g}); give a document one level per subgroup")
+            on = f" (its lines: {' and '.join(map(str, lines[:2]))})" if len(lines) > 1 else ""
+            return (f"{_where(prefs, lines[1:])}query {qid!r} judgment group {group!r} "
+                    f"subgroup {sub!r}: doc {doc!r} has two levels, {before:g} and {level:g}"
+                    f"{on}; give a document one level per subgroup")
         if code == PK.ERROR_ZERO and (before > 0 and level == 0 or before == 0 and level > 0):
-            return (f"{where}: doc {doc!r} has level {before:g} in subgroup {sub_before!r} and "
-                    f"level {level:g} in subgroup {sub!r}; a document has level 0 "
-                    "(non-relevant) in all the subgroups of a judgment group or in none")
+            first = _lines(prefs, qid, group, sub_before, doc)
+            on = f" (line {first[0]})" if first else ""
+            return (f"{_where(prefs, lines)}query {qid!r} judgment group {group!r}: doc {doc!r} "
+                    f"has level {before:g} in subgroup {sub_before!r}{on} and level {level:g} "
+                    f"in subgroup {sub!r}; a document has level 0 (non-relevant) in all the "
+                    "subgroups of a judgment group or in none")
     if code == PK.ERROR_CYCLE:
-        return (f"{where}: its subgroups' preferences contradict each other (a document is "
-                "preferred to another, and that one to it, directly or through others); "
-                "change the levels so that they agree")
-    return f"{where}: a document has two levels in one subgroup, or level 0 and another"
+        return (f"{_where(prefs, [])}query {qid!r} judgment group {group!r}: its subgroups' "
+                "preferences contradict each other (a document is preferred to another, and "
+                "that one to it, directly or through others); change the levels so that they "
+                "agree")
+    return (f"{_where(prefs, [])}query {qid!r} judgment group {group!r}: a document has two "
+            "levels in one subgroup, or level 0 and another")
+
+
+def _lines(prefs, qid, group, subgroup, doc):
+    """The lines of the judgments' file judging ``doc`` there ([] without a file)."""
+    from fastir.io.prefs import judgment_lines
+
+    return judgment_lines(prefs.source, qid, group, subgroup, doc)
+
+
+def _where(prefs, lines):
+    """``source:line: `` (the first of ``lines``), or ``source: ``."""
+    return f"{prefs.source}:{lines[0]}: " if lines else f"{prefs.source}: "
 
 
 def _work(prefs, want_pairs):

@@ -150,16 +150,16 @@ def test_plot_names_the_file_it_wrote(data_dir, tmp_path):
 
 #: Preference files trec_eval stops at, and what the error names.
 STOPS = {
-    "level 0 and another": ("q1 g s1 d1 0\nq1 g s2 d1 1\nq1 g s2 d2 0\n",
-                            ["query 'q1' judgment group 'g': doc 'd1' has level 0 in "
-                             "subgroup 's1' and level 1 in subgroup 's2'",
+    "level 0 and another": ("q1 g s2 d2 0\nq1 g s1 d1 0\nq1 g s2 d1 1\n",
+                            ["judged.prefs:3: query 'q1' judgment group 'g': doc 'd1' has "
+                             "level 0 in subgroup 's1' (line 2) and level 1 in subgroup 's2'",
                              "level 0 (non-relevant) in all the subgroups"]),
-    "two levels": ("q1 g s d1 2\nq1 g s d1 1\nq1 g s d2 0\n",
-                   ["query 'q1' judgment group 'g' subgroup 's': doc 'd1' has two levels "
-                    "(2 and 1)", "one level per subgroup"]),
+    "two levels": ("q1 g s d1 2\n# a comment\nq1 g s d1 1\nq1 g s d2 0\n",
+                   ["judged.prefs:3: query 'q1' judgment group 'g' subgroup 's': doc 'd1' has "
+                    "two levels, 2 and 1 (its lines: 1 and 3)", "one level per subgroup"]),
     "a cycle": ("q1 g s1 d1 1\nq1 g s1 d2 2\nq1 g s2 d2 1\nq1 g s2 d1 2\n",
-                ["query 'q1' judgment group 'g': its subgroups' preferences contradict",
-                 "change the levels"]),
+                ["judged.prefs: query 'q1' judgment group 'g': its subgroups' preferences "
+                 "contradict", "change the levels"]),
 }
 
 
@@ -171,7 +171,7 @@ def test_a_preference_conflict_names_its_group_subgroup_and_document(tmp_path, c
     with pytest.raises(InputError) as info:
         fastir.evaluate(fastir.read_prefs(tmp_path / "judged.prefs"), str(tmp_path / "r.run"),
                         ["prefs_simp"])
-    useful(info.value, "judged.prefs: ")
+    useful(info.value, "judged.prefs:")
     assert all(w in str(info.value) for w in words), info.value
     done = _cli("trec_eval", "-R", "prefs", "-m", "prefs_simp", "judged.prefs", "r.run",
                 cwd=tmp_path)
