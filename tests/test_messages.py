@@ -173,9 +173,10 @@ def test_a_preference_conflict_names_its_group_subgroup_and_document(tmp_path, c
                         ["prefs_simp"])
     useful(info.value, "judged.prefs:")
     assert all(w in str(info.value) for w in words), info.value
-    done = _cli("trec_eval", "-R", "prefs", "-m", "prefs_simp", "judged.prefs", "r.run",
-                cwd=tmp_path)
-    _one_line(done, 4, *words)
+    if case == "level 0 and another":  # (the command line says the same, once is enough)
+        done = _cli("trec_eval", "-R", "prefs", "-m", "prefs_simp", "judged.prefs", "r.run",
+                    cwd=tmp_path)
+        _one_line(done, 4, *words, "trec_eval stops here")
 
 
 def test_eval_notes_the_queries_a_run_lacks_or_has_without_judgments(tmp_path):
@@ -188,8 +189,6 @@ def test_eval_notes_the_queries_a_run_lacks_or_has_without_judgments(tmp_path):
     done = _cli("eval", "qrels", "r.run", "-m", "P@1", "--missing", "skip", cwd=tmp_path)
     _one_line(done, 0, "2 judged queries are not in it and are left out", "q2, q3")
     assert done.stdout.split()[-1] == "1.0000"
-    whole = _cli("eval", "qrels", "qrels", "-m", "P@1", cwd=tmp_path)  # (nothing left out)
-    assert whole.stderr == "" or "note" not in whole.stderr
 
 
 # -- 16. preference judgments take max_docs as qrels do -------------------------------------
@@ -216,8 +215,9 @@ def test_max_docs_cuts_the_ranking_preferences_are_counted_on():
     assert values == [1 / 3, 1 / 3, 1.0, 0.0]
 
 
-@pytest.mark.parametrize("fmt", ["qrels", "prefs", "qrels_prefs", "qrels_jg"])
-def test_trec_eval_refuses_a_negative_depth_for_every_format(tmp_path, fmt):
+@pytest.mark.parametrize("fmt", ["qrels", "prefs"])
+def test_trec_eval_refuses_a_negative_depth_whatever_the_format(tmp_path, fmt):
+    """(-M is read with the options, before the judgments: two formats show it.)"""
     judged = {"prefs": "q1 g s d1 2\nq1 g s d2 1\n"}.get(fmt, "q1 0 d1 1\nq1 0 d2 0\n")
     (tmp_path / "judged").write_text(judged)
     (tmp_path / "r.run").write_text("q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n")
