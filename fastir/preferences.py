@@ -26,20 +26,14 @@ from fastir.model.join import join
 from fastir.model.prefs import JudgmentGroups, Prefs, position_ids
 from fastir.model.prefs_join import join_prefs
 
-#: What stops the evaluation of a query (an ``Evaluated.errors`` code), in words.
-ERRORS = {
-    PK.ERROR_LEVELS: "a document has two levels in one subgroup",
-    PK.ERROR_ZERO: "a document has level 0 and another level in one judgment group",
-    PK.ERROR_CYCLE: "the preferences of one judgment group are inconsistent (A > B and "
-                    "B > A)",
-}
-
 #: Per-query values of one evaluation (rows: the evaluated queries, in trec_eval order):
 #: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query
-#: cannot be evaluated (:data:`ERRORS`, 0: it can), ``undefined`` whether
-#: prefs_avgjg_Rnonrel read past trec_eval's arrays there (README.md, trec_eval mode).
+#: cannot be evaluated (a ``fastir.measures.prefs.ERROR_*`` code, 0: it can) and
+#: ``reasons`` that in words (``{row: text}``, naming the judgments' source, the query,
+#: group, subgroup and document), ``undefined`` whether prefs_avgjg_Rnonrel read past
+#: trec_eval's arrays there (README.md, trec_eval mode).
 Evaluated = namedtuple("Evaluated", "query_ids in_run values ignored_run_queries "
-                                    "missing_queries duplicate errors undefined")
+                                    "missing_queries duplicate errors reasons undefined")
 
 
 def evaluate(judgments, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
@@ -72,7 +66,7 @@ def refuse_stops(done, run):
             from fastir.model.join import ranked_twice
 
             raise InputError(ranked_twice(run, qid, int(done.duplicate[e])))
-        raise InputError(f"query {qid!r}: {ERRORS[int(done.errors[e])]}")
+        raise InputError(done.reasons[e])
 
 
 def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=None):
@@ -88,6 +82,7 @@ def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=No
         n = len(joined.in_run)
         stats = np.zeros((n, PK.N_STATS))
         errors = np.zeros(n, dtype=np.int64)
+        stop_rows = np.zeros(n, dtype=np.int64)
         if columns and n:
             rows = np.diff(prefs.indptr)[joined.judged_query]
             levels = float32_scores(prefs.levels) if compat == "9.0.8" else prefs.levels
@@ -95,29 +90,87 @@ def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=No
                                      judged.row_doc, judged.qrels.indptr)
             _jit.launch(PK.prefs_queries, _jit.chunk_bounds(rows, _jit.n_threads()),
                         joined.judged_query, joined.n_retrieved, judgments, joined.position,
-                        want_pairs, stats, errors)
+                        want_pairs, stats, errors, stop_rows)
         found = np.zeros((n, len(columns)))
         _jit.select(PK.prefs_values, n)(stats, kinds, found)
     if compat == "9.0.8":  # (9.0.8 does not evaluate a query absent from the run)
         found[~joined.in_run] = 0.0
     values = _with_counts(plan, columns, found, n)
+    reasons = {int(e): stop_reason(prefs, int(errors[e]), int(stop_rows[e]))
+               for e in np.flatnonzero(errors)}
     return Evaluated(joined.query_ids, joined.in_run, values, joined.ignored_run_queries,
-                     joined.missing_queries, joined.duplicate, errors,
+                     joined.missing_queries, joined.duplicate, errors, reasons,
                      stats[:, PK.UNDEFINED] > 0)
+
+
+def stop_reason(prefs, code, start):
+    """Why trec_eval stops at a query (error ``code`` in the judgment group whose rows
+    start at row ``start``), naming the file and lines, the group, subgroup and document,
+    and what to do."""
+    q = int(np.searchsorted(prefs.indptr, start, side="right")) - 1
+    end = start
+    while end < prefs.indptr[q + 1] and prefs.groups[end] == prefs.groups[start]:
+        end += 1
+    qid, group = prefs.query_ids[q], prefs.group_names[prefs.groups[start]]
+    docs = prefs.doc_ids.take(np.arange(start, end)).tolist()
+    subgroups = [prefs.subgroup_names[prefs.subgroups[r]] for r in range(start, end)]
+    last = {}  # (the kernels' tests, in row order: the level a doc had last)
+    for doc, sub, level in zip(docs, subgroups, prefs.levels[start:end].tolist()):
+        key = doc if code == PK.ERROR_ZERO else (doc, sub)  # (zero: across subgroups)
+        sub_before, before = last.get(key, (sub, None))
+        last[key] = (sub, level)
+        if before is None:
+            continue
+        lines = _lines(prefs, qid, group, sub, doc)
+        if code == PK.ERROR_LEVELS and before != level:
+            on = f" (its lines: {' and '.join(map(str, lines[:2]))})" if len(lines) > 1 else ""
+            return (f"{_where(prefs, lines[1:])}query {qid!r} judgment group {group!r} "
+                    f"subgroup {sub!r}: doc {doc!r} has two levels, {before:g} and {level:g}"
+                    f"{on}; give a document one level per subgroup")
+        if code == PK.ERROR_ZERO and (before > 0 and level == 0 or before == 0 and level > 0):
+            first = _lines(prefs, qid, group, sub_before, doc)
+            on = f" (line {first[0]})" if first else ""
+            return (f"{_where(prefs, lines)}query {qid!r} judgment group {group!r}: doc {doc!r} "
+                    f"has level {before:g} in subgroup {sub_before!r}{on} and level {level:g} "
+                    f"in subgroup {sub!r}; a document has level 0 (non-relevant) in all the "
+                    "subgroups of a judgment group or in none")
+    if code == PK.ERROR_CYCLE:
+        return (f"{_where(prefs, [])}query {qid!r} judgment group {group!r}: its subgroups' "
+                "preferences contradict each other (a document is preferred to another, and "
+                "that one to it, directly or through others); change the levels so that they "
+                "agree")
+    return (f"{_where(prefs, [])}query {qid!r} judgment group {group!r}: a document has two "
+            "levels in one subgroup, or level 0 and another")
+
+
+def _lines(prefs, qid, group, subgroup, doc):
+    """The lines of the judgments' file judging ``doc`` there ([] without a file)."""
+    from fastir.io.prefs import judgment_lines
+
+    return judgment_lines(prefs.source, qid, group, subgroup, doc)
+
+
+def _where(prefs, lines):
+    """``source:line: `` (the first of ``lines``), or ``source: ``."""
+    return f"{prefs.source}:{lines[0]}: " if lines else f"{prefs.source}: "
 
 
 def _work(prefs, want_pairs):
     """What the preference kernel does on ``prefs``, in rows, for the choice between
     Python and compiled kernels: the rows, and the pairs a group may give (the square of
-    its size) when they are enumerated or a group has subgroups (a preference graph)."""
+    its size) where a group has subgroups (a preference graph) or, when the pair measures
+    are asked for, where a query has several groups (its pairs may be counted one by
+    one)."""
     n = len(prefs)
     if n == 0:
         return 0
     query = np.repeat(np.arange(prefs.n_queries), np.diff(prefs.indptr))
     new = np.r_[True, (np.diff(query) != 0) | (np.diff(prefs.groups) != 0)]
-    sizes = np.diff(np.append(np.flatnonzero(new), n))
-    graphs = np.r_[False, (np.diff(prefs.subgroups) != 0) & ~new[1:]].any()
-    return n + (int((sizes.astype(np.float64) ** 2).sum()) if want_pairs or graphs else 0)
+    first = np.flatnonzero(new)
+    sizes = np.diff(np.append(first, n)).astype(np.float64)
+    graph = np.add.reduceat(np.r_[False, np.diff(prefs.subgroups) != 0] & ~new, first) > 0
+    shared = np.bincount(query[first], minlength=prefs.n_queries)[query[first]] > 1
+    return n + int((sizes[graph | (want_pairs & shared)] ** 2).sum())
 
 
 def _with_counts(plan, columns, found, n):
@@ -160,7 +213,7 @@ def evaluate_groups(plan, groups, run, *, max_docs=None, judged_only=False, miss
                judged_ids]
     return Evaluated(groups.query_ids.take(np.flatnonzero(keep)), in_run[keep], values[keep],
                      ignored, groups.query_ids.take(np.flatnonzero(~in_run)).tolist(),
-                     duplicate[keep], np.zeros(int(keep.sum()), dtype=np.int64),
+                     duplicate[keep], np.zeros(int(keep.sum()), dtype=np.int64), {},
                      np.zeros(int(keep.sum()), dtype=bool))
 
 

@@ -3,6 +3,8 @@ reference."""
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +136,55 @@ def matrix_to_dicts(scores, labels, mask=None, n_relevant=None, level=1):
 @pytest.fixture(scope="session")
 def data_dir():
     return DATA
+
+
+class Heartbeat:
+    """Each minute one test has been running, a line on the terminal's stderr naming it, with
+    the tests done and the time since the start: the dots of ``-q`` say nothing then."""
+
+    EVERY = 60.0  # seconds
+
+    def __init__(self):
+        self.terminal = os.dup(2)  # (pytest's capture redirects fd 2 while a test runs)
+        self.start = time.monotonic()
+        self.running = (None, 0.0)  # (node id, start)
+        self.said = 0  # lines said of the running test
+        self.done = self.total = 0
+        self.stopped = threading.Event()
+        threading.Thread(target=self._beat, daemon=True).start()
+
+    def pytest_collection_finish(self, session):
+        self.total = len(session.items)
+
+    def pytest_runtest_logstart(self, nodeid):
+        self.said = 0
+        self.running = (nodeid, time.monotonic())
+
+    def pytest_runtest_logfinish(self):
+        self.running = (None, 0.0)
+        self.done += 1
+
+    def pytest_unconfigure(self):
+        self.stopped.set()
+
+    def _beat(self):
+        while not self.stopped.wait(5.0):
+            nodeid, since = self.running
+            now = time.monotonic()
+            if nodeid is None or now - since < self.EVERY * (self.said + 1):
+                continue
+            self.said += 1
+            line = (f"\n[{_minutes(now - self.start)}] still running {nodeid} "
+                    f"({_minutes(now - since)}); {self.done} of {self.total} tests done\n")
+            os.write(self.terminal, line.encode("utf-8", "replace"))
+
+
+def _minutes(seconds):
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(Heartbeat(), "fastir-heartbeat")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -104,11 +104,14 @@ def test_catalogue_has_every_family():
         family = FAMILIES[name]
         assert text.startswith(f"(measure-{name})=\n# {name}\n"), name
         assert fastir_docs._escape(family.doc) in text
+        formula = text.split("## Formula\n\n```text\n", 1)[1].split("```", 1)[0]
+        assert " ".join(formula.split()) == family.formula, name
         for other in (*family.aliases, *(t.name for t in family.trec), *family.ranx):
             assert f"`{other}" in text, (name, other)
         for param in family.params:
             assert f"| `{param}` |" in text, (name, param)
     index = fastir_docs.catalogue_index(pages)
+    assert "## Notation" in index and "discounted by log2(i + 1)" in index
     assert all(f"]({page}.md)" in index for page, _ in pages.values())
     toctree = index.split("```{toctree}", 1)[1]
     assert sorted(toctree.split()[1:-1]) == sorted(page for page, _ in pages.values())

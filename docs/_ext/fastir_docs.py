@@ -14,6 +14,7 @@ inside its functions and never imports Sphinx, so the tests import it without Sp
 
 import os
 import re
+import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -214,6 +215,8 @@ def catalogue_pages():
     for family in registry.FAMILIES.values():
         lines = [f"(measure-{family.name})=", f"# {family.name}", "", _escape(family.doc),
                  "", f"In the catalogue's section *{section_of(family)}*.", ""]
+        lines += ["## Formula", "", "```text", *textwrap.wrap(family.formula, 88), "```", "",
+                  "In the [catalogue's notation](index.md#notation).", ""]
         lines += ["## Names", "", "| dialect | names |", "|---|---|",
                   f"| fastir / ir_measures | `{family.name}`"
                   + (f", `{family.name}@k`" if family.cutoff is not None else "") + " |"]
@@ -276,10 +279,11 @@ def catalogue_index(pages):
 
     lines = ["# Measure catalogue", "",
              "Generated from `fastir/measures/registry.py` when the site is built: one page "
-             "per measure family, with its names in each dialect (the "
+             "per measure family, with its formula, its names in each dialect (the "
              "[names guide](../guides/names.md) gives the rules), its parameters and "
              "defaults, and where it departs from trec_eval or a peer. `fastir measures` "
-             "prints the same families on the command line.", ""]
+             "prints the same families on the command line.", "",
+             "## Notation", "", _escape(registry.FORMULA_NOTATION), ""]
     order = []
     for title, _ in SECTIONS:
         rows = [(name, page) for name, (page, _) in pages.items()

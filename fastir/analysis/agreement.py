@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from fastir.measures import registry
+from fastir.output.tables import markdown_row
 
 #: Reading kappa as Manning, Raghavan & Schuetze (IIR 8.5) do: above 0.8, from 0.67 to
 #: 0.8, below 0.67.
@@ -211,16 +212,17 @@ class Agreement:
         lines = ["| qrels | vs | judged by both | only first | only second | P(A) | P(E) | "
                  "kappa | linear | quadratic | reading |", "|---" * 11 + "|"]
         for p in self.pairs:
-            lines.append(f"| {p['a']} | {p['b']} | {p['both']} | {p['only_a']} | "
-                         f"{p['only_b']} | {p['p_agree']:.3f} | {p['p_chance']:.3f} | "
-                         f"{p['kappa']:.3f} | {p['linear']:.3f} | {p['quadratic']:.3f} | "
-                         f"{p['band']} |")
+            lines.append(markdown_row([
+                p["a"], p["b"], p["both"], p["only_a"], p["only_b"], f"{p['p_agree']:.3f}",
+                f"{p['p_chance']:.3f}", f"{p['kappa']:.3f}", f"{p['linear']:.3f}",
+                f"{p['quadratic']:.3f}", p["band"]]))
         lines.append(f"\nRelevant means label >= {self.relevance_level}; kappa > 0.8 good, "
                      "0.67-0.8 tentative, below dubious (Manning et al.).")
         if len(self.pairs) == 1:
             t = self.pairs[0]["table"]
-            lines += ["", f"| | {self.pairs[0]['b']} relevant | not relevant |", "|---|---|---|",
-                      f"| {self.pairs[0]['a']} relevant | {t[0, 0]} | {t[0, 1]} |",
+            lines += ["", markdown_row(["", f"{self.pairs[0]['b']} relevant", "not relevant"]),
+                      "|---|---|---|",
+                      markdown_row([f"{self.pairs[0]['a']} relevant", t[0, 0], t[0, 1]]),
                       f"| not relevant | {t[1, 0]} | {t[1, 1]} |"]
         else:
             lines.append(f"\nAverage pairwise kappa {self.kappa:.3f} ({self.band}); Fleiss' "

@@ -36,7 +36,7 @@ import numpy as np
 from fastir import _jit
 from fastir.analysis import stats_kernels as SK
 from fastir.model.errors import FastirWarning
-from fastir.output.tables import latex_escape
+from fastir.output.tables import latex_escape, markdown_row
 
 TESTS = ("randomization", "t", "bootstrap", "wilcoxon", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -368,7 +368,7 @@ class Comparison:
             cells = [f"{self.means[s, m]:.{digits}f}"
                      + "".join(_SUPERSCRIPT.get(letters[o], letters[o]) for o in beats[s][m])
                      for m in range(len(self.measures))]
-            lines.append(f"| {letters[s]}) {name} | {' | '.join(cells)} |")
+            lines.append(markdown_row([f"{letters[s]}) {name}", *cells]))
         lines += ["", f"{self._caption()}. A superscript names a system this one is "
                   "significantly better than.", "",
                   "| measure | system | vs | difference | 95% CI | p | p adjusted | effect | "
@@ -376,12 +376,12 @@ class Comparison:
         for m, key in enumerate(self.measures):
             for i, (a, b) in enumerate(self.pairs):
                 mark = " *" if self.significant()[i, m] else ""
-                lines.append(
-                    f"| {key} | {a} | {b} | {self.difference[i, m]:+.{digits}f} | "
-                    f"[{self.ci_low[i, m]:+.{digits}f}, {self.ci_high[i, m]:+.{digits}f}] | "
-                    f"{_p(self.p_value[i, m])} | {_p(self.p_adjusted[i, m])}{mark} | "
-                    f"{self.effect_size[i, m]:+.2f} | {self.wins[i, m]} / {self.ties[i, m]} / "
-                    f"{self.losses[i, m]} |")
+                lines.append(markdown_row([
+                    key, a, b, f"{self.difference[i, m]:+.{digits}f}",
+                    f"[{self.ci_low[i, m]:+.{digits}f}, {self.ci_high[i, m]:+.{digits}f}]",
+                    _p(self.p_value[i, m]), f"{_p(self.p_adjusted[i, m])}{mark}",
+                    f"{self.effect_size[i, m]:+.2f}",
+                    f"{self.wins[i, m]} / {self.ties[i, m]} / {self.losses[i, m]}"]))
         lines += [f"\n{note}" for note in self.notes]
         return "\n".join(lines)
 

@@ -146,7 +146,15 @@ def _evaluate_runs(args, paths, names, measures):
 def _stream_above():
     """Run files larger than this many bytes are evaluated in query-complete chunks
     (:func:`fastir.evaluate_file`, the same values): 2 GiB, or ``FASTIR_STREAM_BYTES``."""
-    return int(os.environ.get("FASTIR_STREAM_BYTES", 2 << 30))
+    value = os.environ.get("FASTIR_STREAM_BYTES", "")
+    if not value:
+        return 2 << 30
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"FASTIR_STREAM_BYTES (the run size above which a run is evaluated "
+                         f"in chunks) must be a whole number of bytes, got {value!r}; unset "
+                         "it for the default (2 GiB)") from None
 
 
 def _streamed(qrels, path, measures, args, bar):
@@ -202,10 +210,14 @@ def eval_main(argv):
 
 def _eval(args):
     paths = _run_paths(args.runs)
+    if args.qrels == "-" and "-" in paths:
+        raise ValueError("the qrels and a run are both standard input (-), which holds one "
+                         "file: give one of them as a file")
     names = _run_names(paths, args.name)
     measures = args.measure or DEFAULT_MEASURES
     results = _evaluate_runs(args, paths, names, measures)
     for name, path in zip(names, paths):
+        _note_queries(name, results[name], args.missing)
         _warn_if_unjudged(name, path, results[name], args)
     if args.compare:
         import fastir
@@ -233,6 +245,24 @@ def _eval(args):
     return 0
 
 
+def _note_queries(name, results, missing):
+    """Notes on stderr of the queries a run's values leave out or score 0: those without
+    judgments, the judged ones it lacks (unless it has none of them: the library warns)."""
+    from fastir.cli.trec_output import listing
+
+    if results.n_queries == len(results.missing_queries) and missing == "zero":
+        return
+    if results.ignored_queries:
+        print(f"fastir eval: note: run {name}: {len(results.ignored_queries)} of its queries "
+              f"have no judgments and are left out: {listing(results.ignored_queries)}",
+              file=sys.stderr)
+    if results.missing_queries:
+        how = "score 0 (--missing skip leaves them out)" if missing == "zero" else \
+            "are left out (--missing skip)"
+        print(f"fastir eval: note: run {name}: {len(results.missing_queries)} judged queries "
+              f"are not in it and {how}: {listing(results.missing_queries)}", file=sys.stderr)
+
+
 def _warn_if_unjudged(name, path, results, args):
     """A warning when a run scores 0 everywhere because no document of its top 10 is judged
     (ids that do not match the qrels': another collection, a different id format)."""
@@ -240,7 +270,9 @@ def _warn_if_unjudged(name, path, results, args):
 
     if path == "-" or results.values.size == 0 or results.values.any():
         return
-    judged = fastir.evaluate(args.qrels, path, ["Judged@10"], **_evaluation_options(args))
+    with warnings.catch_warnings():  # (what this second evaluation says was said)
+        warnings.simplefilter("ignore")
+        judged = fastir.evaluate(args.qrels, path, ["Judged@10"], **_evaluation_options(args))
     if judged.values.size and not judged.values.any():
         warnings.warn(f"run {name}: no document of its top 10 is judged, in any query: its "
                       "values are 0 (do its doc ids match the qrels'?)", stacklevel=2)
@@ -450,8 +482,16 @@ def _plot(args):
                    for p, n in zip(paths, names)}
         ax = fastir.compare(None, results, [args.measure], baseline=names[0]).plot_delta()
     plots.save(ax, args.output)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {_saved_as(args.output)}", file=sys.stderr)
     return 0
+
+
+def _saved_as(path):
+    """The file matplotlib writes for ``path``: without an extension, it adds its default
+    format's (``figure`` -> ``figure.png``)."""
+    import matplotlib
+
+    return path if os.path.splitext(path)[1] else f"{path}.{matplotlib.rcParams['savefig.format']}"
 
 
 # -- fastir fuse -------------------------------------------------------------------------

@@ -77,21 +77,24 @@ def warmup_main(argv):
 
 def measures_main(argv):
     """List the measure families: name, an example, other names, cutoff, parameters,
-    description."""
-    from fastir.measures.registry import FAMILIES
+    description, formula (after the formulas' notation)."""
+    from fastir.measures.registry import FAMILIES, FORMULA_NOTATION
+    from fastir.output.tables import markdown_row
     from fastir.output.writing import write_stdout
 
     _no_options("measures", argv)
-    lines = ["| family | example | trec_eval | cutoff | parameters | description |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"Formulas: {FORMULA_NOTATION}\n",
+             markdown_row(["family", "example", "trec_eval", "cutoff", "parameters",
+                           "description", "formula"]),
+             "|---|---|---|---|---|---|---|"]
     for f in FAMILIES.values():
         trec = ", ".join(t.name for t in f.trec)
         cutoff = "" if f.cutoff is None else f.cutoff.kind + (" (required)" if
                                                               f.cutoff_required else "")
         params = ", ".join(p.name if p.default is None else f"{p.name}={p.text(p.default)}"
                            for p in f.params.values())
-        lines.append(f"| {f.name} | `{f.examples[-1]}` | {trec} | {cutoff} | {params} | "
-                     f"{f.doc} |")
+        lines.append(markdown_row([f.name, f"`{f.examples[-1]}`", trec, cutoff, params, f.doc,
+                                   f.formula]))
     write_stdout("".join(line + "\n" for line in lines))
     return 0
 

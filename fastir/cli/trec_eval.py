@@ -165,6 +165,8 @@ def _integer_option(flag, value):
         number = int(value)
     except ValueError:
         raise UsageError(f"option {flag} needs an integer, got {value!r}") from None
+    if flag == "-M" and number < 0:  # (trec_eval crashes on it)
+        raise UsageError(f"option -M needs a number of documents (0 or more), got {value}")
     if flag == "-N" and not -(2**53) <= number <= 2**53:  # (exact in a double; trec_eval
         # takes a negative size too: utility's d coefficient then counts negative documents)
         raise UsageError(f"option -N needs a collection size from -2**53 to 2**53, got "
@@ -237,6 +239,9 @@ def _set_up(args):
                     "qrels_prefs, qrels_jg)", INPUT_STATUS)
     formatter = format_trec_eval if args["R"] == "qrels" else \
         functools.partial(format_judgments, rel_format=args["R"])
+    if args["qrels"] == args["run"] == "-":
+        raise _Stop("QRELS and RUN are both standard input (-), which holds one file: give "
+                    "one of them as a file", INPUT_STATUS)
     if args["T"] != "trec_results":
         raise _Stop(f"Illegal retrieval results format {args['T']!r} (-T: trec_eval reads "
                     "only trec_results)", INPUT_STATUS)

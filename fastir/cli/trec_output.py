@@ -233,10 +233,10 @@ def add_notes(notes, columns, blank, skipped, missing_queries, ignored_run_queri
         notes.append(f"{blank}runid is empty (trec_eval 10.0 prints uninitialised memory)")
     if skipped and missing_queries:
         notes.append(f"{len(missing_queries)} judged topic(s) absent from the run are not "
-                     f"averaged (-c counts them as 0): {_listing(missing_queries)}")
+                     f"averaged (-c counts them as 0): {listing(missing_queries)}")
     if ignored_run_queries:
         notes.append(f"{len(ignored_run_queries)} run topic(s) without judgments are "
-                     f"ignored: {_listing(ignored_run_queries)}")
+                     f"ignored: {listing(ignored_run_queries)}")
 
 
 def trec_lines(columns, results, evaluated, stop, run_name, *, per_query, summary, zscores,
@@ -376,7 +376,8 @@ def _zscores(results, table):
     return values
 
 
-def _listing(ids, most=10):
+def listing(ids, most=10):
+    """Query ids as a comma-separated list, the first ``most`` of them."""
     shown = ", ".join(str(q) for q in ids[:most])
     return shown + (f", ... ({len(ids) - most} more)" if len(ids) > most else "")
 

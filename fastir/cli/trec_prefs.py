@@ -16,7 +16,7 @@ from fastir.cli.trec_output import (
 from fastir.engine import Plan, needs, results_of
 from fastir.io.prefs import read_judgment_groups, read_prefs
 from fastir.measures import prefs as PK
-from fastir.preferences import ERRORS, evaluate_groups, evaluate_prefs
+from fastir.preferences import evaluate_groups, evaluate_prefs
 
 #: The -R formats read here, and the judgments they give.
 FORMATS = {"prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "groups"}
@@ -77,7 +77,7 @@ def _stop(done, evaluated, measures, old, complete, run):
             return i, f"{said}: trec_eval stops at such a query"
         if done.errors[i]:
             aborts = "aborts" if done.errors[i] == PK.ERROR_CYCLE else "stops"
-            return i, f"query {qid!r}: {ERRORS[int(done.errors[i])]}: trec_eval {aborts} here"
+            return i, f"{done.reasons[i]}: trec_eval {aborts} here"
     return None, ""
 
 

@@ -2,6 +2,9 @@
 ``-R qrels_jg``) with the byte scanner the qrels and runs are read with: plain, gzip, bz2 or
 xz, paths, ``-`` (standard input) or file objects, and the same errors on malformed lines."""
 
+import os
+import re
+
 import numpy as np
 
 from fastir import _jit
@@ -61,6 +64,33 @@ def read_judgment_groups(path, progress=False):
     name = source_name(path)
     qids, docs, labels, names = _read(path, _scan.QRELS_JG, (1,), progress)
     return build_groups(qids, docs, labels.astype(np.int32), names[0], name)
+
+
+def judgment_lines(source, qid, group, subgroup, doc):
+    """The numbers of the lines of the preference file ``source`` that judge ``doc`` in
+    ``subgroup`` of judgment group ``group`` of query ``qid`` (``-R prefs``: 5 fields;
+    ``qrels_prefs``: 4, one subgroup), in file order; [] when ``source`` is no file to read
+    again (standard input, a stream, arrays). For a message only: it reads the file again."""
+    if not isinstance(source, str) or source == "-" or not os.path.isfile(source):
+        return []
+    try:
+        buf = read_bytes(source).tobytes()
+    except (OSError, ValueError):
+        return []
+    qid, group, subgroup, doc = (str(x).encode("utf-8", "surrogateescape")
+                                 for x in (qid, group, subgroup, doc))
+    found, line, counted = [], 1, 0
+    for match in re.finditer(rb"(?<=[ \t])" + re.escape(doc) + rb"(?=[ \t\r\n]|$)", buf):
+        start = buf.rfind(b"\n", 0, match.start()) + 1
+        end = buf.find(b"\n", match.end())
+        fields = buf[start:len(buf) if end < 0 else end].split()
+        if fields[:4] == [qid, group, subgroup, doc] and len(fields) == 5 or \
+                fields[:3] == [qid, group, doc] and len(fields) == 4:
+            line += buf.count(b"\n", counted, start)
+            counted = start
+            if line not in found:
+                found.append(line)
+    return found
 
 
 def _read(path, layout, fields, progress):

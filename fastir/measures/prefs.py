@@ -20,9 +20,17 @@ a pair is fulfilled when the preferred document is retrieved and ranked above th
 (or the other is not retrieved). ``prefs_avgjg_Rnonrel`` and its ``_ret`` form recount a JG
 with as many non-relevant documents as relevant ones, with trec_eval's own recount (its
 choices are kept: the first R documents of the lowest class, R counted over the whole
-group in the ``_ret`` form's preference graphs). The pair measures (``prefs_pair*``) need
-the pairs themselves: they are enumerated (as trec_eval's count matrix holds them), sorted,
-and summed in trec_eval's order, only when one of them is asked for.
+group in the ``_ret`` form's preference graphs).
+
+The pair measures (``prefs_pair*``) average, over the pairs of documents, the share of the
+JGs stating the pair that prefer the document ranked first. When no pair can be stated
+twice (no document in two JGs of the query, none twice in a JG of one subgroup) every
+share is 0 or 1 and the averages are the simple measures' counts (:func:`_distinct_pairs`,
+nothing enumerated, the usual case). Otherwise, and only when one of them is asked for,
+the pairs are counted into a matrix over the query's judged documents, trec_eval's count
+matrix: 16-bit cells that wrap at 65536 as its do, or 8-bit ones (n^2 bytes, half its size)
+where no count can reach 256 (a document in at most 15 rows), and summed in trec_eval's
+order (:func:`_pair_sums`).
 
 Sums run in trec_eval's order (judgment groups in name order, pairs by position), so values
 are bit-identical to trec_eval 10.0.
@@ -65,16 +73,21 @@ ERROR_CYCLE = 3  # inconsistent preferences in one judgment group (trec_eval abo
 #: documents, which are ``j_indptr[q]:j_indptr[q + 1]``).
 PrefsRows = namedtuple("PrefsRows", "indptr levels groups subgroups row_doc j_indptr")
 
+#: One query's judgments for :func:`_query_groups`: its rows ``lo:hi`` (their ``levels``,
+#: ``groups``, ``subgroups``), its documents' positions by row (``d``, from row ``lo``) and
+#: the judged documents its ranking holds (``n_ret``).
+QueryRows = namedtuple("QueryRows", "lo hi levels groups subgroups d n_ret")
+
 #: A chunk's scratch for :func:`_judgment_group` (see :func:`_ec_group`, :func:`_graph_group`)
 #: and the group's counts ``g``.
 GroupScratch = namedtuple("GroupScratch", "ec tree mark local stamp g")
 
-
 @pjit
 def prefs_queries(bounds, judged_query, n_retrieved, judgments, position, want_pairs, stats,
-                  errors):
-    """Fill ``stats[e]`` (and ``errors[e]``) of every evaluated query ``e`` (parallel over
-    chunks ``bounds``): its judgments (a :data:`PrefsRows`) are rows
+                  errors, stop_rows):
+    """Fill ``stats[e]`` of every evaluated query ``e`` (parallel over chunks ``bounds``), or
+    ``errors[e]`` (why trec_eval stops there) and ``stop_rows[e]`` (the first row of the
+    judgment group it stops at): its judgments (a :data:`PrefsRows`) are rows
     ``indptr[q]:indptr[q + 1]`` of query ``q = judged_query[e]``, a row's document has
     position ``position[j_indptr[q] + row_doc[row]]``."""
     # (the tuple's fields as locals: see fastir.model.join._join_kernel)
@@ -90,7 +103,8 @@ def prefs_queries(bounds, judged_query, n_retrieved, judgments, position, want_p
         tree = np.zeros(most_docs + 1, dtype=np.int64)
         mark = np.full(most_docs, -1, dtype=np.int64)
         local = np.zeros(most_docs, dtype=np.int64)
-        keys = np.empty(16 if want_pairs else 0, dtype=np.int64)
+        owner = np.full(most_docs, -1, dtype=np.int64)
+        times = np.zeros(most_docs, dtype=np.int64)
         stamp = np.zeros(1, dtype=np.int64)
         g = np.zeros(N_G)
         scratch = GroupScratch(ec, tree, mark, local, stamp, g)  # (made in the loop: see RunRows)
@@ -99,43 +113,78 @@ def prefs_queries(bounds, judged_query, n_retrieved, judgments, position, want_p
             lo, hi = indptr[q], indptr[q + 1]
             for r in range(lo, hi):
                 d[r - lo] = position[j_indptr[q] + row_doc[r]]
-            n_keys = 0
-            s = stats[e]
-            start = lo
-            while start < hi:
-                end = start + 1
-                while end < hi and groups[end] == groups[start]:
-                    end += 1
-                err, keys, n_keys = _judgment_group(
-                    start, end, levels, subgroups, d[start - lo:], n_retrieved[e],
-                    j_indptr[q + 1] - j_indptr[q], scratch, want_pairs, keys, n_keys)
-                if err:
-                    errors[e] = err
-                    break
-                _add_group(g, s)
-                start = end
-            if want_pairs and errors[e] == 0:
-                _pair_sums(keys[:n_keys], j_indptr[q + 1] - j_indptr[q], n_retrieved[e], s)
+            repeats, most = _pair_repeats(lo, hi, groups, subgroups, row_doc, owner, times)
+            # (pair counts only where a pair may be stated twice, else 0 x 0; in 8 bits where
+            # no count can reach 256: a pair's count is at most its documents' rows' product)
+            size = j_indptr[q + 1] - j_indptr[q] if want_pairs and repeats else 0
+            rows = QueryRows(lo, hi, levels, groups, subgroups, d, n_retrieved[e])
+            if most * most < 256:
+                err, stop = _query_groups(rows, scratch, want_pairs, stats[e],
+                                          np.zeros((size, size), dtype=np.uint8))
+            else:
+                err, stop = _query_groups(rows, scratch, want_pairs, stats[e],
+                                          np.zeros((size, size), dtype=np.uint16))
+            errors[e], stop_rows[e] = err, stop
 
 
 @jit
-def _room(keys, used, more):
-    """``keys`` with room for ``more`` keys after the first ``used`` (grown by doubling)."""
-    if used + more <= len(keys):
-        return keys
-    size = max(2 * len(keys), used + more)
-    grown = np.empty(size, dtype=np.int64)
-    grown[:used] = keys[:used]
-    return grown
+def _query_groups(rows, scratch, want_pairs, s, counts):
+    """Count a query's judgment groups (``rows``: a :data:`QueryRows`) into its statistics
+    ``s``, in group order, and its pairs into ``counts`` (unless empty: then no pair is
+    stated twice); returns (error code, the first row of the group it stops at)."""
+    lo, hi, levels, groups, subgroups, d, n_ret = rows
+    start = lo
+    while start < hi:
+        end = start + 1
+        while end < hi and groups[end] == groups[start]:
+            end += 1
+        err = _judgment_group(start, end, levels, subgroups, d[start - lo:], n_ret, scratch,
+                              counts)
+        if err:
+            return err, start
+        _add_group(scratch.g, s)
+        start = end
+    if want_pairs and counts.shape[0] > 0:
+        _pair_sums(counts, n_ret, s)
+    elif want_pairs:
+        _distinct_pairs(s)
+    return 0, 0
 
 
 @jit
-def _judgment_group(start, end, levels, subgroups, d, n_ret, n_docs, scratch, want_pairs, keys,
-                    n_keys):
+def _pair_repeats(lo, hi, groups, subgroups, row_doc, owner, times):
+    """(whether query rows ``lo:hi`` may state a pair of documents twice: a document in two
+    judgment groups, or twice in a group of one subgroup, as a preference graph states each
+    of its pairs once; the most rows a document has). ``owner`` and ``times``: -1 and 0 for
+    each of the query's documents (left so)."""
+    repeats = False
+    most = 0
+    start = lo
+    while start < hi:
+        end = start + 1
+        while end < hi and groups[end] == groups[start]:
+            end += 1
+        single = subgroups[start] == subgroups[end - 1]  # (rows by subgroup in a group)
+        for r in range(start, end):
+            k = row_doc[r]
+            times[k] += 1
+            most = max(most, times[k])
+            if owner[k] < 0:
+                owner[k] = groups[r]
+            elif owner[k] != groups[r] or single:
+                repeats = True
+        start = end
+    for r in range(lo, hi):
+        owner[row_doc[r]] = -1
+        times[row_doc[r]] = 0
+    return repeats, most
+
+
+@jit
+def _judgment_group(start, end, levels, subgroups, d, n_ret, scratch, counts):
     """Count judgment group rows ``start:end`` (positions ``d[:end - start]``) into
-    ``scratch.g`` (``scratch``: a :data:`GroupScratch`), and with ``want_pairs`` add its
-    pairs' keys after the first ``n_keys`` of ``keys``; returns (error code, keys, keys
-    used)."""
+    ``scratch.g`` (``scratch``: a :data:`GroupScratch`), and its pairs into ``counts``
+    (unless it is empty); returns an error code."""
     ec, tree, mark, local, stamp, g = scratch
     g[:] = 0.0
     single = True
@@ -145,21 +194,14 @@ def _judgment_group(start, end, levels, subgroups, d, n_ret, n_docs, scratch, wa
             break
     if single:
         err = _ec_group(start, end, levels, d, n_ret, ec, tree, mark, stamp, g)
-        if err == 0 and want_pairs:
-            keys = _room(keys, n_keys, _n_pairs(g))
-            n_keys = _ec_pairs(end - start, d, ec, n_docs, n_ret, keys, n_keys)
-        return err, keys, n_keys
+        if err == 0 and counts.shape[0] > 0:
+            _ec_pairs(end - start, d, ec, counts)
+        return err
     err, bits, docs = _graph_group(start, end, levels, subgroups, d, n_ret, local, mark,
                                    stamp, g)
-    if err == 0 and want_pairs:
-        keys = _room(keys, n_keys, _n_pairs(g))
-        n_keys = _graph_pairs(bits, docs, n_docs, n_ret, keys, n_keys)
-    return err, keys, n_keys
-
-
-@helper
-def _n_pairs(g):
-    return np.int64(g[G_POSS_RET] + g[G_POSS_IMP] + g[G_NOT_OCCUR])
+    if err == 0 and counts.shape[0] > 0:
+        _graph_pairs(bits, docs, counts)
+    return err
 
 
 @helper
@@ -327,60 +369,67 @@ def _ec_rnonrel(d, ec, n_ec, n_ret, g):
 
 
 @jit
-def _ec_pairs(n, d, ec, n_docs, n_ret, keys, n_keys):
-    """Every (preferred, other) pair of a judgment group of classes, as keys."""
+def _ec_pairs(n, d, ec, counts):
+    """Count every (preferred, other) pair of a judgment group of classes into ``counts``
+    (by position)."""
     k = 0
     while ec[k] < n:
-        for j in range(ec[k + 1], n):
-            for i in range(ec[k], ec[k + 1]):
-                keys[n_keys] = _pair_key(d[i], d[j], n_docs, n_ret)
-                n_keys += 1
+        for i in range(ec[k], ec[k + 1]):  # (a row at a time: 5x faster than a column)
+            for j in range(ec[k + 1], n):
+                _count_pair(counts, d[i], d[j])
         k += 1
-    return n_keys
 
 
 @helper
-def _pair_key(a, b, n_docs, n_ret):
-    """A sortable key of the pair "position a preferred to position b": trec_eval's pair
-    loops go through the pairs (x, y), x < y, with y retrieved, then y not (x retrieved),
-    then neither, each by x then y; the lowest bit says which of the two is preferred."""
-    x, y = min(a, b), max(a, b)
-    loop = 0 if y < n_ret else (1 if x < n_ret else 2)
-    return ((loop * n_docs + x) * n_docs + y) * 2 + (1 if a > b else 0)
+def _distinct_pairs(s):
+    """The pair measures' sums and counts of a query stating each pair once: a pair's share
+    is 1 when fulfilled, else 0, so the sums are the fulfilled pairs (exact in any order)."""
+    s[PAIR_SUM_RET] = s[FUL_RET]
+    s[PAIR_N_RET] = s[POSS_RET]
+    s[PAIR_SUM_IMP] = s[FUL_RET] + s[FUL_IMP]
+    s[PAIR_N_IMP] = s[POSS_RET] + s[POSS_IMP]
+    s[PAIR_N] = s[POSS_RET] + s[POSS_IMP] + s[NOT_OCCUR]
 
 
 @jit
-def _pair_sums(keys, n_docs, n_ret, s):
-    """The pair measures' sums and counts: per pair of documents, trec_eval's count matrix
-    (unsigned short cells: they wrap at 65536) gives c[x][y] / (c[x][y] + c[y][x])."""
-    keys.sort()
+def _pair_sums(counts, n_ret, s):
+    """The pair measures' sums and counts from the pair counts (``counts[x, y]``: the
+    groups preferring position x to y), as m_prefs_pair*.c's three loops sum them: the pairs
+    x < y both retrieved, then x retrieved and y not, then neither."""
+    n = counts.shape[0]
     total = 0.0
-    total_ret = 0.0
-    counts = np.zeros(3)
-    i = 0
-    while i < len(keys):
-        pair = keys[i] >> 1
-        forward, backward = 0, 0
-        while i < len(keys) and keys[i] >> 1 == pair:
-            if keys[i] & 1:
-                backward += 1
-            else:
-                forward += 1
-            i += 1
-        forward, backward = forward % 65536, backward % 65536
-        if forward + backward == 0:
-            continue
-        loop = pair // (n_docs * n_docs)
-        counts[loop] += 1.0
-        if loop < 2:
-            total += forward / (forward + backward)
-        if loop == 0:
-            total_ret = total
-    s[PAIR_SUM_RET] = total_ret
-    s[PAIR_N_RET] = counts[0]
+    stated = np.zeros(3)
+    for x in range(n_ret):
+        total, stated[0] = _row_pairs(counts, x, x + 1, n_ret, total, stated[0])
+    s[PAIR_SUM_RET] = total
+    for x in range(n_ret):
+        total, stated[1] = _row_pairs(counts, x, n_ret, n, total, stated[1])
     s[PAIR_SUM_IMP] = total
-    s[PAIR_N_IMP] = counts[0] + counts[1]
-    s[PAIR_N] = counts[0] + counts[1] + counts[2]
+    for x in range(n_ret, n):
+        _, stated[2] = _row_pairs(counts, x, x + 1, n, 0.0, stated[2])
+    s[PAIR_N_RET] = stated[0]
+    s[PAIR_N_IMP] = stated[0] + stated[1]
+    s[PAIR_N] = stated[0] + stated[1] + stated[2]
+
+
+@helper
+def _row_pairs(counts, x, lo, hi, total, stated):
+    """(``total`` plus the shares of the pairs (x, y), ``lo <= y < hi``, stated by some
+    group, and ``stated`` plus their number): a pair's share c[x][y] / (c[x][y] +
+    c[y][x])."""
+    for y in range(lo, hi):
+        forward, backward = np.int64(counts[x, y]), np.int64(counts[y, x])
+        if forward + backward > 0:
+            stated += 1.0
+            total += forward / (forward + backward)
+    return total, stated
+
+
+@helper
+def _count_pair(counts, a, b):
+    """One more group prefers position a to b (16-bit counts wrap at 65536 to 0, as
+    trec_eval's; 8-bit counts are used where no count reaches 256)."""
+    counts[a, b] = (np.int64(counts[a, b]) + 1) & 0xFFFF
 
 
 # -- preference graphs (a judgment group of several subgroups) ------------------------------
@@ -409,15 +458,14 @@ def _graph_group(start, end, levels, subgroups, d, n_ret, local, mark, stamp, g)
 
 
 @jit
-def _graph_pairs(bits, docs, n_docs, n_ret, keys, n_keys):
-    """Every (preferred, other) pair of a closed graph, as keys."""
+def _graph_pairs(bits, docs, counts):
+    """Count every (preferred, other) pair of a closed graph into ``counts`` (by
+    position)."""
     m = len(docs)
     for i in range(m):
         for j in range(m):
             if (bits[i, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
-                keys[n_keys] = _pair_key(docs[i], docs[j], n_docs, n_ret)
-                n_keys += 1
-    return n_keys
+                _count_pair(counts, docs[i], docs[j])
 
 
 @jit

@@ -42,6 +42,20 @@ TREC_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 TREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 GAINS = {"log2": K.GAIN_LINEAR, "exp-log2": K.GAIN_EXP}
+
+#: The notation of the families' formulas (:attr:`Family.formula`).
+FORMULA_NOTATION = (
+    "A query's ranking d_1 .. d_n is the run's documents by score descending (ties: docno "
+    "descending), cut at max_docs, without the unjudged ones under judged_only. l_i is the "
+    "label of d_i; rel the relevance level: the measure's rel= if given, else the "
+    "evaluation's (1 for the measures whose gains are the labels: nDCG, DCG, G, RBP, ERR...); "
+    "rel_i = 1 when d_i is judged with l_i >= rel, else 0; R: the judged documents "
+    "with a label >= rel; N: those with 0 <= label < rel; r(k) = rel_1 + ... + rel_k, the "
+    "relevant documents in the top k (ranks beyond n count 0); P@i = r(i) / i. k is the "
+    "cutoff (n when it may be left out and is). The gain g(l) of a label is l when l >= rel "
+    "and l >= 1, else 0 (dcg='exp-log2': 2^l - 1; gains='1=3,2=9': the table's gain, other "
+    "labels their own). log2 is the base-2 logarithm: rank i is discounted by log2(i + 1). "
+    "A division by 0 gives 0 unless said otherwise.")
 STRING = -1  # kernel kind of measures whose value is text (relstring)
 
 
@@ -201,6 +215,9 @@ CWL_PARAMS = (Param("min_rel", "int", 0, doc="the label of gain 0"),
 CWL_T = Param("T", "float", 1.0, low=0.0, open=True, doc="the expected gain (target)")
 CWL_NOTE = (" Gains: (clip(label, min_rel, max_rel) - min_rel) / (max_rel - min_rel); the "
             "ranking is cut or padded to 1000 documents as cwl_eval's (ir_measures' cwl_eval).")
+CWL_FORMULA = ("sum over i <= 1000 of W(i) g_i (the ranking padded with gains 0), W(i) = "
+               "P(i) / sum over j of P(j), P(i) = C(1) ... C(i-1), g_i = (clip(l_i, min_rel, "
+               "max_rel) - min_rel) / (max_rel - min_rel) (0 not judged); ")
 
 
 def _cwl_check(values):
@@ -215,6 +232,8 @@ ALPHA = Param("alpha", "float", 0.5, low=0.0, high=1.0, doc="novelty: an intent'
               "shrinks by (1 - alpha) with every document above relevant to it")
 DIVERSITY_NOTE = (" Needs subtopic judgments (qid subtopic docno label); intents S are the "
                   "subtopics judged relevant somewhere; relevant means label >= rel.")
+DIVERSITY_GAIN = ("; gain_i = sum over the intents s that d_i is relevant to of "
+                  "(1 - alpha)^c_s, c_s: the documents above d_i relevant to s")
 
 #: Cutoff parameters: the ``@`` of a measure.
 RANK = Param("cutoff", "rank", doc="rank cutoff k")
@@ -226,35 +245,53 @@ MULT = Param("cutoff", "float", low=0.0, doc="multiple of R")
 #: The preference measures (trec_eval's prefs_*): (family, kernel kind, trec_eval name, doc),
 #: in trec_eval's print order. "ful": preferences fulfilled (the preferred document ranked
 #: above the other, or the other not retrieved); "poss": preferences possible.
-PREFS_FAMILIES = (
+PREFS_FAMILIES = (  # (name, kernel kind, trec_eval name, doc, formula)
     ("PrefsPoss", PK.NUM_POSS, "prefs_num_prefs_poss", "Number of preferences possible "
-     "(retrieved or not)."),
+     "(retrieved or not).", "sum over the judgment groups of their preferences"),
     ("PrefsFul", PK.NUM_FUL, "prefs_num_prefs_ful", "Number of preferences fulfilled (one of "
-     "the two retrieved counts; neither retrieved fails)."),
+     "the two retrieved counts; neither retrieved fails).",
+     "sum over the judgment groups of their fulfilled preferences"),
     ("PrefsFulRet", PK.NUM_FUL_RET, "prefs_num_prefs_ful_ret", "Number of preferences "
-     "fulfilled among retrieved documents (both retrieved)."),
-    ("PrefsSimp", PK.SIMP, "prefs_simp", "Preferences fulfilled over preferences possible."),
+     "fulfilled among retrieved documents (both retrieved).",
+     "sum over the judgment groups of their fulfilled preferences of two retrieved documents"),
+    ("PrefsSimp", PK.SIMP, "prefs_simp", "Preferences fulfilled over preferences possible.",
+     "PrefsFul / PrefsPoss"),
     ("PrefsPair", PK.PAIR, "prefs_pair", "The fulfilled share of each document pair's "
-     "preferences (over its judgment groups), averaged over the pairs."),
+     "preferences (over its judgment groups), averaged over the pairs.",
+     "mean over the pairs {x, y} some judgment group states of f / (f + b): f (b) the groups "
+     "preferring the one ranked higher (lower); 0 for a pair of which neither is retrieved"),
     ("PrefsAvgJG", PK.AVGJG, "prefs_avgjg", "Preferences fulfilled over possible within a "
-     "judgment group, averaged over the query's groups."),
+     "judgment group, averaged over the query's groups.",
+     "mean over the query's judgment groups of fulfilled / possible (0 for a group stating "
+     "no preference)"),
     ("PrefsAvgJGRnonrel", PK.AVGJG_RNONREL, "prefs_avgjg_Rnonrel", "prefs_avgjg with the "
      "non-relevant documents (level 0) of each group counted as many as its relevant ones "
-     "R (the first R by rank), akin to bpref."),
-    ("PrefsSimpRet", PK.SIMP_RET, "prefs_simp_ret", "prefs_simp over pairs both retrieved."),
-    ("PrefsPairRet", PK.PAIR_RET, "prefs_pair_ret", "prefs_pair over pairs both retrieved."),
+     "R (the first R by rank), akin to bpref.",
+     "PrefsAvgJG with each group's non-relevant documents (level 0) cut to the first R_g by "
+     "rank, or completed by R_g - N_g never retrieved (R_g, N_g: its relevant and "
+     "non-relevant documents)"),
+    ("PrefsSimpRet", PK.SIMP_RET, "prefs_simp_ret", "prefs_simp over pairs both retrieved.",
+     "PrefsFulRet / the preferences of two retrieved documents"),
+    ("PrefsPairRet", PK.PAIR_RET, "prefs_pair_ret", "prefs_pair over pairs both retrieved.",
+     "PrefsPair over the pairs of two retrieved documents"),
     ("PrefsAvgJGRet", PK.AVGJG_RET, "prefs_avgjg_ret", "prefs_avgjg over pairs both "
-     "retrieved."),
+     "retrieved.", "mean over the query's judgment groups of fulfilled / possible among "
+     "the preferences of two retrieved documents"),
     ("PrefsAvgJGRnonrelRet", PK.AVGJG_RNONREL_RET, "prefs_avgjg_Rnonrel_ret",
-     "prefs_avgjg_Rnonrel over retrieved documents."),
+     "prefs_avgjg_Rnonrel over retrieved documents.",
+     "PrefsAvgJGRet with PrefsAvgJGRnonrel's recount among the retrieved documents"),
     ("PrefsSimpImp", PK.SIMP_IMP, "prefs_simp_imp", "prefs_simp over pairs of which one or "
-     "both are retrieved."),
+     "both are retrieved.", "PrefsFul / the preferences of which one or both documents are "
+     "retrieved"),
     ("PrefsPairImp", PK.PAIR_IMP, "prefs_pair_imp", "prefs_pair over pairs of which one or "
-     "both are retrieved."),
+     "both are retrieved.", "PrefsPair over the pairs of which one or both are retrieved"),
     ("PrefsAvgJGImp", PK.AVGJG_IMP, "prefs_avgjg_imp", "prefs_avgjg over pairs of which one "
-     "or both are retrieved."),
+     "or both are retrieved.", "mean over the query's judgment groups of fulfilled / "
+     "possible among the preferences of which one or both documents are retrieved"),
 )
 PREFS_COUNTS = (PK.NUM_POSS, PK.NUM_FUL, PK.NUM_FUL_RET)  # summed over queries, not averaged
+PREFS_FULFILLED = ("; a judgment group's preference A > B is fulfilled when A is retrieved "
+                   "and ranked above B, or B is not retrieved")
 PREFS_NOTE = (" Needs preference judgments (read_prefs; trec_eval -R prefs or qrels_prefs); "
               "ties in the run ranked by docno ascending, as trec_eval ranks for them.")
 GROUPS_NOTE = (" Needs judgment groups (read_judgment_groups; trec_eval -R qrels_jg): qrels "
@@ -315,7 +352,9 @@ class Family:
     them together, or None. ``invalid``: what a NaN from its kernel case means (the inputs
     it is not defined on), raised as an error naming the measure and the query.
     ``versions``: the trec_eval versions that have it. ``examples``: names the tests
-    evaluate (the last is listed).
+    evaluate (the last is listed). ``formula``: what its value is on a query, in the
+    notation of :data:`FORMULA_NOTATION` (checked against tests/naive.py; the catalogue and
+    ``fastir measures`` show it).
 
     Two paths read other judgments than qrels (trec_eval's other ``-R`` formats): "prefs"
     (preference judgments, :class:`fastir.model.prefs.Prefs`: their own kernel,
@@ -323,12 +362,13 @@ class Family:
     groups, :class:`fastir.model.prefs.JudgmentGroups`): the family ``per_group`` names,
     with the same cutoff and level, on each judgment group of a query, averaged over them."""
 
-    def __init__(self, name, kind, doc, *, path="ranks", cutoff=None, cutoff_required=False,
-                 params=(REL,), aggregate="mean", unjudged=False, level_free=False,
-                 integer=False, empty="zero", ideal="none", num_docs=None, check=None,
-                 invalid=None, trec=(), versions=("10.0", "9.0.8"), aliases=(), ranx=(),
-                 examples=(), per_group=None):
+    def __init__(self, name, kind, doc, *, formula, path="ranks", cutoff=None,
+                 cutoff_required=False, params=(REL,), aggregate="mean", unjudged=False,
+                 level_free=False, integer=False, empty="zero", ideal="none", num_docs=None,
+                 check=None, invalid=None, trec=(), versions=("10.0", "9.0.8"), aliases=(),
+                 ranx=(), examples=(), per_group=None):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
+        self.formula = formula
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
         self.params = {p.name: p for p in (*params, JUDGED_ONLY)}
         self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
@@ -345,81 +385,110 @@ class Family:
 FAMILIES = {f.name: f for f in (
     Family("NumQ", K.NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
            aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_q", 1, per_query=False),)),
+           trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query"),
     Family("NumRet", K.NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
            path="counts", params=(), aggregate="sum", integer=True,
-           trec=(TrecName("num_ret", 2),)),
+           trec=(TrecName("num_ret", 2),), formula="n"),
     Family("NumRel", K.NUM_REL, "Number of judged documents with label >= rel.",
            path="counts", aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_rel", 3),)),
+           trec=(TrecName("num_rel", 3),), formula="R"),
     Family("NumRelRet", K.NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
-           aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),)),
+           aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),), formula="r(n)"),
     Family("NumNonRelJudgedRet", K.NUM_NONREL_JUDGED_RET,
            "Number of judged non-relevant documents retrieved.", path="set", aggregate="sum",
-           integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),)),
+           integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),),
+           formula="#{i <= n : 0 <= l_i < rel}"),
     Family("AP", K.AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
                                                           cut=True)),
            aliases=("MAP",), ranx=("map",),
-           examples=("AP", "AP@3")),
+           examples=("AP", "AP@3"),
+           formula="sum of P@i over the ranks i <= k with rel_i = 1, divided by R (map: k = n; "
+                   "map_cut_k: the top k, still over R)"),
     Family("GMAP", K.AP, "Average precision, summarised by the geometric mean (values floored "
-           "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),)),
+           "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),),
+           formula="exp(mean over the queries of log(max(AP, 1e-5)))"),
     Family("Rprec", K.RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
-           aliases=("RPrec",), ranx=("r-precision",)),
+           aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R"),
     Family("Bpref", K.BPREF, "Binary preference (Buckley & Voorhees).", path="own",
-           unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",)),
+           unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",),
+           formula="sum over the relevant retrieved d of (1 - min(m_d, R) / min(N, R)), divided by "
+                   "R; m_d: the judged non-relevant documents ranked above d (a term is 1 when m_d "
+                   "= 0; unjudged documents are skipped)"),
     Family("RR", K.RR, "Reciprocal rank of the first relevant document (within the cutoff).",
            cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
-           examples=("RR", "RR@2")),
+           examples=("RR", "RR@2"), formula="1 / i for the first i <= k with rel_i = 1; 0 if none"),
     Family("IPrec", K.IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
            "rounding).", path="set", cutoff=RECALL, cutoff_required=True,
            trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
-           examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0")),
+           examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0"),
+           formula="max of P@i over the ranks i >= i_c: c = lround(x R) (x the recall level; "
+                   "9.0.8: (long)(x R + 0.9)), i_c the rank of the c-th relevant document "
+                   "retrieved (the first for c = 0); 0 when c > r(n)"),
     Family("P", K.P, "Precision at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
            ranx=("precision",),
-           examples=("P@1", "P@5", "P(rel=2)@5")),
+           examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k"),
     Family("RelString", STRING, "The labels of the top k (default 10) as text, as "
            "trec_eval's relstring.", path="counts", cutoff=DEPTH, params=(), aggregate="none",
            unjudged=True, trec=(TrecName("relstring", 12, "single"),),
-           examples=("RelString@3",)),
+           examples=("RelString@3",),
+           formula="the labels of d_1 .. d_k as characters: 0-9, '>' above 9, '-' a document not "
+                   "judged, '.' a negative label"),
     Family("R", K.RECALL, "Recall at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
            ranx=("recall",),
-           examples=("R@3", "R@50")),
+           examples=("R@3", "R@50"), formula="r(k) / R"),
     Family("infAP", K.INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
-           "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),)),
+           "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),),
+           formula="sum over the relevant retrieved d_j (j its 0-based rank) of 1 if j = 0, else "
+                   "1/(j+1) + (j/(j+1)) (a/j) ((b + e)/(b + c + 2e)), divided by R: above d_j, b "
+                   "relevant and c judged non-relevant documents, a = b + c + the documents of "
+                   "negative label; e = 1e-5 (documents not in the qrels count in j only)"),
     Family("GMBpref", K.BPREF, "Bpref, summarised by the geometric mean (values floored at "
            "1e-5).", path="own", aggregate="gmean", unjudged=True,
-           trec=(TrecName("gm_bpref", 15, per_query=False),)),
+           trec=(TrecName("gm_bpref", 15, per_query=False),),
+           formula="exp(mean over the queries of log(max(Bpref, 1e-5)))"),
     Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).", path="set",
            cutoff=MULT, cutoff_required=True,
            trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
-           examples=("RprecMult@0.2", "RprecMult@1.5")),
+           examples=("RprecMult@0.2", "RprecMult@1.5"),
+           formula="P@c, c = (long)(x R + 0.9) (x the multiple; r(n) / c when c > n); 0 when c = "
+                   "0"),
     Family("Utility", K.UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
            "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
            num_docs="read", empty="emptied", trec=(TrecName("utility", 17, "single"),),
-           examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)")),
+           examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)"),
+           formula="a r(n) + b (n - r(n)) + c (R - r(n)) + d (num_docs - n - R + r(n))"),
     Family("IPrecAvg", K.IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
            path="own", trec=(TrecName("11pt_avg", 18, "single"),),
-           examples=("IPrecAvg", "IPrecAvg(recalls='0.25,0.5,0.75')")),
+           examples=("IPrecAvg", "IPrecAvg(recalls='0.25,0.5,0.75')"),
+           formula="mean of IPrec@x over the recall levels x (0, 0.1, ..., 1)"),
     Family("BinG", K.BING, "Binary G (trec_eval binG).", path="own",
-           trec=(TrecName("binG", 19),), aliases=("binG",)),
+           trec=(TrecName("binG", 19),), aliases=("binG",),
+           formula="sum over the relevant retrieved d_i of 1 / log2(2 + m_i), divided by R; m_i: "
+                   "the documents above d_i that are not relevant; 0 when none is retrieved"),
     Family("G", K.G, "Gain discounted by the ideal gain still missing (trec_eval G).",
            path="own", params=(REL, GAIN_TABLE), level_free=True, ideal="whole",
-           trec=(TrecName("G", 20, "single"),)),
+           trec=(TrecName("G", 20, "single"),),
+           formula="sum over i <= n of g_i / log2(2 + C_i - (g_1 + ... + g_i)), divided by the sum "
+                   "of the ideal gains: g_i = l_i (0 below 1), C_i = sum over j <= i of max(I_j, "
+                   "1), I the judged documents' gains descending (0 beyond them)"),
     Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
            invalid=EXP_GAIN_OVERFLOW, trec=(TrecName("dcg", 21, "single", all_trec=False),),
-           versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')")),
+           versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')"),
+           formula="sum over i <= k of g(l_i) / log2(i + 1)"),
     Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, invalid=EXP_GAIN_OVERFLOW,
            empty="value", ideal="cutoff",
            trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
-           examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2")),
+           examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2"),
+           formula="sum over i <= k of I_i / log2(i + 1); I: the positive gains of every judged "
+                   "document, descending"),
     Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
@@ -428,48 +497,61 @@ FAMILIES = {f.name: f for f in (
                  TrecName("ndcg_cut", 26, "cut", TREC_CUTOFFS, cut=True)),
            aliases=("NDCG",), ranx=("ndcg",),
            examples=("nDCG", "nDCG@3", "nDCG@20", "nDCG(dcg='exp-log2')@5", "nDCG(rel=2)@5",
-                     "nDCG(gains='1=3,2=9')")),
+                     "nDCG(gains='1=3,2=9')"),
+           formula="DCG@k / IDCG@k = sum over i <= k of g(l_i) / log2(i + 1), divided by the same "
+                   "sum over I, the positive gains of every judged document (retrieved or not) "
+                   "descending; 0 when that is 0. trec_eval's ndcg: g(l) = l for l >= 1 (whatever "
+                   "-l), k = n for the run and all of I"),
     Family("nDCGRel", K.NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
-           trec=(TrecName("ndcg_rel", 24, "single"),)),
+           trec=(TrecName("ndcg_rel", 24, "single"),),
+           formula="mean over the R' documents of positive gain of nDCG@i at the rank i of each "
+                   "retrieved one, and of nDCG@n for each one not retrieved"),
     Family("RnDCG", K.RNDCG, "nDCG averaged at the R levels where the ideal gain changes.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("Rndcg", 25, "single"),),
-           aliases=("Rndcg",)),
+           aliases=("Rndcg",),
+           formula="mean of nDCG@b over the ranks b that end a grade of the ideal ranking (its "
+                   "gain drops after b), and over n when the ranking is longer than the ideal; 0 "
+                   "when R = 0"),
     Family("RelP", K.REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
            cutoff_required=True,
            trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
-           examples=("RelP@3",)),
+           examples=("RelP@3",), formula="r(k) / min(k, R)"),
     Family("Success", K.SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
            ranx=("hit_rate",),
-           examples=("Success@2",)),
+           examples=("Success@2",), formula="1 if r(k) > 0, else 0"),
     Family("Hits", K.HITS, "Relevant documents in the top k (the whole ranking without k), "
-           "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5")),
+           "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5"),
+           formula="r(k)"),
     Family("F1", K.F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
-           examples=("F1", "F1@5")),
+           examples=("F1", "F1@5"), formula="2 P Q / (P + Q), P = r(k) / k, Q = r(k) / R"),
     Family("FallOut", K.FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
            "top k over all judged non-relevant documents (label < rel); 0 without one "
            "(torchmetrics' RetrievalFallOut with empty_target_action='neg').", cutoff=RANK,
            ideal="whole",
-           examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5")),
+           examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5"),
+           formula="#{i <= k : 0 <= l_i < rel} / N"),
     Family("SetP", K.SET_P, "Precision of the whole ranking.", path="set",
-           trec=(TrecName("set_P", 30),)),
+           trec=(TrecName("set_P", 30),), formula="r(n) / n"),
     Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            path="set",
-           trec=(TrecName("set_relative_P", 31),)),
+           trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)"),
     Family("SetR", K.SET_R, "Recall of the whole ranking.", path="set",
-           trec=(TrecName("set_recall", 32),)),
+           trec=(TrecName("set_recall", 32),), formula="r(n) / R"),
     Family("SetAP", K.SET_AP, "Set precision times set recall.", path="set",
-           trec=(TrecName("set_map", 33),)),
+           trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)"),
     Family("SetF", K.SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
            "as trec_eval.", path="set", params=(REL, Param("beta", "float", 1.0, low=0.0)),
            trec=(TrecName("set_F", 34, "single"),),
-           examples=("SetF", "SetF(beta=0.5)")),
+           examples=("SetF", "SetF(beta=0.5)"),
+           formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R"),
     Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            path="set",
-           empty="value", trec=(TrecName("yaap", 37, all_trec=False),)),
+           empty="value", trec=(TrecName("yaap", 37, all_trec=False),),
+           formula="ln((1 + s) / (1 + R - s)), s = sum of P@i over the ranks i with rel_i = 1"),
     Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
            path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True), REL,
                                Param("scaled", "bool", True, doc="gains divided by the "
@@ -477,124 +559,167 @@ FAMILIES = {f.name: f for f in (
                                      "themselves (ranx's rbp.95)")),
            level_free=True, ideal="top", trec=(TrecName("rbp", 38, "single"),),
            versions=("10.0",),
-           examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)")),
+           examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)"),
+           formula="(1 - p) sum over i <= n of g_i p^(i-1): g_i = l_i / L (L the query's largest "
+                   "label when above 1), 0 below rel and below 1; scaled=False: g_i = l_i"),
     Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
-           trec=(TrecName("rbp_resid", 39),), versions=("10.0",)),
+           trec=(TrecName("rbp_resid", 39),), versions=("10.0",),
+           formula="p^n + (1 - p) sum over the unjudged d_i (not judged, or a negative label) of "
+                   "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged"),
     Family("ERR", K.ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
            "user stops at a document with probability (2^label - 1) / 2^max_grade; labels "
            "above max_grade are refused, as gdeval refuses them.", path="own", cutoff=RANK,
            params=(MAX_GRADE,), level_free=True, ideal="top", invalid=LABEL_ABOVE_MAX_GRADE,
-           examples=("ERR", "ERR(max_grade=3)@3", "ERR@5")),
+           examples=("ERR", "ERR(max_grade=3)@3", "ERR@5"),
+           formula="sum over i <= k of (R_i / i) prod over j < i of (1 - R_j), R_i = (2^l_i - 1) / "
+                   "2^max_grade (0 when l_i <= 0)"),
     Family("nERR", K.NERR, "ERR divided by the ERR of the ideal ranking (judged labels > 0, "
            "descending; NTCIREVAL's nERR with gdeval's stop probabilities).", path="own",
            cutoff=RANK, params=(MAX_GRADE,), level_free=True, ideal="cutoff",
-           invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5")),
+           invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5"),
+           formula="ERR@k divided by ERR@k of the ideal ranking (the positive labels, descending); "
+                   "0 without a positive label"),
     Family("Judged", K.JUDGED, "Share of the top k with a judgment (any label, negative "
            "ones too), over min(k, n) (ir_measures' Judged; trec_eval's unj divides by k and "
            "counts negative labels as unjudged).", path="own", cutoff=RANK, params=(),
-           unjudged=True, examples=("Judged", "Judged@3")),
+           unjudged=True, examples=("Judged", "Judged@3"),
+           formula="#{i <= min(k, n) : d_i judged} / min(k, n)"),
     Family("Accuracy", K.ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
            "N the collection size (num_docs, trec_eval -N): the seed documents' Boolean "
            "accuracy, not ir_measures' pairwise Accuracy.", cutoff=RANK, empty="value",
            num_docs="required", invalid="num_docs is smaller than the documents retrieved "
-           "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5")),
+           "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5"),
+           formula="(TP + TN) / num_docs: TP = r(k), FP = min(k, n) - TP, FN = R - TP, TN = "
+                   "num_docs - TP - FP - FN"),
     Family("Compat", K.COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
            "2021): rank-biased overlap (persistence p) with the judged documents by label, "
            "normalised by the ideal's own (ir_measures' depth max(n, |ideal|)).", path="own",
            params=(Param("p", "float", 0.95, low=0.0, high=1.0, open=True),
                    Param("normalize", "bool", True)),
            level_free=True, ideal="whole",
-           examples=("Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)")),
+           examples=("Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)"),
+           formula="RBO(d, I) / RBO(I, I), RBO(a, b) = sum over i <= D of p^(i-1) |{a_1..a_i} & "
+                   "{b_1..b_i}| / i, divided by sum over i <= D of p^(i-1); I: the documents of "
+                   "positive label, label descending (ties in ranking order, those not retrieved "
+                   "last); D = max(n, |I|); normalize=False: RBO(d, I)"),
     Family("BPM", K.BPM, "Bejewelled player model, static (Zhang et al. 2017), as cwl_eval: "
            "the user stops once the gain reaches T or at rank k; C/W/L expected utility per "
            "item." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS + (Param("T", "float", 1.0, low=0.0, doc="target gain"),),
            level_free=True, check=_cwl_check, examples=("BPM(max_rel=3)@5",
-                                                        "BPM(T=2,max_rel=2)@10")),
+                                                        "BPM(T=2,max_rel=2)@10"),
+           formula=CWL_FORMULA + "C(i) = 1 while g_1 + ... + g_i < T and i < k, else 0"),
     Family("SDCG", K.SDCG, "Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains in [0, 1] over "
            "the DCG@k of k fully relevant documents." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS + (Param("dcg", "choice", "log2",
                                                             choices=("log2",)),),
            level_free=True, check=_cwl_check,
-           examples=("SDCG(max_rel=3)@5", "SDCG(min_rel=1,max_rel=2)@3")),
+           examples=("SDCG(max_rel=3)@5", "SDCG(min_rel=1,max_rel=2)@3"),
+           formula=CWL_FORMULA + "C(i) = log2(i + 1) / log2(i + 2) for i < k, else 0"),
     Family("NERR8", K.NERR8, "Not (but nearly) ERR, eq. 8 of Azzopardi, Mackenzie & Moffat "
            "2021: C(i) = 1 - g(i) before rank k." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS, level_free=True, check=_cwl_check,
-           examples=("NERR8(max_rel=3)@5",)),
+           examples=("NERR8(max_rel=3)@5",),
+           formula=CWL_FORMULA + "C(i) = 1 - g_i for i < k, else 0"),
     Family("NERR9", K.NERR9, "Not (but nearly) ERR, eq. 9: C(i) = i/(i+1) (1 - g(i)) before "
            "rank k." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS, level_free=True, check=_cwl_check,
-           examples=("NERR9(max_rel=3)@5",)),
+           examples=("NERR9(max_rel=3)@5",),
+           formula=CWL_FORMULA + "C(i) = i / (i + 1) (1 - g_i) for i < k, else 0"),
     Family("NERR10", K.NERR10, "Not (but nearly) ERR, eq. 10: C(i) = p (1 - g(i))."
            + CWL_NOTE, path="own",
            params=CWL_PARAMS + (Param("p", "float", 0.9, low=0.0, high=1.0),),
            level_free=True, check=_cwl_check,
-           examples=("NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)")),
+           examples=("NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)"),
+           formula=CWL_FORMULA + "C(i) = p (1 - g_i)"),
     Family("NERR11", K.NERR11, "Not (but nearly) ERR, eq. 11: C(i) = ((i + 2T - 1) / "
            "(i + 2T))^2 (1 - g(i))." + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,),
            level_free=True, check=_cwl_check,
-           examples=("NERR11(max_rel=3)", "NERR11(T=2,max_rel=2)")),
+           examples=("NERR11(max_rel=3)", "NERR11(T=2,max_rel=2)"),
+           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)"),
     Family("INST", K.INST, "INST (Moffat et al. 2015): C(i) = ((i + T + T_i - 1) / "
            "(i + T + T_i))^2, T_i = T - the gain so far." + CWL_NOTE, path="own",
            params=CWL_PARAMS + (CWL_T,), level_free=True, check=_cwl_check,
-           examples=("INST(max_rel=3)", "INST(T=3,max_rel=3)")),
+           examples=("INST(max_rel=3)", "INST(T=3,max_rel=3)"),
+           formula=CWL_FORMULA + "C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - (g_1 + "
+                   "... + g_i)"),
     Family("INSQ", K.INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
            + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,), level_free=True,
-           check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)")),
+           check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)"),
+           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2"),
     Family("alpha_nDCG", K.ALPHA_NDCG, "alpha-nDCG (Clarke et al. 2008) as ndeval: novelty-"
            "discounted gains over the greedy ideal's." + DIVERSITY_NOTE, path="subtopics",
            cutoff=RANK, cutoff_required=True, params=(REL, ALPHA),
-           examples=("alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@3", "alpha_nDCG(rel=2)@10")),
+           examples=("alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@3", "alpha_nDCG(rel=2)@10"),
+           formula="sum over i <= k of gain_i / log2(i + 1), divided by the same sum of the "
+                   "greedy ideal ranking (at each rank the judged document of the largest "
+                   "gain); 0 when the run gains nothing" + DIVERSITY_GAIN),
     Family("alpha_DCG", K.ALPHA_DCG, "alpha-DCG as ndeval: over the DCG of a ranking relevant "
            "to every intent at every rank." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
-           cutoff_required=True, params=(REL, ALPHA), examples=("alpha_DCG@5",)),
+           cutoff_required=True, params=(REL, ALPHA), examples=("alpha_DCG@5",),
+           formula="sum over i <= k of gain_i / log2(i + 1), divided by the sum over i <= k "
+                   "of |S| (1 - alpha)^(i-1) / log2(i + 1)" + DIVERSITY_GAIN),
     Family("ERR_IA", K.ERR_IA, "Intent-aware ERR as ndeval: alpha is each intent's stop "
            "probability, over a ranking relevant to every intent at every rank."
            + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
-           params=(REL, ALPHA), examples=("ERR_IA@5", "ERR_IA(alpha=0.7)@2")),
+           params=(REL, ALPHA), examples=("ERR_IA@5", "ERR_IA(alpha=0.7)@2"),
+           formula="sum over i <= k of gain_i / i, divided by the sum over i <= k of |S| "
+                   "(1 - alpha)^(i-1) / i" + DIVERSITY_GAIN),
     Family("nERR_IA", K.NERR_IA, "Intent-aware ERR over the greedy ideal's (ndeval)."
            + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
-           params=(REL, ALPHA), examples=("nERR_IA@5", "nERR_IA@1")),
+           params=(REL, ALPHA), examples=("nERR_IA@5", "nERR_IA@1"),
+           formula="sum over i <= k of gain_i / i, divided by the same sum of the greedy "
+                   "ideal ranking" + DIVERSITY_GAIN),
     Family("NRBP", K.NRBP, "Novelty- and rank-biased precision (Clarke et al. 2009) as "
            "ndeval, over the whole ranking." + DIVERSITY_NOTE, path="subtopics",
            params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
                                      doc="persistence")),
-           examples=("NRBP", "NRBP(alpha=0.3,beta=0.8)")),
+           examples=("NRBP", "NRBP(alpha=0.3,beta=0.8)"),
+           formula="(1 - (1 - alpha) beta) / |S| sum over i <= n of beta^(i-1) gain_i"
+                   + DIVERSITY_GAIN),
     Family("nNRBP", K.NNRBP, "NRBP over the greedy ideal's (ndeval; 0 where it has no "
            "intent, where ndeval divides 0 by 0)." + DIVERSITY_NOTE, path="subtopics",
            params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
                                      doc="persistence")),
-           examples=("nNRBP", "nNRBP(beta=0.8)")),
+           examples=("nNRBP", "nNRBP(beta=0.8)"),
+           formula="NRBP divided by the NRBP of the greedy ideal ranking; 0 when that is 0"
+                   + DIVERSITY_GAIN),
     Family("P_IA", K.P_IA, "Intent-aware precision: relevant (document, intent) pairs in the "
            "top k over k S (ndeval)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
-           cutoff_required=True, examples=("P_IA@5", "P_IA(rel=2)@3")),
+           cutoff_required=True, examples=("P_IA@5", "P_IA(rel=2)@3"),
+           formula="sum over i <= k of |{s : d_i relevant to s}|, divided by k |S|"),
     Family("StRecall", K.ST_RECALL, "Subtopic recall: the intents covered in the top k over S "
            "(ndeval's strec)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
-           cutoff_required=True, examples=("StRecall@5", "StRecall@1")),
+           cutoff_required=True, examples=("StRecall@5", "StRecall@1"),
+           formula="|{s : some d_i, i <= k, is relevant to s}| / |S|"),
     Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
-           examples=("Unj@3",)),
+           examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k"),
     *(Family(name, kind, doc + PREFS_NOTE, path="prefs", params=(), empty="value",
              aggregate="sum" if kind in PREFS_COUNTS else "mean",
              integer=kind in PREFS_COUNTS, trec=(TrecName(trec, 36 + k / 100,
-                                                          all_trec=False),))
-      for k, (name, kind, trec, doc) in enumerate(PREFS_FAMILIES, 1)),
+                                                          all_trec=False),),
+             formula=formula + PREFS_FULFILLED)
+      for k, (name, kind, trec, doc, formula) in enumerate(PREFS_FAMILIES, 1)),
     Family("APAvgJG", K.AP, "Average precision averaged over the query's judgment groups "
            "(trec_eval's map_avgjg)." + GROUPS_NOTE, path="groups", per_group="AP",
-           trec=(TrecName("map_avgjg", 36.15, all_trec=False),)),
+           trec=(TrecName("map_avgjg", 36.15, all_trec=False),),
+           formula="mean over the query's judgment groups of AP on the group's judgments"),
     Family("PAvgJG", K.P, "Precision at k averaged over the query's judgment groups "
            "(trec_eval's P_avgjg)." + GROUPS_NOTE, path="groups", per_group="P", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("P_avgjg", 36.16, "cut", TREC_CUTOFFS,
                                                 cut=True, all_trec=False),),
-           examples=("PAvgJG@1", "PAvgJG@5")),
+           examples=("PAvgJG@1", "PAvgJG@5"),
+           formula="mean over the query's judgment groups of P@k on the group's judgments"),
     Family("RprecMultAvgJG", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9) "
            "averaged over the query's judgment groups (trec_eval's Rprec_mult_avgjg)."
            + GROUPS_NOTE, path="groups", per_group="RprecMult", cutoff=MULT,
            cutoff_required=True, trec=(TrecName("Rprec_mult_avgjg", 36.17, "cut", TREC_MULTS,
                                                 cut=True, all_trec=False),),
-           examples=("RprecMultAvgJG@0.2", "RprecMultAvgJG@1.5")),
+           examples=("RprecMultAvgJG@0.2", "RprecMultAvgJG@1.5"),
+           formula="mean over the query's judgment groups of RprecMult@x on the group's judgments"),
 )}
 
 #: trec_eval names: name -> (family, TrecName); and the order trec_eval prints them in.
@@ -610,8 +735,8 @@ NICKNAMES = {
     "all_trec": ("runid",) + tuple(n for n in TREC_ORDER[1:] if TREC_NAMES[n][1].all_trec),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
-    "all_prefs": ("runid", "num_q") + tuple(trec for *_, trec, _ in PREFS_FAMILIES),
-    "prefs": ("runid", "num_q") + tuple(trec for *_, trec, _ in PREFS_FAMILIES[:6]),
+    "all_prefs": ("runid", "num_q") + tuple(trec for _, _, trec, *_ in PREFS_FAMILIES),
+    "prefs": ("runid", "num_q") + tuple(trec for _, _, trec, *_ in PREFS_FAMILIES[:6]),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 

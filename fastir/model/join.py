@@ -110,7 +110,7 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
     """
-    limit = _checked_limit(missing, max_docs, judged_only)
+    limit = checked_limit(missing, max_docs, judged_only)
     query_ids, qrels_query, run_query, ignored, missing_queries = evaluated_queries(
         qrels, run, missing)
     lengths = ranking_lengths(run, run_query)
@@ -172,7 +172,7 @@ def ranked_twice(run, qid, row):
             f"on line {lines[0]}); {fix}")
 
 
-def _checked_limit(missing, max_docs, judged_only):
+def checked_limit(missing, max_docs, judged_only):
     """The ranking depth of :func:`join`'s options (``NO_LIMIT``: none), checked."""
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")

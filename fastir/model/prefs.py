@@ -8,13 +8,15 @@ documents of a lower level (levels only order the documents; 0 marks a non-relev
 Within a JG preferences are transitive; different JGs may disagree.
 """
 
+import math
+import numbers
 from collections import namedtuple
 
 import numpy as np
 
 from fastir import _jit
 from fastir._jit import pjit, prange, python_variant
-from fastir.model.data import Qrels, _columns, finite_scores, integer_labels
+from fastir.model.data import Qrels, _columns, _integer_label, finite_scores, integer_labels
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, id_equal, intern_blocks, order_keys
 from fastir.model.ranking import RankKey, rank_sort, sort_ids
@@ -76,10 +78,7 @@ class Prefs:
         if not rows:
             _no_rows(source)
         columns = [np.array([r[k] for r in rows], dtype=object) for k in range(4)]
-        try:
-            levels = np.array([r[4] for r in rows], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{source}: levels must be numbers") from None
+        levels = np.array([_level(r, source) for r in rows], dtype=np.float64)
         return cls.from_arrays(*columns, levels, source=source)
 
     @classmethod
@@ -177,8 +176,9 @@ class JudgmentGroups:
         if not rows:
             _no_rows(source)
         columns = [np.array([r[k] for r in rows], dtype=object) for k in range(3)]
+        labels = [_label(row, source) for row in rows]
         return cls.from_arrays(columns[0], columns[1], columns[2],
-                               np.array([r[3] for r in rows]), source=source)
+                               np.array(labels, dtype=np.int32), source=source)
 
     @property
     def n_queries(self):
@@ -279,6 +279,39 @@ def _id_array(values, what, n, source):
         return Ids.from_array(array)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: {what}: {exc}") from None
+
+
+def _level(row, source):
+    """The level of a ``(query, group, subgroup, doc, level)`` row of a dict, as a float:
+    a number (not a bool) finite as a double; else an InputError naming the row."""
+    q, g, sub, doc, level = row
+    if not isinstance(level, bool) and isinstance(level, numbers.Real):
+        try:
+            value = float(level)
+        except OverflowError:  # (an int beyond a double's range)
+            value = math.inf
+        if math.isfinite(value):
+            return value
+    raise InputError(f"{source}: query {q!r} group {g!r} subgroup {sub!r} doc {doc!r}: level "
+                     f"{_shown(level)} is not a finite number (a level is a number within a "
+                     "double's range; only its order counts, 0 marks a non-relevant document)")
+
+
+def _label(row, source):
+    """The label of a ``(query, group, doc, label)`` row of a dict: a 32-bit integer; else
+    an InputError naming the row."""
+    q, g, doc, label = row
+    try:
+        return _integer_label(label, source, q, doc)
+    except InputError:
+        raise InputError(f"{source}: query {q!r} group {g!r} doc {doc!r}: label "
+                         f"{_shown(label)} is not a 32-bit integer") from None
+
+
+def _shown(value):
+    """``repr(value)``, cut when long (an integer of 400 digits)."""
+    text = repr(value)
+    return text if len(text) <= 30 else f"{text[:12]}... ({len(text)} characters)"
 
 
 def _items(mapping, source):

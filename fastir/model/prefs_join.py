@@ -22,8 +22,8 @@ from fastir.model.ids import (
     order_keys,
 )
 from fastir.model.join import (
-    NO_LIMIT,
     RunRows,
+    checked_limit,
     evaluated_queries,
     judged_row,
     judged_table,
@@ -78,9 +78,7 @@ def join_prefs(judged, run, *, max_docs=None, missing="zero"):
     :func:`fastir.model.join.join` (``"zero"``: a judged query absent from the run is
     evaluated, with no document retrieved).
     """
-    if missing not in ("zero", "skip"):
-        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    limit = NO_LIMIT if max_docs is None else int(max_docs)
+    limit = checked_limit(missing, max_docs, False)
     query_ids, judged_query, run_query, ignored, missing_queries = evaluated_queries(
         judged, run, missing)
     q_docs, r_docs, row_hash = judged.docs_matching(run.doc_ids)

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import math
+import re
 
 FORMATS = ("table", "tsv", "csv", "json", "jsonl", "markdown", "latex")
 
@@ -36,12 +37,24 @@ def format_rows(rows, keys, integers, fmt, digits, per_query):
             return "".join(json.dumps(r) + "\n" for r in records)
         return json.dumps(records, indent=2) + "\n"
     if fmt == "markdown":
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        lines = [markdown_row(head), "|" + "---|" * len(head)]
+        lines += [markdown_row(row) for row in cells]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
         return _latex_table(head, cells, rows, per_query, digits)
     return aligned([head] + cells, 2 if per_query else 1) + "\n"
+
+
+def markdown_row(cells):
+    """A markdown table row of ``cells`` (text), each ``|`` in them escaped (``\\|``) so
+    that a query id or run name holding one stays one cell."""
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def markdown_cells(line):
+    """The cells of a markdown table row (the inverse of :func:`markdown_row`)."""
+    cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+    return [c.strip().replace("\\|", "|") for c in cells]
 
 
 def aligned(rows, left):
@@ -59,7 +72,7 @@ def plain(markdown):
     out, table = [], []
     for line in markdown.split("\n") + [""]:
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
+            cells = markdown_cells(line)
             if not all(set(c) <= set("-:") for c in cells):  # (the separator row)
                 table.append(cells)
             continue

@@ -124,7 +124,14 @@ class RetrievalMetric:
             raise ValueError("`preds` must be a tensor of floats")
         if self.binary_target and (target.max() > 1 or target.min() < 0):
             raise ValueError("`target` must contain `binary` values")
-        return preds, target.astype(np.float64), indexes
+        target = target.astype(np.float64)
+        fractions = np.flatnonzero(target != np.round(target))
+        if len(fractions):
+            row = int(fractions[0])
+            raise ValueError(f"`target` holds {float(target[row])!r} (row {row}): fastir's "
+                             f"{type(self).__name__} takes whole-number targets (0 or 1; "
+                             "graded 0, 1, 2... for nDCG); round or scale them first")
+        return preds, target, indexes
 
     def _compute(self, rows):
         if not rows:

@@ -92,15 +92,32 @@ def test_conflicting_preferences_stop_where_trec_eval_stops(prefs, run, options)
 def test_a_cycle_and_levels_trec_eval_stops_at():
     run = {"q": {"a": 2.0, "b": 1.0}}
     cycle = {"q": {"u": {"s1": {"a": 2, "b": 1}, "s2": {"b": 2, "a": 1}}}}
-    with pytest.raises(InputError, match=r"query 'q': the preferences of one judgment group "
-                                         r"are inconsistent"):
+    with pytest.raises(InputError, match=r"prefs dict: query 'q' judgment group 'u': its "
+                                         r"subgroups' preferences contradict each other"):
         fastir.evaluate(fastir.Prefs.from_dict(cycle), run, ["prefs_simp"])
     zero = {"q": {"u": {"s1": {"a": 2, "b": 0}, "s2": {"b": 2, "c": 1}}}}
-    with pytest.raises(InputError, match="level 0 and another level"):
+    with pytest.raises(InputError, match="query 'q' judgment group 'u': doc 'b' has level 0 in "
+                                         "subgroup 's1' and level 2 in subgroup 's2'"):
         fastir.evaluate(fastir.Prefs.from_dict(zero), run, ["prefs_simp"])
     fine = {"q": {"u": {"s1": {"a": 2, "b": 0}}, "v": {"s1": {"b": 2, "a": 1}}}}
     res = fastir.evaluate(fastir.Prefs.from_dict(fine), run, ["prefs_simp", "prefs_pair"])
     assert res.mean == {"prefs_simp": 0.5, "prefs_pair": 0.5}
+
+
+@pytest.mark.parametrize("n_groups", [15, 300])
+def test_pairs_stated_by_many_groups_as_the_reference(n_groups):
+    """A pair stated by 300 groups counts past 255 (the 16-bit counts; 15 groups: 8 bits),
+    its share of groups a fraction."""
+    rows = []
+    for g in range(n_groups):
+        first, second = ("a", "b") if g % 30 else ("b", "a")
+        rows += [(f"u{g}", "s", first, 2.0), (f"u{g}", "s", second, 1.0)]
+        if g % 7 == 0:
+            rows.append((f"u{g}", "s", "c", 0.0 if g % 2 else 3.0))
+    run = {"q": {"b": 2.0, "a": 1.5, "x": 1.0}}
+    for options in ({"max_docs": None}, {"max_docs": 1}):
+        check_prefs({"q": rows}, run, PREFS_MEASURES, dict(options, missing="zero",
+                                                           compat="10.0"))
 
 
 @st.composite

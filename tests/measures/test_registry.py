@@ -37,6 +37,7 @@ def test_every_family_has_a_test_and_a_listing(family, listing):
     assert family in TESTED, f"{family}: no examples (the kernel tests)"
     assert f"| {family} |" in listing, f"{family}: not in `fastir measures`"
     assert FAMILIES[family].doc
+    assert FAMILIES[family].formula and FAMILIES[family].formula.replace("|", "\\|") in listing
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from fastir.analysis.fusion.training import Hits
 from fastir.io.inputs import as_qrels, size_hint
 from fastir.model.data import Qrels
 from fastir.model.ids import Ids
+from fastir.output.tables import markdown_row
 
 MAX_GRID_POINTS = 10**6  # the most weight vectors optimize_fusion's simplex grid may hold
 #: The methods with one parameter to search, its name and ranx's values to try.
@@ -251,13 +252,13 @@ class FusionSearch:
         columns = self.names if self.param == "weights" else [self.param]
         head = columns + [self.measure + (" (train)" if test else "")] + \
             ([f"{self.measure} (test)"] if test else [])
-        lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        lines = [markdown_row(head), "|" + "---:|" * len(head)]
         for i, row in enumerate(self.grid):
             cells = [f"{w:g}" for w in np.atleast_1d(row)] + [
                 f"{self.values[i]:.{digits}f}" + ("*" if i == self.best else "")]
             if test:
                 cells.append(f"{self.test_values[i]:.{digits}f}")
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(markdown_row(cells))
         return "\n".join(lines)
 
 
