@@ -201,7 +201,7 @@ def dispatch(argv):
         print(help_text(), end="")
         return 0
     if argv and argv[0] == "--version":
-        from fastir import __version__
+        from fastir._version import __version__
 
         print(f"fastir {__version__}")
         return 0
