@@ -38,45 +38,54 @@ def run(conn, link, job, fds, dispatch):
     descriptors ``fds`` (its working folder first, then one for each number of
     ``request["fds"]``); ``conn`` is the client's connection, ``link`` the worker's. Never
     returns."""
-    log = os.dup(2)  # the worker's log, until the command's streams take 2
+    own = _Own(conn, link, os.dup(2))  # (2: the worker's log, until the command's stream)
+    pidfd = None
     try:
-        conn.setblocking(True)
-        conn, link, log = _take_over(conn, link, log, job, fds)
+        own.conn.setblocking(True)
+        _take_over(own, job, fds)
         pidfd = os.pidfd_open(os.getpid()) if hasattr(os, "pidfd_open") else None
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # (until the command runs)
-        common.send(conn, ("started", os.getpid()), fds=[] if pidfd is None else [pidfd])
+        common.send(own.conn, ("started", os.getpid()), fds=[] if pidfd is None else [pidfd])
     except Exception as failure:
-        _refuse(conn, link, log, failure)
-    for fd in (log, pidfd):
+        _refuse(own, failure)
+    for fd in (own.log, pidfd):
         if fd is not None:
             os.close(fd)
-    if not _go(conn):
+    if not _go(own.conn):
         os._exit(0)
-    _tell(link, "started")
-    _watch(conn)
+    _tell(own.link, "started")
+    _watch(own.conn)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # (one that came: at once)
     status = ("exit", 70)
     try:
         status = _run_command(dispatch, job["request"]["argv"][1:])
     finally:
         try:
-            common.send(conn, ("status", *status))
+            common.send(own.conn, ("status", *status))
         except OSError:
             pass
         os._exit(status[1] if status[0] == "exit" else 128 + status[1])
 
 
-def _refuse(conn, link, log, failure):
+class _Own:
+    """This process's own descriptors while it takes the client's: the client's
+    connection, the worker's link and the worker's log (each where it is now)."""
+
+    def __init__(self, conn, link, log):
+        self.conn, self.link, self.log = conn, link, log
+
+
+def _refuse(own, failure):
     """Leave without running the command: the client runs it in-process."""
     reason = str(failure) if isinstance(failure, peer.Refused) else \
         "".join(traceback.format_exception_only(failure)).strip()
     try:
-        os.write(log, f"fastir worker: pid {os.getpid()}: a request runs in-process: "
-                      f"{reason}\n".encode())
-        common.send(conn, ("fallback", "refused"))
+        os.write(own.log, f"fastir worker: pid {os.getpid()}: a request runs in-process: "
+                          f"{reason}\n".encode())
+        common.send(own.conn, ("fallback", "refused"))
     except OSError:
         pass
-    _tell(link, "fallback")
+    _tell(own.link, "fallback")
     os._exit(0)
 
 
@@ -100,48 +109,45 @@ def _tell(link, what):
         pass
 
 
-def _take_over(conn, link, log, job, fds):
-    """Become the client's process, up to running its command; (conn, link, log) at their
-    new numbers. Raises peer.Refused (or another error) where it cannot."""
+def _take_over(own, job, fds):
+    """Become the client's process, up to running its command. Raises peer.Refused (or
+    another error) where it cannot."""
     request = job["request"]
     if len(fds) != len(request["fds"]) + 1:
         raise peer.Refused("its descriptors did not all arrive")
     os.fchdir(fds[0])
     os.close(fds[0])
-    conn, link, log = _place(conn, link, log, fds[1:], request["fds"], request["cloexec"])
+    _place(own, fds[1:], request["fds"], request["cloexec"])
     peer.take(job["limits"])
     shadowed = _shadowed(request["path0"], request["modules"])
     if shadowed is not None:
         raise peer.Refused(f"its first module folder {request['path0']!r} holds "
                            f"{shadowed!r}, which it would import in place of the worker's")
     _become_client(request)
-    return conn, link, log
 
 
-def _place(conn, link, log, received, numbers, cloexec):
+def _place(own, received, numbers, cloexec):
     """Put each received descriptor at the client's number for it (with the client's
-    close-on-exec flag); this process's own (``conn``, ``link``, ``log``) move above them.
-    Raises peer.Refused if a descriptor of the worker's that is not known here holds one
-    of those numbers."""
+    close-on-exec flag); this process's own (``own``) move above them. Raises peer.Refused
+    if a descriptor of the worker's that is not known here holds one of those numbers."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:  # room above the client's numbers (the client's own limit comes later)
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     top = max(numbers) + 1
     moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top)
-             for fd in (conn.fileno(), link.fileno(), log, *received)]
-    conn.close()
-    link.close()
-    for fd in (log, *received):
+             for fd in (own.conn.fileno(), own.link.fileno(), own.log, *received)]
+    own.conn.close()
+    own.link.close()
+    for fd in (own.log, *received):
         os.close(fd)
-    conn, link, log = (socket.socket(fileno=moved[0]), socket.socket(fileno=moved[1]),
-                       moved[2])
+    own.conn, own.link, own.log = (socket.socket(fileno=moved[0]),
+                                   socket.socket(fileno=moved[1]), moved[2])
     clash = sorted((_open_descriptors() - {0, 1, 2} - set(moved)) & set(numbers))
     if clash:
         raise peer.Refused(f"the worker's descriptors {clash} hold numbers the client uses")
     for fd, number, close_on_exec in zip(moved[3:], numbers, cloexec):
         os.dup2(fd, number, inheritable=not close_on_exec)
         os.close(fd)
-    return conn, link, log
 
 
 def _open_descriptors():
