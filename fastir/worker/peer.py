@@ -117,9 +117,11 @@ def now_ticks():
 def take(limits):
     """Give this process (every thread of it) the client's ``limits``; raises Refused
     where it cannot (a hard limit above this process's, a higher priority than its own:
-    those need privileges the client has not shown the worker)."""
+    those need privileges the client has not shown the worker; an address-space or data
+    limit below what this process maps already)."""
     try:
         for number, soft, hard in limits["rlimits"]:
+            _check_room(number, soft)
             if resource.getrlimit(number) != (soft, hard):
                 resource.setrlimit(number, (soft, hard))
         threads = [int(tid) for tid in os.listdir("/proc/self/task")]
@@ -140,6 +142,24 @@ def take(limits):
                 oom.write(str(limits["oom_score_adj"]))
     except (OSError, ValueError) as error:
         raise Refused(f"its limits cannot be taken ({error})") from None
+
+
+#: The limits a forked process already spends part of: its address space and data, as
+#: /proc/self/status counts them (kB).
+_SPENT = {resource.RLIMIT_AS: "VmSize", resource.RLIMIT_DATA: "VmData"}
+
+
+def _check_room(number, soft):
+    """Raise Refused if this process already maps more than the limit ``soft`` allows (the
+    warm worker's memory, which a fresh process would not have: the command would fail
+    here where it might not in-process)."""
+    if number not in _SPENT or soft == resource.RLIM_INFINITY:
+        return
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(_SPENT[number] + ":") and int(line.split()[1]) * 1024 >= soft:
+                raise Refused(f"its limit of {soft} bytes of {_SPENT[number]} is below what "
+                              "the worker's process maps already")
 
 
 # I/O priority (ionice): a system call without a wrapper. Its numbers on the common

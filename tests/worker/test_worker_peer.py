@@ -215,6 +215,20 @@ def test_a_file_size_limit_ends_the_write_as_in_process(worker, tmp_path):
     assert len(results[0][3]) == 8192
 
 
+def test_an_address_space_below_the_workers_leaves_the_command_in_process(worker):
+    """ulimit -v below what the worker's process maps already: the command would fail there
+    where a fresh process might not; it runs in-process (its own outcome, whatever it is)."""
+    wrapper = ["prlimit", "--as=300000000"]
+    before = worker.status()
+    alone = _fastir({**worker.env, "FASTIR_WORKER": "off"}, wrapper, "trec_eval", QRELS, RUN)
+    kept = _fastir(worker.env, wrapper, "trec_eval", QRELS, RUN)
+    assert (kept.returncode, kept.stdout, kept.stderr) == \
+        (alone.returncode, alone.stdout, alone.stderr)
+    after = worker.status()
+    assert (after["served"], after["refused"]) == (before["served"], before["refused"] + 1)
+    assert "bytes of VmSize is below what the worker's process maps already" in worker.log()
+
+
 @needs_root
 def test_limits_it_cannot_take_leave_the_command_in_process():
     """A worker at nice 5 without CAP_SYS_NICE cannot give a command the priority of a
