@@ -63,11 +63,16 @@ def run(argv):
         if wanted == "off" or not common.supported() or needs_own_process(argv):
             return None
         idle = common.idle_seconds(os.environ.get("FASTIR_WORKER_IDLE") or None)
+    except common.SettingError as problem:
+        print(f"fastir: {problem}; running without a worker", file=sys.stderr)
+        return None
+    try:
         folder = common.directory()
     except common.SettingError as problem:
-        if "FASTIR_WORKER_DIR" in os.environ or "folder" not in str(problem):
+        # (the default folder refused is not said: sudo -E keeps another user's, say)
+        if "FASTIR_WORKER_DIR" in os.environ:
             print(f"fastir: {problem}; running without a worker", file=sys.stderr)
-        return None  # (the default folder refused: sudo -E keeps another user's)
+        return None
     except OSError:
         return None
     try:
