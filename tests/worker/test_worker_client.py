@@ -566,6 +566,23 @@ def test_a_setting_it_cannot_use_is_said_in_one_line(worker, setting, value, lin
     assert worker.served() == before
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder away needs root")
+def test_another_users_runtime_folder_is_left_alone_silently(tmp_path):
+    """``sudo -E fastir ...`` keeps another user's XDG_RUNTIME_DIR: that user could swap the
+    folder in it, so the command runs in-process, as it would without a worker, and nothing
+    is written there."""
+    theirs = tmp_path / "run-user-4242"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 4242, 4242)
+    env = {k: v for k, v in os.environ.items() if k != "FASTIR_WORKER_DIR"}
+    env = {**env, "FASTIR_WORKER": "auto", "XDG_RUNTIME_DIR": str(theirs)}
+    done = fastir(env, "trec_eval", "-m", "map", QRELS, RUN)
+    alone = fastir({**env, "FASTIR_WORKER": "off"}, "trec_eval", "-m", "map", QRELS, RUN)
+    assert (done.returncode, done.stdout, done.stderr) == \
+        (alone.returncode, alone.stdout, alone.stderr)
+    assert list(theirs.iterdir()) == []
+
+
 def test_a_socket_of_something_else_falls_back(tmp_path):
     """A socket that accepts and never answers: the client does not wait for it, and has
     handed it none of its descriptors (its output pipes end when it ends)."""
