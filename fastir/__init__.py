@@ -12,7 +12,7 @@ a command pays only for the modules it runs. The peers' interfaces are modules:
 
 import importlib
 
-__version__ = "0.1.0"
+from fastir._version import __version__  # noqa: F401  (re-exported)
 
 _EXPORTS = {
     "Results": "fastir.results", "evaluate": "fastir.api", "ResultsByRun": "fastir.results",

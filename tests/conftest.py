@@ -13,8 +13,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
-# No command a test runs (nor its subprocesses) uses or starts a warm worker: the tests of
-# the worker (tests/cli/test_worker.py) start their own, and stop each by its process id.
+# No command a test runs (nor its subprocesses) uses or starts a warm worker unless it says
+# so: the command-line tests compare each call with a worker of the session (tests/cli_calls.py)
+# and the worker's tests (tests/worker) start their own; each is stopped by its process id.
 os.environ["FASTIR_WORKER"] = "off"
 
 # The default profile draws the same examples on every run, so whether a change lands does
@@ -23,6 +24,7 @@ settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
+import cli_calls  # noqa: E402
 import naive  # noqa: E402
 
 from fastir.measures.registry import FAMILIES  # noqa: E402
@@ -43,6 +45,14 @@ PREFS_MEASURES = [name for family in FAMILIES.values() for name in family.exampl
                   if family.path == "prefs"]
 GROUP_MEASURES = [name for family in FAMILIES.values() for name in family.examples
                   if family.path == "groups"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_worker():
+    """The command line's tests compare their calls with a worker of the session
+    (tests/cli_calls.py), started on first use: stopped here, by its process id."""
+    yield
+    cli_calls.stop_session_worker()
 
 
 def sigint_default():

@@ -239,7 +239,7 @@ def _run(argv):
         write_stdout(help_text())
         return 0
     if argv and argv[0] == "--version":
-        from fastir import __version__
+        from fastir._version import __version__
 
         write_stdout(f"fastir {__version__}\n")
         return 0

@@ -290,7 +290,7 @@ def _unsupported(args):
 
 def version_line():
     """fastir's version, as ``fastir --version`` (and trec_eval's ``-v``) print it."""
-    from fastir import __version__
+    from fastir._version import __version__
 
     return f"fastir {__version__}"
 

@@ -196,9 +196,11 @@ def warmup(out=sys.stderr, jobs=1, only=None):
     """
     start = time.perf_counter()
     groups = [list(only)] if only else plan(jobs)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     helpers = [subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--only",
                                  ",".join(group)], stdout=subprocess.DEVNULL,
-                                stderr=None if out is sys.stderr else subprocess.DEVNULL)
+                                stderr=None if out is sys.stderr else subprocess.DEVNULL,
+                                cwd=package_parent)  # (-m finds this fastir, not another)
                for group in groups[1:]]
     try:
         _run_steps(groups[0], out)

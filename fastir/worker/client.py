@@ -1,16 +1,23 @@
 """The client side: hand a command to the user's warm worker, or say that none can take it.
 
 Standard library only. :func:`run` sends the worker the command, the environment, the
-umask, how Python set up the standard streams, and the caller's standard input, output,
-error and working folder themselves (file descriptors): the command then reads and writes
-exactly what it would in-process. Signals the client gets (Ctrl-C) are passed on; the
-worker's exit status becomes the client's, a death by a signal too. Whenever anything about
-the worker fails before the command started, :func:`run` returns None and the caller runs
-the command in-process.
+umask, how Python set up the standard streams, its first module folder and loaded
+modules, and its working folder and every open descriptor themselves (at their numbers:
+``<(zcat run.gz)``, ``/dev/fd/N`` and ``/proc/self/fd/N`` name the same files there). The
+worker checks the client itself (its rights must equal the worker's) and gives the command
+the client's limits; the command's process then says "started" with a pidfd of itself,
+and the client passes the signals it gets on to it directly, without the worker: Ctrl-C,
+SIGTERM and SIGHUP; Ctrl-Z stops the command, then the client, and ``fg`` or ``bg``
+continues both. The command's exit status becomes the client's, a death by a signal too.
+
+Whenever anything about the worker fails before the command started, :func:`run` returns
+None and the caller runs the command in-process; so it does when the command needs what
+only the caller's own process has (:func:`needs_own_process`).
 """
 
 import os
 import signal
+import stat
 import sys
 import time
 
@@ -19,13 +26,26 @@ from fastir.worker import common
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Seconds a client waits for the worker to start its command before running it itself.
 START_SECONDS = 5
+#: Seconds ``fastir worker status`` and ``stop`` wait for a worker's answer.
+ANSWER_SECONDS = 5
+#: A log longer than this is kept as ``.log.1`` when a new worker starts (bytes).
+LOG_BYTES = 256 << 10
 
 
-def connect(folder, ident):
-    """A connected socket to the worker of ``ident``, or None."""
+class NotAnswering(Exception):
+    """A worker listens but does not answer (stopped, or hung); ``pid`` is its process."""
+
+    def __init__(self, pid):
+        super().__init__(pid)
+        self.pid = pid
+
+
+def connect(folder, name, timeout=None):
+    """A connected socket to worker ``name`` in ``folder`` (a common.Folder), or None."""
     sock = common.unix_socket()
     try:
-        sock.connect(common.paths(folder, ident)["socket"])
+        sock.settimeout(timeout)
+        sock.connect(folder.at(common.names(name)["socket"]))
         if common.peer_uid(sock) != os.geteuid():  # never another user's process
             raise PermissionError("the worker's socket belongs to another user")
     except OSError:
@@ -36,127 +56,306 @@ def connect(folder, ident):
 
 def run(argv):
     """Run ``fastir`` with arguments ``argv`` in the worker: the exit status, or None when
-    no worker can (the caller then runs it in-process)."""
-    wanted = common.mode()
-    if wanted == "off" or not common.supported():
+    no worker can (the caller then runs it in-process). A setting that cannot be used
+    (FASTIR_WORKER, FASTIR_WORKER_IDLE, FASTIR_WORKER_DIR) is said in one line."""
+    try:
+        wanted = common.mode()
+        if wanted == "off" or not common.supported() or needs_own_process(argv):
+            return None
+        idle = common.idle_seconds(os.environ.get("FASTIR_WORKER_IDLE") or None)
+    except common.SettingError as problem:
+        print(f"fastir: {problem}; running without a worker", file=sys.stderr)
         return None
     try:
         folder = common.directory()
-        ident = common.identity()
-    except (OSError, ValueError):
+    except common.SettingError as problem:
+        # (the default folder refused is not said: sudo -E keeps another user's, say)
+        if "FASTIR_WORKER_DIR" in os.environ:
+            print(f"fastir: {problem}; running without a worker", file=sys.stderr)
         return None
-    sock = connect(folder, ident)
-    if sock is None:
-        if wanted == "auto":
-            spawn(folder, ident)
+    except OSError:
         return None
     try:
-        status = _request(sock, ident, argv)
+        return _run(folder, wanted, idle, argv)
+    finally:
+        folder.close()
+
+
+def _run(folder, wanted, idle, argv):
+    try:
+        ident = common.identity()
+        name = common.key(ident, common.own_context())
+    except (OSError, ValueError, ImportError):
+        return None
+    sock = connect(folder, name)
+    if sock is None:
+        if wanted == "auto":
+            spawn(folder, name, idle)
+        return None
+    try:
+        status = _request(sock, folder, ident, argv)
     finally:
         sock.close()
     if status == "stale" and wanted == "auto":
-        spawn(folder, ident)
+        spawn(folder, name, idle)
     return None if status == "stale" else status
 
 
-def _request(sock, ident, argv):
+def needs_own_process(argv):
+    """Whether the command must run in this process: a standard stream is closed or
+    replaced (a caller of ``main()`` set ``sys.stdout``), or it would use a terminal as
+    only a process of the terminal's session can: read it (``-`` with the terminal as
+    standard input, or a terminal named as a file: a background reader is stopped), or
+    write to one that stops background writers (``stty tostop``)."""
+    originals = (sys.__stdin__, sys.__stdout__, sys.__stderr__)
+    for fd, stream in enumerate((sys.stdin, sys.stdout, sys.stderr)):
+        try:
+            if stream is None or stream is not originals[fd] or stream.fileno() != fd:
+                return True
+        except (OSError, ValueError, AttributeError):
+            return True
+    if any(_names_a_terminal(arg) for arg in argv[1:]):
+        return True
+    for fd in (1, 2):
+        if os.isatty(fd):
+            import termios
+
+            try:
+                if termios.tcgetattr(fd)[3] & termios.TOSTOP:
+                    return True
+            except termios.error:
+                pass
+    return False
+
+
+def _names_a_terminal(arg):
+    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+    if value == "-":
+        return os.isatty(0)
+    if not value.startswith(("/dev/", "/proc/")):
+        return False
     try:
-        streams = [(s.encoding, s.errors, s.line_buffering, s.write_through)
-                   for s in (sys.stdin, sys.stdout, sys.stderr)]
+        info = os.stat(value)
+    except (OSError, ValueError):
+        return False
+    major = os.major(info.st_rdev)  # (terminals: 4 and 5, /dev/tty among them; 136+: pts)
+    return stat.S_ISCHR(info.st_mode) and (major in (4, 5) or 136 <= major <= 143)
+
+
+def _request(sock, folder, ident, argv):
+    try:
+        streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
+                    hasattr(s.buffer, "raw")) for s in (sys.stdin, sys.stdout, sys.stderr)]
         umask = os.umask(0o022)
         os.umask(umask)
-        request = {"identity": ident, "stamp": common.sources_stamp(), "argv":
-                   [sys.argv[0], *argv], "env": dict(os.environ), "umask": umask,
-                   "streams": streams}
-        here = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+        numbers = _descriptors(exclude={sock.fileno(), folder.fd})
+        if len(numbers) >= common.MAX_FDS:
+            return None
+        request = {"identity": ident, "stamp": common.sources_stamp(),
+                   "argv": [sys.argv[0], *argv], "env": dict(os.environ), "umask": umask,
+                   "streams": streams, "fds": numbers,
+                   "cloexec": [not os.get_inheritable(fd) for fd in numbers],
+                   "path0": sys.path[0] if sys.path else None, "modules": _modules()}
+        sock.settimeout(START_SECONDS)  # a worker answers at once, or is not one to wait for
+        common.send(sock, ("run", request))
+        answer, _ = common.receive(sock)
+        if answer != ("send", None):  # (the descriptors go only to a worker that runs it)
+            return "stale" if answer == ("fallback", "stale") else None
+        here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            common.send(sock, ("run", request), fds=[0, 1, 2, here])
+            common.send(sock, ("fds", None), fds=[here, *numbers])
         finally:
             os.close(here)
-    except (OSError, AttributeError, ValueError):  # a closed stream, no working folder
+    except (OSError, AttributeError, ValueError):  # no working folder, say
         return None
     return _wait(sock)
 
 
-def _wait(sock):
-    """The command's exit status from the worker, passing signals on while it runs."""
-    def forward(signum, frame):
+def _descriptors(exclude):
+    """This process's open descriptors but ``exclude``, in order."""
+    numbers = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd in exclude:
+            continue
         try:
-            common.send(sock, ("signal", signum))
-        except OSError:
+            os.fstat(fd)
+        except OSError:  # (the listing's own, closed by now)
+            continue
+        numbers.append(fd)
+    return sorted(numbers)
+
+
+def _modules():
+    """{name: file} of the loaded top-level modules (the worker checks that the client's
+    first module folder would give the command none of them from another file)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if "." not in name:
+            file = getattr(module, "__file__", None)
+            found[name] = file if isinstance(file, str) else None
+    return found
+
+
+def _wait(sock):
+    """The command's exit status, once its process has started; None (or "stale": the
+    worker runs old code) when the worker left it to the client."""
+    try:
+        message, fds = common.receive(sock, max_fds=1)
+    except OSError:
+        return None
+    if not (isinstance(message, tuple) and len(message) == 2 and message[0] == "started"
+            and isinstance(message[1], int)):
+        common._close_all(fds)
+        return "stale" if message == ("fallback", "stale") else None
+    command = _Command(message[1], fds[0] if fds else None)
+    sock.settimeout(None)
+    try:
+        with command:
+            try:
+                common.send(sock, "go")  # (the command begins once its signals reach it)
+            except OSError:
+                pass
+            while True:
+                try:
+                    message, _ = common.receive(sock)
+                except OSError:
+                    message = None
+                if message is None or (isinstance(message, tuple) and len(message) == 3
+                                       and message[0] == "status"):
+                    break
+    finally:
+        command.close()
+    if message is None:
+        return command.lost()
+    return _status(message[1], message[2])
+
+
+class _Command:
+    """The command's process, reached through the pidfd it sent (its pid where the kernel
+    has no pidfds): while the client waits (``with``), the signals the client gets go to
+    the command, as they would have reached it in-process."""
+
+    def __init__(self, pid, pidfd):
+        self.pid, self.pidfd = pid, pidfd
+        self.forwarded = []
+        self.previous = {}
+
+    def kill(self, signum):
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signum)
+            else:
+                os.kill(self.pid, signum)
+        except OSError:  # (it has ended)
             pass
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED  # (an ignored one stays so,
-                if signal.getsignal(s) is not signal.SIG_IGN}        # as in-process)
-    started = False
-    sock.settimeout(START_SECONDS)  # a worker answers at once, or is not one to wait for
-    try:
-        while True:
-            try:
-                message, _ = common.receive(sock)
-            except OSError:
-                message = None
-            if message is None:
-                if not started:
-                    return None
-                print("fastir: the worker stopped before the command finished",
-                      file=sys.stderr)
-                return 1
-            if message[0] == "started":
-                started = True
-                sock.settimeout(None)
-            elif message[0] == "fallback":
-                return message[1] if message[1] == "stale" else None
-            elif message[0] == "status":
-                return _status(message[1], message[2], previous)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    def _forward(self, signum, frame):
+        self.forwarded.append(signum)
+        self.kill(signum)
+
+    def _suspend(self, signum, frame):
+        """Ctrl-Z: stop the command (SIGSTOP: its process is in no terminal's job), then
+        this process, as the terminal's job; when continued, continue the command."""
+        self.kill(signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # (stops here until fg or bg)
+        signal.signal(signal.SIGTSTP, self._suspend)
+        self.kill(signal.SIGCONT)
+
+    def __enter__(self):
+        for signum in FORWARDED:  # (an ignored one stays so, as in-process)
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                self.previous[signum] = signal.signal(signum, self._forward)
+        if signal.getsignal(signal.SIGTSTP) is signal.SIG_DFL:
+            self.previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, self._suspend)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def lost(self):
+        """The status when the command's process ended without one (its worker was
+        killed too): a signal passed on that ends a process ends this one too."""
+        ending = [s for s in self.forwarded if s != signal.SIGINT]
+        if ending:
+            return _status("signal", ending[-1])
+        print("fastir: the command ended without an exit status (its worker had stopped)",
+              file=sys.stderr)
+        return 1
+
+    def close(self):
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
-def _status(kind, value, previous):
+def _status(kind, value):
     if kind == "signal":  # die as the command did
-        previous.pop(value, None)
         signal.signal(value, signal.SIG_DFL)
         os.kill(os.getpid(), value)
         return 128 + value
     return value
 
 
-def spawn(folder, ident, idle=None):
-    """Start a worker for ``ident`` in the background (detached: its own session, no
-    terminal, standard streams on its log), unless one is starting or failed lately."""
-    files = common.paths(folder, ident)
+# -- starting a worker ----------------------------------------------------------------------
+def spawn(folder, name, idle=None, ready=None):
+    """Start worker ``name`` in the background (detached: its own session, no terminal,
+    standard streams on its log, which keeps the previous workers' lines), unless one is
+    starting or failed lately; ``ready``: a descriptor it writes ``serving`` to once it
+    serves. The sources stamp is taken here, before the worker imports anything of
+    fastir: a worker whose sources changed while it started does not serve."""
+    files = common.names(name)
     try:
-        if time.time() - os.stat(files["failed"]).st_mtime < common.RETRY_SECONDS:
+        if time.time() - folder.stat(files["failed"]).st_mtime < common.RETRY_SECONDS:
             return None
     except OSError:
         pass
-    if _locked(files["lock"]):
+    if holder(folder, name) is not None:
         return None
-    pid = os.fork()
-    if pid == 0:  # the first child starts the worker and leaves, so nobody waits for it
-        try:
-            os.setsid()
-            if os.fork() == 0:
-                _exec_worker(files["log"], common.digest(ident), idle)
-        finally:
-            os._exit(0)
+    stamp = common.sources_stamp()
+    try:
+        if folder.stat(files["log"]).st_size > LOG_BYTES:
+            folder.replace(files["log"], files["log"] + ".1")
+    except OSError:
+        pass
+    try:
+        log = folder.open(files["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    except OSError:  # (a link where the log goes, say: never followed)
+        return None
+    try:
+        pid = os.fork()
+        if pid == 0:  # the first child starts the worker and leaves, so nobody waits for it
+            try:
+                os.setsid()
+                if os.fork() == 0:
+                    _exec_worker(log, name, idle, stamp, ready)
+            finally:
+                os._exit(0)
+    finally:
+        os.close(log)
     os.waitpid(pid, 0)
     return pid
 
 
-def _exec_worker(log, key, idle):
+def _exec_worker(log, name, idle, stamp, ready):
     devnull = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(devnull, 0)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    keep = {0, 1, 2} if ready is None else {0, 1, 2, ready}
+    for fd in _descriptors(exclude=keep):  # (a pipe the caller holds must not stay open)
+        os.close(fd)
+    if ready is not None:
+        os.set_inheritable(ready, True)
     os.chdir("/")
     package_parent = os.path.dirname(common.root())
     boot = ("import sys; sys.path[0] = sys.argv[1]; from fastir.cli.main import main; "
             "sys.exit(main(['worker', 'serve', *sys.argv[2:]]))")
-    args = [package_parent, "--key", key] + ([] if idle is None else ["--idle", str(idle)])
+    args = [package_parent, "--key", name, "--stamp", stamp]
+    args += [] if idle is None else ["--idle", repr(idle)]
+    args += [] if ready is None else ["--ready-fd", str(ready)]
     os.execv(sys.executable, [sys.executable, *_interpreter_flags(), "-c", boot, *args])
 
 
@@ -166,34 +365,43 @@ def _interpreter_flags():
     return subprocess._args_from_interpreter_flags()
 
 
-def _locked(path):
-    """Whether a worker holds its lock (it is starting or serving)."""
+def holder(folder, name):
+    """The pid of the worker that holds the lock of ``name`` (it is starting or serving;
+    0 if it has not written its pid yet), or None when no process holds it."""
     import fcntl
 
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = folder.open(common.names(name)["lock"], os.O_RDWR | os.O_CREAT)
     except OSError:
-        return True
+        return 0
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
+        return None
     finally:
         os.close(fd)
-    return False
 
 
-def call(folder, ident, kind):
-    """Ask the worker of ``ident`` for its ``"status"`` or to ``"stop"``: its answer (a
-    dict), or None when no worker answers."""
-    sock = connect(folder, ident)
+def call(folder, name, ident, kind):
+    """Ask worker ``name`` for its ``"status"`` or to ``"stop"``: its answer (a dict), or
+    None when no worker listens. Raises NotAnswering when one listens but does not answer
+    within ANSWER_SECONDS."""
+    sock = connect(folder, name, timeout=ANSWER_SECONDS)
     if sock is None:
         return None
     try:
         common.send(sock, (kind, ident))
         message, _ = common.receive(sock)
+    except TimeoutError:
+        raise NotAnswering(common.peer_credentials(sock)[0]) from None
     except OSError:
         return None
     finally:
         sock.close()
-    return message[1] if message and message[0] == kind else None
+    if isinstance(message, tuple) and len(message) == 2 and message[0] == kind \
+            and isinstance(message[1], dict):
+        return message[1]
+    return None

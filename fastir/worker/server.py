@@ -1,68 +1,95 @@
 """The worker: warm once, then run each request in a forked child.
 
-:func:`serve` takes the lock of its identity (one worker per identity; a second one
-leaves), warms up (``prepare``: numba and every kernel loaded, a fork-safe threading
-layer), then listens on its socket. Each request is checked (the client's user, identity
-and sources stamp) and run in a child forked from the warm process (:mod:`child`), so
-several clients run at once and none sees another's state. The worker passes the client's
-signals to its child, kills the child when the client goes away, reports a child killed by
-a signal, and exits after ``idle`` seconds without a request, on ``stop``, or when a
-client's sources stamp says fastir changed (it then lets its children finish).
+:func:`serve` takes the lock of its key (one worker per identity and security context; a
+second one leaves), warms up (``prepare``: numba and every kernel loaded, a fork-safe
+threading layer), checks that fastir's sources are still those stamped before it imported
+them (else it does not serve: it would run old code), then listens on its socket. Each
+request is checked: its identity and sources stamp, then its client, which the worker
+pins and reads itself (:mod:`peer`): the client's rights must equal the worker's own.
+Then the request and the client's limits go to a child forked ahead from the warm process
+(:mod:`child`), which takes them on and runs the command, or says it cannot (the client
+then runs the command in-process). So several clients run at once and none sees another's
+state. The worker ends a child whose client has gone, reports a child killed by a signal,
+and exits after ``idle`` seconds without a request, on ``stop``, or when a client's
+sources stamp says fastir changed (it then lets its children finish). A request it cannot
+read is dropped and logged: nothing a client sends ends the worker.
 """
 
-import errno
 import fcntl
 import os
+import select
 import selectors
 import signal
 import socket
 import sys
 import time
+import traceback
 
-from fastir.worker import child, common
+from fastir.worker import child, common, peer
 
 
-def serve(dispatch, prepare, key=None, idle=None, rehearse=None):
-    """Run the worker of this process's identity until it stops; returns an exit status.
-    ``rehearse``: what a forked process does while it waits for its request."""
+def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, ready=None):
+    """Run the worker of this process's identity and rights until it stops; returns an
+    exit status. ``key``: the name the client that started it expects; ``stamp``: the
+    sources stamp the client took before this process imported anything of fastir;
+    ``ready``: a descriptor to write ``serving`` to (then closed) once it serves;
+    ``rehearse(folder)``: what a forked process does while it waits for its request."""
+    stamp = stamp or common.sources_stamp()  # (before the bulk of fastir is imported)
+    _say(f"starting (pid {os.getpid()}, {time.strftime('%Y-%m-%d %H:%M:%S')})")
     folder = common.directory()
     ident = common.identity()
-    files = common.paths(folder, ident)
-    if key is not None and key != common.digest(ident):
-        _failed(files, "its identity differs from the client's (flags, path, environment)")
+    name = common.key(ident, common.own_context())
+    files = common.names(name)
+    if key is not None and key != name:
+        _failed(folder, files, "its identity or rights differ from those of the client that "
+                               "started it (flags, path, environment, groups, namespaces)")
         return 1
-    lock = os.open(files["lock"], os.O_RDWR | os.O_CREAT, 0o600)
+    lock = folder.open(files["lock"], os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        return 0  # another worker is starting or serving
+        _say("another worker is starting or serving: leaving")
+        return 0
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())  # (status names a worker that is starting)
     try:
         prepare()
         if rehearse is not None:
-            rehearse()  # once here too: what it creates (files) is the parent's
+            rehearse(folder)  # once here too: what it creates (files) is the parent's
     except BaseException as failure:
-        _failed(files, repr(failure))
+        _failed(folder, files, repr(failure))
         raise
-    idle = common.IDLE_SECONDS if idle is None else idle
-    worker = _Worker(files, ident, common.sources_stamp(), dispatch, idle, lock)
-    worker.rehearse = rehearse
-    worker._fork_spare()
+    if common.sources_stamp() != stamp:
+        _say("not serving: fastir's sources changed while it started (it would run the "
+             "old code; the next command starts another)")
+        return 0
+    worker = _Worker(folder, files, ident, stamp, dispatch, common.IDLE_SECONDS
+                     if idle is None else idle, lock, rehearse)
+    if ready is not None:
+        os.write(ready, b"serving\n")
+        os.close(ready)
     return worker.loop()
 
 
-def _failed(files, reason):
-    with open(files["failed"], "w") as out:
+def _say(text):
+    print(f"fastir worker: {text}", file=sys.stderr, flush=True)
+
+
+def _failed(folder, files, reason):
+    fd = folder.open(files["failed"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with open(fd, "w") as out:
         out.write(reason + "\n")
-    print(f"fastir worker: not started: {reason}", file=sys.stderr, flush=True)
+    _say(f"not started: {reason}")
 
 
 class _Worker:
-    def __init__(self, files, ident, stamp, dispatch, idle, lock):
-        self.files, self.ident, self.stamp = files, ident, stamp
-        self.dispatch, self.idle, self.lock = dispatch, idle, lock
+    def __init__(self, folder, files, ident, stamp, dispatch, idle, lock, rehearse):
+        self.folder, self.files, self.ident, self.stamp = folder, files, ident, stamp
+        self.dispatch, self.idle, self.lock, self.rehearse = dispatch, idle, lock, rehearse
         self.children = {}  # pid -> the client's connection
+        self.links = {}  # pid -> the connection on which a child says whether it started
         self.started = self.last = time.time()
-        self.served = 0
+        self.served = self.refused = 0
         self.peak_kb = 0  # the peak resident memory of the last finished command
         self.selector = selectors.DefaultSelector()
         self.wakeup_r, wakeup_w = os.pipe()
@@ -71,23 +98,23 @@ class _Worker:
         self.wakeup_w = wakeup_w
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wakeup_w)
-        self.selector.register(self.wakeup_r, selectors.EVENT_READ, "reap")
+        self.selector.register(self.wakeup_r, selectors.EVENT_READ, ("reap", None))
         self.listener = self._listen()
-        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
         self.spare = None
-        self.rehearse = None
-        print(f"fastir worker: serving (pid {os.getpid()}, idle {idle} s) on "
-              f"{files['socket']}", file=sys.stderr, flush=True)
+        self._fork_spare()
+        _say(f"serving (pid {os.getpid()}, idle {idle:g} s) on "
+             f"{folder.shown(files['socket'])}")
 
     def _listen(self):
         """Bind under a temporary name, then rename into place: a client never meets a
         socket that does not answer yet."""
         temporary = f"{self.files['socket']}.{os.getpid()}"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(temporary)
+        listener.bind(self.folder.at(temporary))
         listener.listen(64)
-        os.replace(temporary, self.files["socket"])
-        self.inode = os.stat(self.files["socket"]).st_ino
+        self.folder.replace(temporary, self.files["socket"])
+        self.inode = self.folder.stat(self.files["socket"]).st_ino
         return listener
 
     def loop(self):
@@ -97,14 +124,19 @@ class _Worker:
                 self.retire("idle")
                 continue
             for key, _ in self.selector.select(timeout):
-                if key.data == "accept":
-                    self._accept()
-                elif key.data == "reap":
-                    self._reap()
-                elif key.data in self.children and key.fileobj.fileno() >= 0:
-                    self._from_client(key.fileobj, key.data)
-        print(f"fastir worker: stopped after {self.served} requests", file=sys.stderr,
-              flush=True)
+                kind, pid = key.data
+                try:
+                    if kind == "accept":
+                        self._accept()
+                    elif kind == "reap":
+                        self._reap()
+                    elif kind == "client":
+                        self._client_gone(key.fileobj, pid)
+                    elif kind == "link":
+                        self._from_child(key.fileobj, pid)
+                except Exception:  # the worker goes on, whatever happened
+                    _say("an event failed:\n" + traceback.format_exc().rstrip())
+        _say(f"stopped after {self.served} requests")
         return 0
 
     def retire(self, reason):
@@ -112,11 +144,11 @@ class _Worker:
         the loop ends when the last child has."""
         if self.listener is None:
             return
-        print(f"fastir worker: retiring ({reason})", file=sys.stderr, flush=True)
+        _say(f"retiring ({reason})")
         self.selector.unregister(self.listener)
         try:
-            if os.stat(self.files["socket"]).st_ino == self.inode:
-                os.unlink(self.files["socket"])
+            if self.folder.stat(self.files["socket"]).st_ino == self.inode:
+                self.folder.unlink(self.files["socket"])
         except OSError:
             pass
         self.listener.close()
@@ -126,47 +158,103 @@ class _Worker:
             pid, link = self.spare
             link.close()
             self.spare = None
-            os.waitpid(pid, 0)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
+    # -- requests ---------------------------------------------------------------------------
     def _accept(self):
         try:
             conn, _ = self.listener.accept()
         except OSError:
             return
+        accepted = peer.now_ticks()
         self.last = time.time()
-        conn.settimeout(10)
         fds = []
+        started = False
         try:
-            if common.peer_uid(conn) != os.geteuid():
-                raise PermissionError("a client of another user")
-            message, fds = common.receive(conn, max_fds=4)
-            self._handle(conn, message, fds)
-        except OSError:
-            for fd in fds:
-                os.close(fd)
-            conn.close()
+            conn.settimeout(2)  # (a client sends its request at once)
+            message, _ = common.receive(conn)  # (descriptors come once it may run: _run)
+            started = self._handle(conn, message, accepted, fds)
+        except Exception as problem:
+            _say(f"a request was dropped: {problem!r}")
+        finally:
+            if not started:
+                for fd in fds:
+                    os.close(fd)
+                conn.close()
 
-    def _handle(self, conn, message, fds):
-        kind, body = (message[0], message[1]) if message else (None, None)
-        if kind == "run" and len(fds) == 4 and body["identity"] == self.ident:
-            if body["stamp"] != self.stamp:
-                common.send(conn, ("fallback", "stale"))
-                self.retire("fastir's sources changed")
-                raise OSError(errno.ESTALE, "stale")
-            return self._start(conn, body, fds)
+    def _handle(self, conn, message, accepted, fds):
+        """Answer one message; True when a child took the request (and ``conn`` and the
+        descriptors ``fds`` received with it)."""
+        kind, body = message if isinstance(message, tuple) and len(message) == 2 else \
+            (None, None)
+        if kind == "run":
+            return self._run(conn, body, accepted, fds)
         if kind in ("status", "stop") and body == self.ident:
             common.send(conn, (kind, self.status()))
             if kind == "stop":
                 self.retire("asked to stop")
-        elif kind is not None:
+            return False
+        if message is not None:
+            _say(f"a message was refused: {str(message)[:200]}")
             common.send(conn, ("fallback", "refused"))
-        raise OSError(errno.ECONNABORTED, "done")
+        return False
+
+    def _run(self, conn, request, accepted, fds):
+        """A request to run a command: checked (its fields, identity and sources stamp; its
+        client's rights), then its descriptors asked for (only then: a client whose request
+        is refused, or whose worker does not answer, has handed none over, and none stays
+        held in a socket nobody reads) and handed to the spare child."""
+        problem = _malformed(request)
+        if problem is not None or request["identity"] != self.ident:
+            _say(f"a request was refused: {problem or 'another identity'}")
+            common.send(conn, ("fallback", "refused"))
+            return False
+        if request["stamp"] != self.stamp:
+            common.send(conn, ("fallback", "stale"))
+            self.retire("fastir's sources changed")
+            return False
+        try:
+            limits = self._check_client(conn, accepted)
+        except peer.Refused as refusal:
+            _say(f"a request runs in-process: {refusal}")
+            self.refused += 1
+            common.send(conn, ("fallback", "refused"))
+            return False
+        common.send(conn, ("send", None))
+        message, received = common.receive(conn, max_fds=common.MAX_FDS + 1)
+        fds += received
+        if message != ("fds", None) or len(fds) != len(request["fds"]) + 1:
+            _say("a request was dropped: its descriptors did not come")
+            return False
+        if self._start(conn, request, limits, fds):
+            return True
+        common.send(conn, ("fallback", "refused"))
+        return False
+
+    def _check_client(self, conn, accepted):
+        """The client's limits, once its rights are found equal to the worker's; raises
+        peer.Refused otherwise."""
+        client = peer.Peer(conn, accepted)
+        try:
+            reason = common.context_refusal(client.context(), common.own_context())
+            if reason is not None:
+                raise peer.Refused(f"the client's rights differ from the worker's: {reason}")
+            return client.limits()
+        finally:
+            client.close()
 
     def status(self):
-        return {"pid": os.getpid(), "started": self.started, "idle": self.idle,
-                "served": self.served, "running": len(self.children),
-                "last_peak_kb": self.peak_kb,
-                "socket": self.files["socket"], "log": self.files["log"]}
+        for pid, link in list(self.links.items()):  # (a count that is up to date: what a
+            if select.select([link], [], [], 0)[0]:  # child said before its client asks)
+                self._from_child(link, pid)
+        return {"state": "serving", "pid": os.getpid(), "started": self.started,
+                "idle": self.idle, "served": self.served, "refused": self.refused,
+                "running": len(self.children), "last_peak_kb": self.peak_kb,
+                "socket": self.folder.shown(self.files["socket"]),
+                "log": self.folder.shown(self.files["log"])}
 
     def _fork_spare(self):
         """Fork the next request's process ahead, off the request's path: it waits for its
@@ -180,41 +268,45 @@ class _Worker:
                 self._forget()
                 try:
                     if self.rehearse is not None:
-                        self.rehearse()
+                        self.rehearse(self.folder)
                 except Exception:
                     pass
-                message, fds = common.receive(its, max_fds=5)
-                if message is not None and len(fds) == 5:
-                    its.close()
-                    child.run(socket.socket(fileno=fds[0]), message, fds[1:], self.dispatch)
+                job, fds = common.receive(its, max_fds=common.MAX_FDS + 2)
+                self.folder.close()
+                if job is not None and len(fds) >= 2:
+                    child.run(socket.socket(fileno=fds[0]), its, job, fds[1:], self.dispatch)
             finally:
                 os._exit(0)
         its.close()
         self.spare = (pid, mine)
 
-    def _start(self, conn, request, fds):
+    def _start(self, conn, request, limits, fds):
+        """Hand the request to the spare child; False if it has gone. (The next spare is
+        forked once the client's descriptors are closed here: it must not hold them.)"""
         if self.spare is None:
             self._fork_spare()
         (pid, link), self.spare = self.spare, None
-        self.served += 1
-        self.children[pid] = conn
         try:
-            common.send(conn, ("started", pid))
-            # only once the client knows it started: else the client may run it too
-            common.send(link, request, fds=[conn.fileno(), *fds])
+            common.send(link, {"request": request, "limits": limits},
+                        fds=[conn.fileno(), *fds])
         except OSError:
-            pass
-        finally:
             link.close()
-            for fd in fds:
-                os.close(fd)
+            return False
+        for fd in fds:
+            os.close(fd)
+        fds.clear()
+        self.children[pid] = conn
+        self.links[pid] = link
         conn.settimeout(None)
-        self.selector.register(conn, selectors.EVENT_READ, pid)
+        self.selector.register(link, selectors.EVENT_READ, ("link", pid))
         self._fork_spare()
+        return True
 
     def _forget(self):
         """In a child: let go of the worker's own descriptors (the lock above all: a child
-        that outlives the worker must not keep a new one from starting)."""
+        that outlives the worker must not keep a new one from starting); the folder's
+        stays open for the rehearsal."""
+        signal.set_wakeup_fd(-1)  # (before its descriptor closes: its number is reused)
         for fd in (self.wakeup_r, self.wakeup_w, self.lock):
             try:
                 os.close(fd)
@@ -222,25 +314,33 @@ class _Worker:
                 pass
         if self.listener is not None:
             self.listener.close()
-        for other in self.children.values():
+        for other in [*self.children.values(), *self.links.values()]:
             other.close()
         if self.spare is not None:
             self.spare[1].close()
         self.selector.close()
 
-    def _from_client(self, conn, pid):
-        """A message from a running command's client: a signal to pass on; or the client
-        has gone, and so must its command."""
+    def _client_gone(self, conn, pid):
+        """A running command's client connection became readable: the client sends
+        nothing once its command started, so it has gone, and so must its command."""
+        _kill(pid, signal.SIGKILL)
+        self.selector.unregister(conn)
+
+    def _from_child(self, link, pid):
+        """A child says whether it started the command or left it to the client."""
         try:
-            message, _ = common.receive(conn)
+            message, _ = common.receive(link)
         except OSError:
             message = None
-        if message is not None and message[0] == "signal":
-            _kill(pid, message[1])
-        elif message is None:
-            _kill(pid, signal.SIGKILL)
-            self.selector.unregister(conn)
-            conn.close()
+        if message == "started":  # (then the client sends nothing more: watch for its end)
+            self.served += 1
+            self.selector.register(self.children[pid], selectors.EVENT_READ, ("client", pid))
+        elif message == "fallback":
+            self.refused += 1
+        if message is None or message in ("started", "fallback"):
+            self.selector.unregister(link)
+            link.close()
+            self.links.pop(pid, None)
 
     def _reap(self):
         try:
@@ -248,23 +348,75 @@ class _Worker:
                 pass
         except BlockingIOError:
             pass
-        for pid in list(self.children):
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if not done:
-                continue
-            self.peak_kb = usage.ru_maxrss
-            conn = self.children.pop(pid)
-            if os.WIFSIGNALED(status):  # the child could not say so itself
-                try:
-                    common.send(conn, ("status", "signal", os.WTERMSIG(status)))
-                except OSError:
-                    pass
+        while True:
             try:
-                self.selector.unregister(conn)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if self.spare is not None and self.spare[0] == pid:  # (the next request forks
+                self.spare[1].close()                              # another)
+                self.spare = None
+            if pid in self.children:
+                self._ended(pid, status, usage)
+
+    def _ended(self, pid, status, usage):
+        link = self.links.get(pid)
+        if link is not None and select.select([link], [], [], 0)[0]:
+            self._from_child(link, pid)  # (what it said before it ended: count it)
+        self.peak_kb = usage.ru_maxrss
+        conn = self.children.pop(pid)
+        if os.WIFSIGNALED(status):  # the child could not say so itself
+            try:
+                common.send(conn, ("status", "signal", os.WTERMSIG(status)))
+            except OSError:
+                pass
+        for done in (conn, self.links.pop(pid, None)):
+            if done is None:
+                continue
+            try:
+                self.selector.unregister(done)
             except (KeyError, ValueError):
                 pass
-            conn.close()
-            self.last = time.time()
+            done.close()
+        self.last = time.time()
+
+
+#: A request: its fields and their types (the values are checked by :func:`_malformed`).
+_REQUEST = {"identity": str, "stamp": str, "argv": list, "env": dict, "umask": int,
+            "streams": list, "fds": list, "cloexec": list, "path0": (str, type(None)),
+            "modules": dict}
+
+
+def _malformed(request):
+    """What is wrong with ``request``, or None."""
+    if not isinstance(request, dict) or set(request) != set(_REQUEST):
+        return "not a request"
+    for field, kind in _REQUEST.items():
+        if not isinstance(request[field], kind):
+            return f"{field} is not a {kind}"
+    strings = [*request["argv"], *request["env"], *request["env"].values(),
+               *request["modules"]]
+    if not request["argv"] or not all(isinstance(s, str) for s in strings):
+        return "argv, env or modules hold something else than text"
+    if not all(isinstance(f, (str, type(None))) for f in request["modules"].values()):
+        return "modules hold something else than files"
+    numbers = request["fds"]
+    if (not numbers or len(numbers) >= common.MAX_FDS or len(set(numbers)) != len(numbers)
+            or not all(isinstance(n, int) and n >= 0 for n in numbers)
+            or not {0, 1, 2} <= set(numbers)):
+        return "its descriptors do not match their numbers"
+    if len(request["cloexec"]) != len(numbers) or \
+            not all(isinstance(c, bool) for c in request["cloexec"]):
+        return "cloexec does not match the descriptors"
+    shapes = [(str, str, bool, bool, bool)] * 3
+    if len(request["streams"]) != 3 or not all(
+            isinstance(s, (tuple, list)) and len(s) == 5
+            and all(isinstance(v, k) for v, k in zip(s, shape))
+            for s, shape in zip(request["streams"], shapes)):
+        return "streams are not three stream settings"
+    return None
 
 
 def _kill(pid, signum):

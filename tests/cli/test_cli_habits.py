@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_calls import cli
 from conftest import DATA
 from test_trec_eval_binary import compare, run_fastir
 
@@ -24,11 +25,6 @@ QRELS, RUN = str(DATA / "inputs" / "qrels.test"), str(DATA / "inputs" / "results
 BINARIES = {"10.0": shutil.which("trec_eval"), "9.0.8": shutil.which("trec_eval-9.0.8")}
 needs_binaries = pytest.mark.skipif(not all(BINARIES.values()),
                                     reason="trec_eval binaries not on PATH")
-
-
-def cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
-                          input=stdin)
 
 
 def error_lines(done):

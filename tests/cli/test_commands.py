@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from cli_calls import cli
 
 import fastir
 
@@ -23,8 +24,7 @@ RUN = os.path.join(INPUTS, "results.test")
 
 
 def fastir_cli(*args, check=True):
-    done = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
-                          text=True)
+    done = cli(*args, text=True)
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -87,9 +87,7 @@ def test_standard_input_gzip_and_globs(tmp_path):
     want = fastir.evaluate(QRELS, RUN, ["AP"]).mean["AP"]
     out = fastir_cli("eval", QRELS, str(gz), "-m", "AP", "--format", "json").stdout
     assert json.loads(out)[0]["AP"] == want
-    piped = subprocess.run([sys.executable, "-m", "fastir", "eval", QRELS, "-", "-m", "AP",
-                            "--format", "json"], input=content,
-                           capture_output=True)
+    piped = cli("eval", QRELS, "-", "-m", "AP", "--format", "json", stdin=content)
     assert json.loads(piped.stdout)[0] == {"run": "stdin", "AP": want}
     (tmp_path / "b.run").write_bytes(content)
     (tmp_path / "a.run").write_bytes(content)
@@ -150,16 +148,14 @@ def test_large_runs_stream_with_the_same_output(tmp_path, second_run):
     args = ["eval", QRELS, RUN, second_run, "-m", "AP", "-m", "nDCG@10", "-m", "NumRet", "-q"]
     whole = fastir_cli(*args).stdout
     env = dict(os.environ, FASTIR_STREAM_BYTES="1")  # every run file streams
-    streamed = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
-                              text=True, env=env)
+    streamed = cli(*args, text=True, env=env)
     assert streamed.returncode == 0 and streamed.stdout == whole
     mixed = tmp_path / "mixed.run"  # one query's lines apart: read whole instead, with a note
     with open(RUN) as f:
         lines = f.readlines()
     mixed.write_text("".join(lines[:10] + lines[-10:] + lines[10:-10]))
     args[2:4] = [str(mixed)]
-    done = subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
-                          text=True, env=env)
+    done = cli(*args, text=True, env=env)
     assert done.returncode == 0 and done.stdout == fastir_cli(*args).stdout
     assert "comes back after other queries" in done.stderr and "reading it whole" in done.stderr
 
@@ -216,9 +212,9 @@ def test_progress_shows_on_a_terminal_and_never_in_a_pipe(tmp_path):
     qrels = tmp_path / "big.qrels"
     qrels.write_text("".join(f"query{q} 0 doc{q % 1000} 1\n" for q in range(10_000)))
     args = [sys.executable, "-m", "fastir", "eval", str(qrels), str(run), "-m", "AP"]
-    piped = subprocess.run(args, capture_output=True, text=True)
+    piped = cli(*args[3:], text=True)
     assert piped.returncode == 0 and piped.stderr == ""
-    main, child = pty.openpty()
+    main, child = pty.openpty()  # (a terminal: the one call not made through cli_calls)
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=child)
     os.close(child)
     seen = b""

@@ -1,16 +1,12 @@
 """trec_eval's own test suite: every command of tests/data/trec_eval/README.md must print the
 expected file byte for byte, as trec_eval 10.0 (default) and 9.0.8 (``--compat 9.0.8``)."""
 
-import io
 import re
 import shlex
-import subprocess
-import sys
 
 import pytest
+from cli_calls import cli, in_process
 from conftest import DATA
-
-from fastir.cli.main import main
 
 
 def readme_cases():
@@ -44,35 +40,32 @@ def test_the_readme_lists_the_whole_suite():
 
 @pytest.mark.parametrize("out, argv, version", CASES,
                          ids=[f"{v}-{o}-{i}" for i, (o, _, v) in enumerate(CASES)])
-def test_byte_identical(monkeypatch, capsys, out, argv, version):
+def test_byte_identical(monkeypatch, out, argv, version):
     monkeypatch.chdir(DATA)
-    code = main(["trec_eval", "--compat", version, *argv])
-    text, err = capsys.readouterr()
+    code, text, err = in_process("trec_eval", "--compat", version, *argv)
     assert code == 0, err
-    assert text == (DATA / f"expected-{version}" / out).read_text()
+    assert text == (DATA / f"expected-{version}" / out).read_bytes()
 
 
 def test_python_dash_m_entry_point():
-    result = subprocess.run([sys.executable, "-m", "fastir", "trec_eval",
-                             "inputs/qrels.test", "inputs/results.test"], cwd=DATA,
-                            capture_output=True, text=True, check=True)
+    result = cli("trec_eval", "inputs/qrels.test", "inputs/results.test", cwd=DATA, text=True)
+    assert result.returncode == 0
     assert result.stdout == (DATA / "expected-10.0" / "out.test").read_text()
 
 
-def run_cli(args, capsys):
-    code = main(["trec_eval", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+def run_cli(args, stdin=None):
+    """``fastir trec_eval ARGS``: (status, stdout text, stderr text)."""
+    code, out, err = in_process("trec_eval", *args, stdin=stdin)
+    return code, out.decode("utf-8", "surrogateescape"), err
 
 
-def test_run_from_standard_input(monkeypatch, capsys):
+def test_run_from_standard_input():
     data = (DATA / "inputs" / "results.test").read_bytes()
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    code, text, _ = run_cli([str(DATA / "inputs" / "qrels.test"), "-"], capsys)
+    code, text, _ = run_cli([str(DATA / "inputs" / "qrels.test"), "-"], stdin=data)
     assert code == 0 and text == (DATA / "expected-10.0" / "out.test").read_text()
 
 
-def test_gzipped_inputs(tmp_path, capsys):
+def test_gzipped_inputs(tmp_path):
     import gzip
 
     paths = []
@@ -80,7 +73,7 @@ def test_gzipped_inputs(tmp_path, capsys):
         path = tmp_path / f"{name}.gz"
         path.write_bytes(gzip.compress((DATA / "inputs" / name).read_bytes()))
         paths.append(str(path))
-    code, text, _ = run_cli(paths, capsys)
+    code, text, _ = run_cli(paths)
     assert code == 0 and text == (DATA / "expected-10.0" / "out.test").read_text()
 
 
@@ -96,9 +89,9 @@ def test_gzipped_inputs(tmp_path, capsys):
     (["--compat", "9.0.8", "-m", "dcg"], 1, "not in trec_eval 9.0.8"),  # (10.0's)
     (["--compat", "9.0.8", "-m", "ideal_dcg.1=3"], 1, "not in trec_eval 9.0.8"),
 ])
-def test_cli_measure_errors(capsys, args, status, message):
+def test_cli_measure_errors(args, status, message):
     code, text, err = run_cli([*args, str(DATA / "inputs" / "qrels.test"),
-                               str(DATA / "inputs" / "results.test")], capsys)
+                               str(DATA / "inputs" / "results.test")])
     assert code == status and text == "" and message in err
 
 
@@ -108,65 +101,64 @@ def test_cli_measure_errors(capsys, args, status, message):
      ":2: query '301' ranks doc 'doc' a second time (first on line 1): trec_eval stops"),
     ("999 Q0 doc 1 2.0 tag\n", 4, "judged query '301' is absent from the run"),
 ])
-def test_cli_input_errors(capsys, tmp_path, run_text, status, message):
+def test_cli_input_errors(tmp_path, run_text, status, message):
     """trec_eval's exit statuses: 2 for a file it cannot read, 4 where it stops."""
     run = tmp_path / "run"
     run.write_text(run_text)
-    code, text, err = run_cli([str(DATA / "inputs" / "qrels.test"), str(run)], capsys)
+    code, text, err = run_cli([str(DATA / "inputs" / "qrels.test"), str(run)])
     assert code == status and text == ""
     assert message in err and "Traceback" not in err
 
 
-def test_cli_stops_where_trec_eval_stops(capsys, tmp_path):
+def test_cli_stops_where_trec_eval_stops(tmp_path):
     """10.0 prints the queries before a judged query absent from the run, then exits 4;
     9.0.8 skips that query; 9.0.8 with no query in common exits 7."""
     inputs = DATA / "inputs"
     run = tmp_path / "run"
     run.write_text("".join(line for line in (inputs / "results.test").read_text().splitlines(
         keepends=True) if line.startswith("301")) + "303 Q0 x 1 1.0 t\n")
-    code, text, err = run_cli(["-q", "-m", "map", str(inputs / "qrels.test"), str(run)], capsys)
+    code, text, err = run_cli(["-q", "-m", "map", str(inputs / "qrels.test"), str(run)])
     assert code == 4 and text.splitlines() == [text.splitlines()[0]] and "\t301\t" in text
     code, text, _ = run_cli(["--compat", "9.0.8", "-q", "-m", "map", str(inputs / "qrels.test"),
-                             str(run)], capsys)
+                             str(run)])
     assert code == 0 and "\t303\t" in text and "\tall\t" in text
     run.write_text("999 Q0 doc 1 2.0 tag\n")
-    code, text, err = run_cli(["--compat", "9.0.8", str(inputs / "qrels.test"), str(run)],
-                              capsys)
+    code, text, err = run_cli(["--compat", "9.0.8", str(inputs / "qrels.test"), str(run)])
     assert code == 7 and text == "" and "no queries with both" in err
-    code, text, err = run_cli(["-c", "-m", "map", str(inputs / "qrels.test"), str(run)], capsys)
+    code, text, err = run_cli(["-c", "-m", "map", str(inputs / "qrels.test"), str(run)])
     assert code == 0 and text == "map                   \tall\t0.0000\n"
 
 
-def test_cli_bad_zscore_file(capsys, tmp_path):
+def test_cli_bad_zscore_file(tmp_path):
     z = tmp_path / "z"
     z.write_text("301 map 0.1\n")
     code, _, err = run_cli(["-Z", str(z), str(DATA / "inputs" / "qrels.test"),
-                            str(DATA / "inputs" / "results.test")], capsys)
+                            str(DATA / "inputs" / "results.test")])
     assert code == 255 and "z:1: malformed line" in err  # trec_eval returns -1 from main
 
 
 @pytest.mark.parametrize("args", [["-q"], ["-x", "a", "b"], ["-l", "two", "a", "b"],
                                   ["--compat", "8", "a", "b"], ["a", "b", "c"]])
-def test_cli_usage_errors_exit_nonzero(capsys, args):
-    assert main(["trec_eval", *args]) == 1  # trec_eval's status for bad usage
-    assert "usage: fastir trec_eval" in capsys.readouterr().err
-    assert main(["nosuchcommand"]) == 2
+def test_cli_usage_errors_exit_nonzero(args):
+    code, _, err = in_process("trec_eval", *args)
+    assert code == 1 and "usage: fastir trec_eval" in err  # trec_eval's status for bad usage
+    assert in_process("nosuchcommand")[0] == 2
 
 
-def test_options_are_read_as_getopt_reads_them(capsys):
+def test_options_are_read_as_getopt_reads_them():
     inputs = DATA / "inputs"
     code, text, _ = run_cli([str(inputs / "qrels.test"), "-mP.5", str(inputs / "results.test"),
-                             "--measure", "map"], capsys)
+                             "--measure", "map"])
     assert code == 0 and text.splitlines()[0].startswith("map") and "P_5" in text
 
 
-def test_cli_notes_what_trec_eval_leaves_out(capsys):
+def test_cli_notes_what_trec_eval_leaves_out():
     code, text, err = run_cli(["--compat", "9.0.8", str(DATA / "inputs" / "qrels.test"),
-                               str(DATA / "inputs" / "results.trunc")], capsys)
+                               str(DATA / "inputs" / "results.trunc")])
     assert code == 0 and text.startswith("runid")
     assert "1 judged topic(s) absent from the run are not averaged" in err and "302" in err
     code, _, err = run_cli(["-c", str(DATA / "inputs" / "qrels.test"),
-                            str(DATA / "inputs" / "results.trunc")], capsys)
+                            str(DATA / "inputs" / "results.trunc")])
     assert code == 0 and err == ""
 
 
@@ -204,11 +196,11 @@ MAP = "map                   \t"
       for flag in ("utility.2,-1", "map_avgjg", "P_avgjg.5", "prefs_simp")],
     *[(v, ["-m", "P."], REPRO_RUN, 1, "") for v in ("10.0", "9.0.8")],
 ])
-def test_issue_18_reproducers(tmp_path, capsys, version, args, run_text, status, expected):
+def test_issue_18_reproducers(tmp_path, version, args, run_text, status, expected):
     (tmp_path / "qrels").write_text(REPRO_QRELS)
     (tmp_path / "run").write_text(run_text)
     code, text, err = run_cli(["--compat", version, *args, str(tmp_path / "qrels"),
-                               str(tmp_path / "run")], capsys)
+                               str(tmp_path / "run")])
     assert (code, text) == (status, expected), err
     if status:
         assert err.startswith("fastir trec_eval: ") and err.count("\n") == 1, err

@@ -17,17 +17,15 @@ measures under random flags, several per input; ``without_known_differences`` sa
 listed differences it leaves out.
 """
 
-import contextlib
-import io
 import re
 import shutil
 import subprocess
 
 import pytest
+from cli_calls import in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastir.cli.main import main
 from fastir.measures.registry import FAMILIES, MULT, RECALL, TREC_NAMES
 
 BINARIES = {"10.0": shutil.which("trec_eval"), "9.0.8": shutil.which("trec_eval-9.0.8")}
@@ -76,12 +74,8 @@ def pairs(draw):
 
 
 def run_fastir(args):
-    out, err = io.BytesIO(), io.StringIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", newline="")
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
-        status = main(["trec_eval", *args])
-    stdout.flush()
-    return status, out.getvalue(), err.getvalue()
+    """``fastir trec_eval ARGS``: (status, stdout bytes, stderr text)."""
+    return in_process("trec_eval", *args)
 
 
 def run_binary(version, args):
