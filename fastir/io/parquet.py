@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fastir.model.arrow import ids_to_arrow, pyarrow_module
+from fastir.io.arrow import ids_to_arrow, pyarrow_module
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 from fastir.results import Results
