@@ -202,6 +202,15 @@ def test_a_later_record_of_no_layout_is_named(later, shown):
         fastir.evaluate({"q1": {"d1": 1}}, iter(records), ["AP"])
 
 
+# -- a pytrec_eval run keyed by bytes (issue 28, item 12) -------------------------------------
+def test_pytrec_eval_switch_keys_a_bytes_run_as_given():
+    from fastir import pytrec_eval
+
+    ev = pytrec_eval.RelevanceEvaluator({"q": {"a": 1, "b": 0}}, {"map", "P_1"})
+    assert ev.evaluate({b"q": {b"a": 0.2, b"b": 0.9}}) == {b"q": {"map": 0.5, "P_1": 0.0}}
+    assert ev.evaluate({"q": {b"a": 0.2, "b": 0.9}}) == {"q": {"map": 0.5, "P_1": 0.0}}
+
+
 # -- DataFrames without pyarrow (issue 28, item 15) --------------------------------------------
 HIDE_PYARROW = """
 import sys
