@@ -9,8 +9,10 @@ one-time LLVM set-up, loading the cached kernels), the very same functions run a
 The choice is tiered, like a JIT's: a process runs its first inputs as Python until they
 add up to ``PYTHON_ROWS`` rows (measured: the rows Python handles in the time numba takes
 to start; see BENCHMARKS.md) or one input alone is larger; from then on, and whenever
-numba is already loaded, kernels run compiled. ``FASTIR_JIT=python`` or ``numba`` (or
-:func:`forced`) overrides the choice.
+numba is already loaded, kernels run compiled. Within compiled work, each kernel is loaded
+only when a call needs it and its Python form would cost more than loading it
+(:func:`select`, :func:`launch`): once loaded, it runs compiled at every size.
+``FASTIR_JIT=python`` or ``numba`` (or :func:`forced`) overrides the choice.
 
 Compiled kernels are cached on disk (``cache=True``), release the GIL (``nogil=True``), use
 numpy's error model (a division by zero gives inf/nan instead of raising; kernels guard
@@ -30,6 +32,7 @@ import hashlib
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -38,8 +41,11 @@ _POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": Fal
 #: Rows a process evaluates as Python before it loads numba (see the module doc).
 PYTHON_ROWS = 250_000
 
-#: Items a kernel not yet loaded handles as Python within compiled work (see select).
-KERNEL_PYTHON_ITEMS = 50_000
+#: What loading one cached kernel costs, about (4-16 ms quiet: BENCHMARKS.md): a kernel not
+#: yet loaded runs as Python within compiled work while that costs less (see select).
+KERNEL_LOAD_SECONDS = 0.01
+#: A kernel's Python seconds per item until its own Python runs have measured them.
+PYTHON_ITEM_SECONDS = 1e-6
 
 #: What a first compile of one code path takes on the project machine (BENCHMARKS.md).
 COMPILE_SECONDS = 20
@@ -52,7 +58,8 @@ prange = range  # kernel modules get numba.prange in its place when numba is loa
 
 
 class _Entry:
-    __slots__ = ("source", "python", "options", "dispatcher", "python_items")
+    __slots__ = ("source", "python", "options", "dispatcher", "python_items",
+                 "python_seconds")
 
     def __init__(self, source, options):
         self.source = source
@@ -60,6 +67,7 @@ class _Entry:
         self.options = options
         self.dispatcher = None
         self.python_items = 0  # items this kernel ran as Python within compiled work
+        self.python_seconds = 0.0  # and what they took
 
 
 _registry = []
@@ -307,18 +315,19 @@ def select(kernel, n_items=None, python=None):
     """``kernel`` as the current tier runs it: its Python form or its dispatcher.
 
     With ``n_items`` (the size of this call's work), a kernel that this process has not
-    loaded yet also runs as Python while its calls stay small (``KERNEL_PYTHON_ITEMS``
-    items in all): loading one cached kernel costs about 10 ms, more than Python takes on
-    a few thousand items (the query ids of a large run, say). ``python`` overrides the
-    tier's decision (a caller that decided already).
+    loaded yet also runs as Python within compiled work while that is cheaper than loading
+    it (:func:`_python_pays`): loading one cached kernel costs about 10 ms, more than Python
+    takes on a few thousand items (the query ids of a large run, say); a kernel whose Python
+    runs have cost that much is loaded, and then runs compiled at every size. ``python``
+    overrides the tier's decision (a caller that decided already).
     """
     entry = kernel._fastir_entry
-    python = python_mode() if python is None else python
-    if not python and n_items is not None and not _loaded(entry):
-        python = _forced_mode() != "numba" and entry.python_items + n_items <= \
-            KERNEL_PYTHON_ITEMS
-        if python:
-            entry.python_items += n_items
+    if python is None:
+        python = python_mode()
+        if not python and n_items is not None and not _loaded(entry):
+            python = _python_pays(entry, n_items)
+            if python:
+                return functools.partial(_run_timed, entry, n_items)
     if python:
         return functools.partial(_run_python, entry.python)
     return compiled(kernel)
@@ -326,6 +335,27 @@ def select(kernel, n_items=None, python=None):
 
 def _loaded(entry):
     return entry.dispatcher is not None and bool(entry.dispatcher.overloads)
+
+
+def _python_pays(entry, n_items):
+    """Whether a call of ``n_items`` to a kernel not loaded yet runs as Python: while what
+    its Python runs cost, this one's estimated at the rate of the earlier ones (or
+    ``PYTHON_ITEM_SECONDS``), stays under what loading it costs."""
+    if _forced_mode() == "numba":
+        return False
+    rate = entry.python_seconds / entry.python_items if entry.python_items else \
+        PYTHON_ITEM_SECONDS
+    return entry.python_seconds + rate * n_items <= KERNEL_LOAD_SECONDS
+
+
+def _run_timed(entry, n_items, *args):
+    """Run a kernel's Python form within compiled work, counting its items and seconds."""
+    start = time.perf_counter()
+    try:
+        return _run_python(entry.python, *args)
+    finally:
+        entry.python_items += max(n_items, 1)
+        entry.python_seconds += time.perf_counter() - start
 
 
 def _run_python(function, *args):
@@ -342,13 +372,14 @@ def n_threads():
     return _numba.get_num_threads()
 
 
-def launch(kernel, *args, python=None):
-    """Run a parallel kernel in the current tier (or as ``python`` says). Compiled launches
-    are serialised under numba's workqueue threading layer, which is not safe for
-    concurrent launches from several Python threads."""
-    if python_mode() if python is None else python:
-        return _run_python(kernel._fastir_entry.python, *args)
-    function = compiled(kernel)
+def launch(kernel, *args, python=None, n_items=None):
+    """Run a parallel kernel in the current tier (or as ``python`` says; with ``n_items``,
+    the size of its work, a kernel not loaded yet runs as Python while that is cheaper, as
+    in :func:`select`). Compiled launches are serialised under numba's workqueue threading
+    layer, which is not safe for concurrent launches from several Python threads."""
+    function = select(kernel, n_items, python)
+    if isinstance(function, functools.partial):  # (its Python form: no threads to guard)
+        return function(*args)
     try:
         layer = _numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet

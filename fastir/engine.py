@@ -89,7 +89,8 @@ class Plan:
             spec = self.sized(longest)
             _jit.launch(kernels.evaluate_queries, bounds,
                         kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query),
-                        ideals(qrels), spec, work(len(bounds) - 1, longest), out)
+                        ideals(qrels), spec, work(len(bounds) - 1, longest), out,
+                        n_items=int(joined.indptr[-1]) + n_queries)
             if len(self.diverse):
                 sub = qrels.subtopics
                 _jit.launch(DK.diversity_queries, bounds,

@@ -1,6 +1,7 @@
 """What an evaluation gives back: per-query values of several measures, and summaries."""
 
 import functools
+import itertools
 
 import numpy as np
 
@@ -75,9 +76,10 @@ class Results:
                                                                 how(self.parsed))[0]
 
     def to_dict(self):
-        """``{query_id: {measure: value}}`` (the pytrec_eval shape)."""
-        rows = self.values.tolist()
-        out = {q: dict(zip(self.measures, row)) for q, row in zip(self.query_ids, rows)}
+        """``{query_id: {measure: value}}`` (the pytrec_eval shape), built by C-level calls
+        (one ``dict`` a query)."""
+        rows = map(zip, itertools.repeat(self.measures), self.values.tolist())
+        out = dict(zip(self.query_ids, map(dict, rows)))
         for key, texts in self.strings.items():
             for q, text in zip(self.query_ids, texts):
                 out[q][key] = text

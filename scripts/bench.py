@@ -3,6 +3,7 @@
     python scripts/bench.py                       # every size class (a few minutes)
     python scripts/bench.py --sizes tiny,trec     # some of them
     python scripts/bench.py --qrels Q --run R     # one pair of files
+    python scripts/bench.py --modes in-process    # calls on dicts in one process only
 
 Size classes (generated into ``data/`` by scripts/generate.py when missing, deterministic):
 ``tiny`` is trec_eval's own test pair (1,500 run lines), ``trec`` a TREC-style run of 50
@@ -17,6 +18,15 @@ scores, ranx breaks ties its own way) or the script stops.
 
 The trec_eval binary is taken from PATH, else built from ../shared/peers (``build-trec-eval``)
 into data/bin; without either its rows are left out, with a note. ``--systems`` chooses.
+The in-process mode (``--modes in-process``, run first by default) times what a script does
+in a loop: the qrels (or an evaluator) prepared once, then one call on a run dict
+(``{qid: {doc: score}}``) per system, alternated, medians of ``--repeat`` calls after a
+warm-up call: pytrec_eval's ``RelevanceEvaluator.evaluate`` against ``fastir.pytrec_eval``'s
+and ``fastir.evaluate`` (map, ndcg, P_10, recip_rank), ir_measures' ``iter_calc`` with its
+pytrec_eval provider against fastir's provider, ranx's ``evaluate(qrels, Run(run))`` against
+``fastir.ranx``'s. Sizes: 50 x 1,000, 500 x 1,000 and 5,000 x 100 (generate.py's trecdl
+shape, made in memory) and the msmarco files read into dicts.
+
 Before timing, fastir's bytecode is compiled (as a regular install does) and its kernels are
 warmed up (``fastir warmup``), so the times are those of an installed, warmed-up fastir.
 """
@@ -276,9 +286,23 @@ def main(argv=None):
                         "'fastir (library)', 'fastir trec_eval', 'fastir trec_eval (worker)'")
     p.add_argument("--repeat", type=int, default=None, help="runs per system (default: "
                    "per size class)")
+    p.add_argument("--modes", default="process,in-process",
+                   help="whole processes on files (process), calls on dicts in this "
+                        "process (in-process), or both")
+    p.add_argument("--dict-sizes", default=",".join(DICT_SIZES),
+                   help=f"in-process sizes, among {', '.join(DICT_SIZES)}")
+    p.add_argument("--dict-systems", default=",".join(DICT_SYSTEMS),
+                   help=f"in-process systems, among {', '.join(DICT_SYSTEMS)}, "
+                        "'fastir.evaluate().to_dict()'")
     args = p.parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",")]
+    modes = args.modes.split(",")
     prepare()
+    if "in-process" in modes:
+        in_process(args.dict_sizes.split(","), args.dict_systems.split(","),
+                   args.repeat or 7)
+    if "process" not in modes:
+        return
     binary = trec_eval_binary() if "trec_eval" in systems else None
     if "trec_eval" in systems and not binary:
         print("note: no trec_eval binary (not on PATH, no ../shared/peers to build it): its "
@@ -313,6 +337,198 @@ def _size_class(name, qrels, run, generate, repeat, cmds):
                 f"{os.getloadavg()[0]:.1f} after)", results), flush=True)
     for note in notes:
         print(f"\nnote: {note}")
+
+
+# -- in-process: a script's calls on dicts, warm, one process --------------------------------
+#: The in-process size classes: (generate.py kind, queries, depth), or the msmarco files.
+DICT_SIZES = {"50x1000": ("trecdl", 50, 1000), "500x1000": ("trecdl", 500, 1000),
+              "5000x100": ("trecdl", 5000, 100), "msmarco": None}
+#: The four measures of issue 29, in each interface's names.
+DICT_MEASURES = {"pytrec_eval": {"map", "ndcg", "P_10", "recip_rank"},
+                 "fastir": ["map", "ndcg", "P_10", "recip_rank"],
+                 "ir_measures": ["AP", "nDCG", "P@10", "RR"],
+                 "ranx": ["map", "ndcg", "precision@10", "mrr"]}
+
+
+def dict_inputs(size):
+    """qrels and run dicts (``{qid: {doc: value}}``, str keys) of an in-process size class:
+    the msmarco files read into dicts, or generate.py's shapes made in memory."""
+    if size == "msmarco":
+        (qrels_path, run_path), generate, _ = SIZES["msmarco"]
+        if not run_path.exists():
+            subprocess.run([sys.executable, str(ROOT / "scripts/generate.py"), *generate],
+                           check=True)
+        return (_read_dict(qrels_path, 2, 3, int), _read_dict(run_path, 2, 4, float))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import numpy as np
+    from generate import msmarco, trecdl
+
+    kind, n_queries, depth = DICT_SIZES[size]
+    qrels_lines, run_blocks = {"trecdl": trecdl, "msmarco": msmarco}[kind](
+        np.random.default_rng(13), n_queries, depth)
+    return (_lines_dict(qrels_lines, 2, 3, int),
+            _lines_dict("".join(run_blocks).splitlines(), 2, 4, float))
+
+
+def _read_dict(path, doc, value, cast):
+    with open(path) as f:
+        return _lines_dict(f, doc, value, cast)
+
+
+def _lines_dict(lines, doc, value, cast):
+    out = {}
+    for line in lines:
+        fields = line.split()
+        out.setdefault(fields[0], {})[fields[doc]] = cast(fields[value])
+    return out
+
+
+def dict_systems(qrels, systems):
+    """name -> (the call timed, on a run dict; its means, to check the systems agree).
+    Everything a script prepares once (an evaluator, the qrels) is prepared here."""
+    out = {}
+    m = DICT_MEASURES
+    if "pytrec_eval" in systems and _importable("pytrec_eval"):
+        import pytrec_eval
+
+        ev = pytrec_eval.RelevanceEvaluator(qrels, m["pytrec_eval"])
+        out["pytrec_eval"] = (ev.evaluate, _nested_means)
+    if "fastir.pytrec_eval" in systems:
+        import fastir.pytrec_eval
+
+        ev_f = fastir.pytrec_eval.RelevanceEvaluator(qrels, m["pytrec_eval"])
+        out["fastir.pytrec_eval"] = (ev_f.evaluate, _nested_means)
+    if "fastir.evaluate" in systems:
+        import fastir
+
+        judged = fastir.Qrels.from_dict(qrels)
+        out["fastir.evaluate"] = (lambda run: fastir.evaluate(judged, run, m["fastir"]),
+                                  lambda res: dict(zip(m["fastir"], res.mean.values())))
+    if "fastir.evaluate().to_dict()" in systems:
+        import fastir
+
+        judged = fastir.Qrels.from_dict(qrels)
+        out["fastir.evaluate().to_dict()"] = (
+            lambda run: fastir.evaluate(judged, run, m["fastir"], missing="skip").to_dict(),
+            _nested_means)
+    if _importable("ir_measures"):
+        out.update(_ir_measures_systems(qrels, systems))
+    if _importable("ranx"):
+        out.update(_ranx_systems(qrels, systems))
+    return out
+
+
+def _ir_measures_systems(qrels, systems):
+    import ir_measures
+
+    out = {}
+    measures = [ir_measures.parse_measure(x) for x in DICT_MEASURES["ir_measures"]]
+    names = dict(zip(measures, DICT_MEASURES["fastir"]))
+
+    def per_query_means(metrics):
+        sums = {}
+        for metric in metrics:
+            sums.setdefault(names[metric.measure], []).append(metric.value)
+        return {k: sum(v) / len(v) for k, v in sums.items()}
+
+    if "ir_measures" in systems:
+        ev = ir_measures.pytrec_eval.evaluator(measures, qrels)
+        out["ir_measures"] = (lambda run: list(ev.iter_calc(run)), per_query_means)
+    if "fastir.ir_measures" in systems:
+        from fastir.peers import provider
+
+        ev_f = provider.provider.evaluator(measures, qrels)
+        out["fastir.ir_measures"] = (lambda run: list(ev_f.iter_calc(run)), per_query_means)
+    return out
+
+
+def _ranx_systems(qrels, systems):
+    out = {}
+    metrics = DICT_MEASURES["ranx"]
+
+    def means(scores):
+        return dict(zip(DICT_MEASURES["fastir"], (float(scores[k]) for k in metrics)))
+
+    if "ranx" in systems:
+        import ranx
+
+        judged = ranx.Qrels(qrels)
+        out["ranx"] = (lambda run: ranx.evaluate(judged, ranx.Run(run), metrics), means)
+    if "fastir.ranx" in systems:
+        from fastir import ranx as fastir_ranx
+
+        judged_f = fastir_ranx.Qrels(qrels)
+        out["fastir.ranx"] = (lambda run: fastir_ranx.evaluate(judged_f, fastir_ranx.Run(run),
+                                                               metrics), means)
+    return out
+
+
+def _nested_means(per_query):
+    columns = {}
+    for values in per_query.values():
+        for k, v in values.items():
+            columns.setdefault(k, []).append(v)
+    return {k: sum(v) / len(v) for k, v in columns.items()}
+
+
+DICT_SYSTEMS = ["pytrec_eval", "fastir.pytrec_eval", "fastir.evaluate", "ir_measures",
+                "fastir.ir_measures", "ranx", "fastir.ranx"]
+#: Each fastir system's peer: the ratio printed beside it.
+DICT_PEERS = {"fastir.pytrec_eval": "pytrec_eval", "fastir.evaluate": "pytrec_eval",
+              "fastir.evaluate().to_dict()": "pytrec_eval",
+              "fastir.ir_measures": "ir_measures", "fastir.ranx": "ranx"}
+
+
+def in_process(sizes, systems, repeat):
+    """The in-process table: per size class and system, the median of ``repeat`` calls
+    alternated with the other systems' (after one warm-up call each), and fastir's time
+    over its peer's."""
+    import gc
+
+    lines = [f"\nIn-process, warm, evaluator or qrels prepared once, one call on a run dict "
+             f"({time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.1f})\n",
+             "| run dict | system | call, median (ms) | min (ms) | runs | over its peer |",
+             "|---|---|---:|---:|---:|---:|"]
+    print(lines[0], flush=True)
+    for size in sizes:
+        qrels, run = dict_inputs(size)
+        calls = dict_systems(qrels, systems)
+        times = {name: [] for name in calls}
+        means = {}
+        rounds = max(1, repeat if size != "msmarco" else min(repeat, 3))
+        for r in range(-1, rounds):
+            for name, (call, _) in calls.items():
+                if name in ("ranx", "fastir.ranx") and size == "msmarco" and r >= 0:
+                    continue  # (ranx's minute-long conversion: its warm-up call only)
+                gc.collect()
+                start = time.perf_counter()
+                out = call(run)
+                elapsed = time.perf_counter() - start
+                if r < 0:
+                    means[name] = calls[name][1](out)
+                if r >= 0 or (size == "msmarco" and name in ("ranx", "fastir.ranx")):
+                    times[name].append(elapsed)
+                del out
+        _check_dict_means(means)
+        medians = {name: statistics.median(t) for name, t in times.items()}
+        label = f"{size} ({sum(map(len, run.values())):,} rows)"
+        for name, t in times.items():
+            peer = DICT_PEERS.get(name)
+            ratio = f"{medians[name] / medians[peer]:.2f}" if peer in medians else ""
+            lines.append(f"| {label} | {name} | {medians[name] * 1e3:.1f} | "
+                         f"{min(t) * 1e3:.1f} | {len(t)} | {ratio} |")
+            label = ""
+        print("\n".join(lines[-len(times):]), flush=True)
+    return "\n".join(lines)
+
+
+def _check_dict_means(means):
+    """Every system's means within 1e-4 of fastir.pytrec_eval's (ranx's ties: a note)."""
+    base = means.get("fastir.pytrec_eval") or next(iter(means.values()))
+    for name, values in means.items():
+        for k, v in values.items():
+            if abs(v - base[k]) > 1e-4:
+                print(f"note: {name} differs on {k}: {v} vs {base[k]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -173,7 +173,7 @@ def test_arrays_give_a_clear_error_or_the_naive_value(qids, docs, values, as_qre
     try:
         made = build(qids, docs, values)
     except fastir.InputError as exc:
-        useful(exc, "query_ids", "doc_ids", "labels", "scores")
+        useful(exc, "query_ids", "doc_ids", "label", "score")  # (a value: its row)
         return
     other = ({q: {"x": 1} for q in made.to_dict()} if not as_qrels else
              {q: {d: 1.0 for d in judged} for q, judged in made.to_dict().items()})

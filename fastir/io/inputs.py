@@ -1,15 +1,291 @@
-"""The forms qrels and runs are accepted in (a container, a dict, a file path or open file, a
-DataFrame, a ranx object, an iterable of records), turned into :class:`~fastir.Qrels` and
-:class:`~fastir.Run` at every public entry point."""
+"""The forms qrels and runs are accepted in, in one table (:data:`FORMS`): each form's
+detector, its conversions to :class:`~fastir.Qrels` and :class:`~fastir.Run`, and its size.
+Every public entry point walks the table (:func:`as_qrels`, :func:`as_run`); a new form is
+one entry. The conversions themselves are in bulk, without Python work per row: dicts in
+:mod:`fastir.io.dicts`, DataFrames in :mod:`fastir.io.frames`, Arrow in
+:mod:`fastir.io.arrow`, records in :mod:`fastir.io.records`, files in :mod:`fastir.io.trec`;
+every one checks values as :func:`fastir.model.data.run_scores` and
+:func:`~fastir.model.data.qrels_labels` do, so a bad value gets the same error in every form.
+"""
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
-from fastir.io.records import read_records
-from fastir.io.trec import read_qrels, read_run
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import FastirWarning, InputError
+
+
+class Form(NamedTuple):
+    """One accepted form of qrels and runs.
+
+    ``detect(value)`` says whether a value is of this form; ``qrels(value, progress)`` and
+    ``run(value, progress)`` convert it; ``rows(value)`` is its size before conversion (for
+    the choice between Python and compiled kernels, :func:`fastir._jit.tier`), and
+    ``one_run(value)`` whether a value of ``{name: value}`` is a run of this form (several
+    runs, ranx's shape) rather than one query's scores.
+    """
+
+    name: str
+    detect: Callable
+    qrels: Callable
+    run: Callable
+    rows: Callable
+    one_run: Callable = None
+
+
+def _is_container(value):
+    return isinstance(value, (Qrels, Run))
+
+
+def _is_fastir_ranx(value):
+    return hasattr(value, "to_fastir")
+
+
+def _is_ranx(value):
+    return type(value).__module__.startswith("ranx") and hasattr(value, "to_dict")
+
+
+def _is_frame(value):
+    return hasattr(value, "columns") and hasattr(value, "to_numpy")
+
+
+def _is_arrow(value):
+    return type(value).__module__.startswith("pyarrow") and hasattr(value, "column_names")
+
+
+def _is_file(value):
+    return isinstance(value, (str, bytes, os.PathLike)) or hasattr(value, "read")
+
+
+def is_records(value):
+    """An iterable of records (namedtuples or tuples: :mod:`fastir.io.records`): iterable, and
+    none of the other forms (a text, a path, an open file, a mapping, a DataFrame, an
+    array)."""
+    return (hasattr(value, "__iter__") and not isinstance(value, Mapping)
+            and not _is_file(value) and not _is_frame(value)
+            and not hasattr(value, "__array__") and not _is_ranx(value)
+            and not _is_arrow(value))
+
+
+# -- each form's conversions ---------------------------------------------------------------
+def _same(kind, what):
+    def same(value, progress):
+        if not isinstance(value, kind):
+            raise refused(value, what)
+        return value
+    return same
+
+
+def _dict_qrels(value, progress):
+    return Qrels.from_dict(value)
+
+
+def _dict_run(value, progress):
+    return Run.from_dict(value)
+
+
+QUERY_COLUMNS = ("query_id", "q_id")  # ir_measures', ranx's
+LABEL_COLUMNS = ("relevance", "score")
+
+
+def _column(table, names, candidates, what):
+    """The first of ``candidates`` a table has (ir_measures' or ranx's column name)."""
+    found = [c for c in candidates if c in names]
+    if len(found) != 1:
+        have = "both" if found else "none"
+        raise InputError(f"{type(table).__name__}: the {what} column is one of "
+                         f"{list(candidates)} (it has {have}; its columns: {list(names)}); "
+                         "or use Qrels.from_pandas / Run.from_pandas (from_arrow) with the "
+                         "column names")
+    return found[0]
+
+
+def _table_columns(table, names, values, what):
+    return (_column(table, names, QUERY_COLUMNS, "query"), "doc_id",
+            _column(table, names, values, what))
+
+
+def _frame_qrels(frame, progress):
+    from fastir.io.frames import qrels_from_frame
+
+    return qrels_from_frame(frame, *_table_columns(frame, frame.columns, LABEL_COLUMNS,
+                                                   "label"))
+
+
+def _frame_run(frame, progress):
+    from fastir.io.frames import run_from_frame
+
+    return run_from_frame(frame, *_table_columns(frame, frame.columns, ("score",), "score"))
+
+
+def _arrow_qrels(table, progress):
+    from fastir.io.arrow import qrels_from_arrow
+
+    return qrels_from_arrow(table, *_table_columns(table, table.column_names, LABEL_COLUMNS,
+                                                   "label"))
+
+
+def _arrow_run(table, progress):
+    from fastir.io.arrow import run_from_arrow
+
+    return run_from_arrow(table, *_table_columns(table, table.column_names, ("score",),
+                                                 "score"))
+
+
+def _ranx_qrels(value, progress):
+    return Qrels.from_dict(value.to_dict(), source="ranx Qrels")
+
+
+def _ranx_run(value, progress):
+    return Run.from_dict(value.to_dict(), name=value.name or "run", source="ranx Run")
+
+
+def _records_qrels(value, progress):
+    from fastir.io.records import read_records
+
+    return read_records(value, "qrels")
+
+
+def _records_run(value, progress):
+    from fastir.io.records import read_records
+
+    return read_records(value, "run")
+
+
+def _file_qrels(value, progress):
+    from fastir.io.trec import read_qrels
+
+    return read_qrels(value, progress=progress)
+
+
+def _file_run(value, progress):
+    from fastir.io.trec import read_run
+
+    return read_run(value, progress=progress)
+
+
+def _dict_rows(value):
+    try:
+        return sum(map(len, value.values()))  # (C-level: a loop's dict is sized per call)
+    except TypeError:  # (a value without a size: an error when converted)
+        return 0
+
+
+def _sized_rows(value):
+    return len(value) if hasattr(value, "__len__") else 0
+
+
+def _arrow_rows(value):
+    return value.num_rows
+
+
+def _file_rows(value):
+    try:
+        return os.path.getsize(value) // 32  # (a line is about 32 bytes)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def _no_rows(value):
+    return 0
+
+
+def _dict_is_run(value):  # (a query's scores are a dict of numbers)
+    return isinstance(next(iter(value.values()), None), dict)
+
+
+def _file_is_run(value):
+    return isinstance(value, (str, os.PathLike)) and os.path.isfile(value)
+
+
+def _records_are_run(value):  # (a query's docs are never a list)
+    if isinstance(value, (list, tuple)):
+        return bool(value) and isinstance(value[0], tuple)
+    return True
+
+
+#: Every form, in the order they are tried (the first whose detector says yes converts).
+FORMS = (
+    Form("Qrels or Run", _is_container, _same(Qrels, "qrels"), _same(Run, "run"), len),
+    Form("fastir.ranx Qrels or Run", _is_fastir_ranx, lambda v, p: v.to_fastir(),
+         lambda v, p: v.to_fastir(), _no_rows),
+    Form("ranx Qrels or Run", _is_ranx, _ranx_qrels, _ranx_run, _no_rows),
+    Form("dict of dicts", lambda v: isinstance(v, dict), _dict_qrels, _dict_run, _dict_rows,
+         _dict_is_run),
+    Form("Arrow table", _is_arrow, _arrow_qrels, _arrow_run, _arrow_rows),
+    Form("DataFrame", _is_frame, _frame_qrels, _frame_run, len),
+    Form("records", is_records, _records_qrels, _records_run, _sized_rows, _records_are_run),
+    Form("file", _is_file, _file_qrels, _file_run, _file_rows, _file_is_run),
+)
+
+
+def form_of(value, what="run"):
+    """The :class:`Form` of ``value``, or a TypeError listing the forms (``what``: "qrels"
+    or "run", for the message)."""
+    for form in FORMS:
+        if form.detect(value):
+            return form
+    raise refused(value, what)
+
+
+def refused(value, what):
+    """The TypeError for a ``value`` of no accepted form."""
+    container = "Run" if what == "run" else "Qrels"
+    return TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}}, "
+                     f"a file path or open file, a DataFrame, an Arrow table, a ranx "
+                     f"{container} or an iterable of records, got {type(value).__name__}")
+
+
+def as_qrels(qrels, progress=False):
+    """A :class:`Qrels` from any form in :data:`FORMS`."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    return form_of(qrels, "qrels").qrels(qrels, progress)
+
+
+def as_run(run, compat=None, progress=False):
+    """A :class:`Run` from any form in :data:`FORMS` (scores rounded to float32 under
+    9.0.8)."""
+    if not isinstance(run, Run):
+        run = form_of(run, "run").run(run, progress)
+    if compat == "9.0.8":
+        run = run.in_float32()
+    return run
+
+
+def size_hint(data):
+    """Rows of a qrels or run in any accepted form (0 when unknown), for choosing between
+    Python and compiled kernels (:func:`fastir._jit.tier`)."""
+    for form in FORMS:
+        if form.detect(data):
+            return form.rows(data)
+    return 0
+
+
+def records_read(value, kind):
+    """``value`` as a Qrels or Run when it is an iterable of records (read once, so that its
+    size is known before a size-dependent choice), else ``value`` itself."""
+    if is_records(value):
+        from fastir.io.records import read_records
+
+        return read_records(value, kind)
+    return value
+
+
+def is_several_runs(run):
+    """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``: every
+    value a run in some form (a dict of dicts, a Run, a DataFrame, a ranx Run, records, or a
+    file that exists)."""
+    return isinstance(run, dict) and bool(run) and all(map(_is_one_run, run.values()))
+
+
+def _is_one_run(value):
+    for form in FORMS:
+        if form.detect(value):
+            return (form.one_run or form.detect)(value)
+    return False
 
 
 def warn_if_disjoint(in_run, qrels, n_run_queries, run_source):
@@ -23,124 +299,3 @@ def warn_if_disjoint(in_run, qrels, n_run_queries, run_source):
     warnings.warn(f"no query is both in the run ({n_run_queries} queries, from {run_source}) "
                   f"and judged ({qrels.n_queries} queries, from {qrels.source}): {outcome}; "
                   "check that the query ids match", FastirWarning, stacklevel=3)
-
-
-def _path(value, what):
-    if isinstance(value, (str, bytes, os.PathLike)) or hasattr(value, "read"):
-        return value
-    container = "Run" if what == "run" else "Qrels"
-    raise TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}}, "
-                    f"a file path or open file, a DataFrame, a ranx {container} or an "
-                    f"iterable of records, got {type(value).__name__}")
-
-
-def _is_frame(value):
-    return hasattr(value, "columns") and hasattr(value, "to_numpy")
-
-
-def _is_ranx(value):
-    return type(value).__module__.startswith("ranx") and hasattr(value, "to_dict")
-
-
-def is_records(value):
-    """An iterable of records (namedtuples or tuples: :mod:`fastir.io.records`): iterable, and
-    none of the other forms (a text, a path, an open file, a mapping, a DataFrame, an
-    array)."""
-    return (hasattr(value, "__iter__") and not isinstance(value, (str, bytes, os.PathLike,
-                                                                   Mapping))
-            and not hasattr(value, "read") and not _is_frame(value)
-            and not hasattr(value, "__array__") and not _is_ranx(value))
-
-
-def records_read(value, kind):
-    """``value`` as a Qrels or Run when it is an iterable of records (read once, so that its
-    size is known before a size-dependent choice), else ``value`` itself."""
-    return read_records(value, kind) if is_records(value) else value
-
-
-def _column(frame, candidates, what):
-    """The first of ``candidates`` the frame has (ir_measures' or ranx's column name)."""
-    found = [c for c in candidates if c in frame.columns]
-    if len(found) != 1:
-        have = "both" if found else "none"
-        raise InputError(f"DataFrame: the {what} column is one of {list(candidates)} (it has "
-                         f"{have}; its columns: {list(frame.columns)}); or use "
-                         "Qrels.from_pandas / Run.from_pandas with the column names")
-    return found[0]
-
-
-def is_several_runs(run):
-    """``{name: run}`` (ranx's several runs), not one run ``{query: {doc: score}}``: every
-    value a run (a dict of dicts, a Run, a DataFrame, a ranx Run, records, or a file that
-    exists)."""
-    return isinstance(run, dict) and bool(run) and all(map(_is_one_run, run.values()))
-
-
-def _is_one_run(value):
-    if isinstance(value, dict):
-        return isinstance(next(iter(value.values()), None), dict)
-    if isinstance(value, (str, os.PathLike)):
-        return os.path.isfile(value)
-    if isinstance(value, (list, tuple)):  # records (a query's docs are never a list)
-        return bool(value) and isinstance(value[0], tuple)
-    return (isinstance(value, Run) or _is_frame(value) or _is_ranx(value)
-            or hasattr(value, "to_fastir") or is_records(value))
-
-
-def size_hint(data):
-    """Rows of a qrels or run in any accepted form (a file: its size over 32 bytes a line),
-    for choosing between Python and compiled kernels (:func:`fastir._jit.tier`)."""
-    if isinstance(data, (Qrels, Run)):
-        return len(data)
-    if isinstance(data, dict):
-        return sum(len(v) for v in data.values() if isinstance(v, dict))
-    if _is_frame(data) or (is_records(data) and hasattr(data, "__len__")):
-        return len(data)
-    try:
-        return os.path.getsize(data) // 32
-    except (OSError, TypeError, ValueError):
-        return 0
-
-
-QUERY_COLUMNS = ("query_id", "q_id")  # ir_measures', ranx's
-LABEL_COLUMNS = ("relevance", "score")
-
-
-def as_qrels(qrels, progress=False):
-    """A :class:`Qrels` from any accepted form: Qrels, dict, a file path or open file, a
-    DataFrame, a ranx Qrels (ranx's own, or :mod:`fastir.ranx`'s) or an iterable of
-    records."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    if hasattr(qrels, "to_fastir"):  # fastir.ranx's Qrels
-        return qrels.to_fastir()
-    if isinstance(qrels, dict):
-        return Qrels.from_dict(qrels)
-    if _is_frame(qrels):
-        return Qrels.from_pandas(qrels, _column(qrels, QUERY_COLUMNS, "query"), "doc_id",
-                                 _column(qrels, LABEL_COLUMNS, "label"))
-    if _is_ranx(qrels):
-        return Qrels.from_dict(qrels.to_dict(), source="ranx Qrels")
-    if is_records(qrels):
-        return read_records(qrels, "qrels")
-    return read_qrels(_path(qrels, "qrels"), progress=progress)
-
-
-def as_run(run, compat=None, progress=False):
-    """A :class:`Run` from any accepted form (scores rounded to float32 under 9.0.8)."""
-    if hasattr(run, "to_fastir"):  # fastir.ranx's Run
-        run = run.to_fastir()
-    if not isinstance(run, Run):
-        if isinstance(run, dict):
-            run = Run.from_dict(run)
-        elif _is_frame(run):
-            run = Run.from_pandas(run, _column(run, QUERY_COLUMNS, "query"), "doc_id", "score")
-        elif _is_ranx(run):
-            run = Run.from_dict(run.to_dict(), name=run.name or "run", source="ranx Run")
-        elif is_records(run):
-            run = read_records(run, "run")
-        else:
-            run = read_run(_path(run, "run"), progress=progress)
-    if compat == "9.0.8":
-        run = run.in_float32()
-    return run

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from fastir import _jit
-from fastir.model.data import Qrels, Run, assemble, finite_scores, integer_labels
+from fastir.model.data import Qrels, Run, assemble, qrels_labels, run_scores
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, ascii_column, intern_blocks
 
@@ -31,7 +31,8 @@ def read_records(records, kind):
     records : iterable
         Namedtuples with the fields ``query_id``, ``doc_id`` and ``relevance`` (qrels) or
         ``score`` (run), other fields ignored (``iteration``), or plain 3-tuples in that
-        order. Read once, in chunks of 65,536 records.
+        order; each record is read by its own layout (namedtuples of several kinds may be
+        mixed). Read once, in chunks of 65,536 records.
     kind : {"qrels", "run"}
 
     Returns
@@ -40,6 +41,12 @@ def read_records(records, kind):
         As from :meth:`~fastir.Qrels.from_arrays`: ids stay integers when every one is an
         integer, labels are checked to be 32-bit integers, scores finite numbers.
 
+    Raises
+    ------
+    InputError
+        Naming the first record that is not one (its position and value), or the query and
+        doc of the first bad value.
+
     Examples
     --------
     >>> from fastir.io.records import read_records
@@ -47,14 +54,10 @@ def read_records(records, kind):
     Qrels(1 queries, 2 judgments, from qrels records)
     """
     source = f"{kind} records"
-    iterator = iter(records)
-    first = next(iterator, None)
     container = Qrels if kind == "qrels" else Run
-    if first is None:
+    parts = [_pack(chunk, first, kind, source) for first, chunk in _chunks(iter(records))]
+    if not parts:
         return container.from_dict({}, source=source)
-    getters = _getters(first, kind, source)
-    parts = [_pack(chunk, getters, kind, source)
-             for chunk in _chunks(itertools.chain([first], iterator))]
     qids, docs = (_concat([part[i] for part in parts], source) for i in (0, 1))
     values = np.concatenate([part[2] for part in parts])
     with _jit.tier(len(values)):
@@ -64,38 +67,67 @@ def read_records(records, kind):
                         values, source, **extra)
 
 
-def _getters(record, kind, source):
-    """How to read the query id, the doc id and the value from a record like ``record``."""
-    fields = getattr(record, "_fields", None)
-    wanted = FIELDS[kind]
-    if fields is not None:
-        missing = [f for f in wanted if f not in fields]
-        if missing:
-            raise InputError(f"{source}: records need the fields {list(wanted)}; "
-                             f"{type(record).__name__} has {list(fields)} (missing {missing})")
-        return [operator.itemgetter(fields.index(f)) for f in wanted]
-    if isinstance(record, (tuple, list)) and len(record) == 3:
-        return [operator.itemgetter(i) for i in range(3)]
-    raise InputError(f"{source}: a record is a namedtuple with fields {list(wanted)} or a "
-                     f"tuple ({', '.join(wanted)}), got {record!r}")
-
-
 def _chunks(records):
+    """(position of its first record, list of records) of successive chunks."""
+    first = 0
     while True:
         chunk = list(itertools.islice(records, CHUNK))
         if not chunk:
             return
-        yield chunk
+        yield first, chunk
+        first += len(chunk)
 
 
-def _pack(chunk, getters, kind, source):
-    """One chunk of records as two id columns and an array."""
-    qids, docs, values = (list(map(get, chunk)) for get in getters)
+def _pack(chunk, first, kind, source):
+    """One chunk of records as two id columns and a checked array of values."""
+    qids, docs, values = _fields(chunk, first, kind, source)
     columns = [_ids(qids, "query ids", source), _ids(docs, "doc ids", source)]
-    values = np.array(values)
-    if kind == "qrels":
-        return (*columns, integer_labels(values, f"{source}: relevance"))
-    return (*columns, finite_scores(values, f"{source}: score"))
+
+    def row_name(i):
+        return f"query {qids[i]!r} doc {docs[i]!r}"
+
+    check = qrels_labels if kind == "qrels" else run_scores
+    return (*columns, check(values, source, row_name))
+
+
+def _fields(chunk, first, kind, source):
+    """The query ids, doc ids and values of a chunk's records, each read by its own layout:
+    at once (C-level getters) when every record has one layout, as is usual."""
+    kinds = set(map(type, chunk))
+    getters = {k: _getters(k, chunk, first, kind, source) for k in kinds}
+    plain = {k for k in kinds if getattr(k, "_fields", None) is None}
+    if plain:  # (a plain tuple of another length is not a record)
+        rows = chunk if len(kinds) == 1 else [r for r in chunk if type(r) in plain]
+        if set(map(len, rows)) != {3}:
+            i = next(i for i, r in enumerate(chunk) if type(r) in plain and len(r) != 3)
+            _not_a_record(chunk[i], first + i, kind, source)
+    if len(kinds) == 1:
+        return [list(map(get, chunk)) for get in getters.popitem()[1]]
+    return [[getters[type(r)][f](r) for r in chunk] for f in range(3)]
+
+
+def _getters(record_type, chunk, first, kind, source):
+    """How to read the query id, the doc id and the value from a record of ``record_type``."""
+    fields = getattr(record_type, "_fields", None)
+    wanted = FIELDS[kind]
+    if fields is not None and issubclass(record_type, tuple):
+        missing = [f for f in wanted if f not in fields]
+        if missing:
+            i = next(i for i, r in enumerate(chunk) if type(r) is record_type)
+            raise InputError(f"{source}: records need the fields {list(wanted)}; record "
+                             f"{first + i} ({record_type.__name__}) has {list(fields)} "
+                             f"(missing {missing})")
+        return [operator.itemgetter(fields.index(f)) for f in wanted]
+    if issubclass(record_type, (tuple, list)):
+        return [operator.itemgetter(i) for i in range(3)]
+    i = next(i for i, r in enumerate(chunk) if type(r) is record_type)
+    _not_a_record(chunk[i], first + i, kind, source)
+
+
+def _not_a_record(record, position, kind, source):
+    wanted = FIELDS[kind]
+    raise InputError(f"{source}: record {position} is {record!r}: a record is a namedtuple "
+                     f"with fields {list(wanted)} or a tuple ({', '.join(wanted)})")
 
 
 def _ids(items, what, source):

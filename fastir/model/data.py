@@ -7,14 +7,14 @@ int32 labels (qrels) or float64 scores (run).
 The qrels also carry the hash of every judged doc id, for the join's per-query lookups.
 """
 
-import math
+import array
 import numbers
+import warnings
 
 import numpy as np
 
 from fastir import _jit
 from fastir._jit import helper, jit
-from fastir.model import arrow as arrow_columns
 from fastir.model import subtopics as subtopic_judgments
 from fastir.model.errors import FastirWarning, InputError  # noqa: F401 (users import them here)
 from fastir.model.ids import (
@@ -24,7 +24,6 @@ from fastir.model.ids import (
     id_equal,
     id_hash,
     intern_blocks,
-    listed,
 )
 from fastir.model.ranking import sort_ids
 
@@ -63,42 +62,11 @@ class Qrels:
     @classmethod
     def from_dict(cls, qrels, source="qrels dict"):
         """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
-        judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
-        if any(isinstance(judged, dict) and any(isinstance(v, dict) for v in judged.values())
-               for judged in qrels.values()):
-            return cls._from_subtopic_dict(qrels, source)
-        qids, docs, labels = [], [], []
-        for qid, judged in qrels.items():
-            if not isinstance(judged, dict):
-                raise InputError(f"{source}: query {qid!r} maps to {type(judged).__name__}, "
-                                 "expected a dict {doc_id: label}")
-            for doc, label in judged.items():
-                qids.append(qid)
-                docs.append(doc)
-                labels.append(_integer_label(label, source, qid, doc))
-        empty = [qid for qid, judged in qrels.items() if not judged]
-        built = _build(cls, _id_column(qids + empty, "query ids", source),
-                       _id_column(docs, "doc ids", source), np.array(labels, dtype=np.int32),
-                       source, n_rows=len(labels))
-        _keys_distinct(built.n_queries, qrels, source)
-        return built
+        judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
+        converted in bulk (:mod:`fastir.io.dicts`)."""
+        from fastir.io.dicts import qrels_from_dict
 
-    @classmethod
-    def _from_subtopic_dict(cls, judged, source):
-        """From ``{qid: {doc: {subtopic: label}}}`` (labels checked in place): the doc-level
-        qrels (a doc's largest label), with their :class:`~fastir.model.subtopics.Subtopics`."""
-        doc_level = {}
-        for qid, docs in judged.items():
-            if not isinstance(docs, dict) or not all(isinstance(p, dict) for p in docs.values()):
-                raise InputError(f"{source}: query {qid!r}: subtopic qrels map each doc to "
-                                 "{subtopic: label}")
-            for doc, pairs in docs.items():
-                for subtopic, label in pairs.items():
-                    pairs[subtopic] = _integer_label(label, source, qid, doc)
-            doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
-        qrels = cls.from_dict(doc_level, source)
-        qrels.subtopics = subtopic_judgments.of_qrels(qrels, judged)
-        return qrels
+        return qrels_from_dict(qrels, source)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays"):
@@ -117,7 +85,8 @@ class Qrels:
             return cls.from_dict(subtopic_judgments.by_subtopic(
                 zip(qids.tolist(), names.tolist(), docs.tolist(), labels.tolist()), source),
                 source)
-        return _build(cls, qids, docs, integer_labels(labels, f"{source}: labels"), source)
+        return from_rows(cls, qids, docs, qrels_labels(labels, source, row_namer(qids, docs)),
+                      source)
 
     @classmethod
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
@@ -125,22 +94,20 @@ class Qrels:
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``relevance``
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
         guessed: pass the column names); ``subtopic_col`` names the subtopic column of
-        subtopic judgments (ir_measures calls it ``iteration``)."""
-        columns = (query_col, doc_col, label_col) + ((subtopic_col,) if subtopic_col else ())
-        _require_columns(frame, columns, source)
-        return cls.from_arrays(_frame_ids(frame[query_col]), _frame_ids(frame[doc_col]),
-                               frame[label_col].to_numpy(),
-                               None if subtopic_col is None else frame[subtopic_col].to_numpy(),
-                               source=source)
+        subtopic judgments (ir_measures calls it ``iteration``). See :mod:`fastir.io.frames`."""
+        from fastir.io.frames import qrels_from_frame
+
+        return qrels_from_frame(frame, query_col, doc_col, label_col, subtopic_col, source)
 
     @classmethod
     def from_arrow(cls, data, query_col="query_id", doc_col="doc_id", label_col="relevance",
                    source="qrels arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
-        pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels."""
-        qids, docs, labels = arrow_columns.columns(data, (query_col, doc_col, label_col),
-                                                   source)
-        return _build(cls, qids, docs, integer_labels(labels, f"{source}: {label_col}"), source)
+        pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels.
+        See :mod:`fastir.io.arrow`."""
+        from fastir.io.arrow import qrels_from_arrow
+
+        return qrels_from_arrow(data, query_col, doc_col, label_col, source)
 
     # -- derived structures -------------------------------------------------------------
     @property
@@ -254,60 +221,37 @@ class Run:
 
     @classmethod
     def from_dict(cls, run, name="run", source="run dict"):
-        """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
-        qids, docs, scores = [], [], []
-        for qid, ranked in run.items():
-            if not isinstance(ranked, dict):
-                raise InputError(f"{source}: query {qid!r} maps to {type(ranked).__name__}, "
-                                 "expected a dict {doc_id: score}")
-            for doc, score in ranked.items():
-                if not isinstance(score, numbers.Real) or isinstance(score, bool):
-                    raise InputError(f"{source}: query {qid!r} doc {doc!r}: score {score!r} "
-                                     "is not a number")
-                qids.append(qid)
-                docs.append(doc)
-                scores.append(score)
-        empty = [qid for qid, ranked in run.items() if not ranked]
-        given = scores
-        try:
-            scores = np.array(given, dtype=np.float64)
-        except OverflowError:  # an integer beyond a double's range
-            scores = np.array([float(s) if abs(s) < 2**1024 else math.inf for s in given])
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"{source}: query {qids[i]!r} doc {docs[i]!r}: score "
-                             f"{given[i]!r} is not finite (as a double)")
-        built = _build(cls, _id_column(qids + empty, "query ids", source),
-                       _id_column(docs, "doc ids", source), scores, source,
-                       n_rows=len(scores), name=name)
-        _keys_distinct(built.n_queries, run, source)
-        return built
+        """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape), converted in
+        bulk (:mod:`fastir.io.dicts`)."""
+        from fastir.io.dicts import run_from_dict
+
+        return run_from_dict(run, name, source)
 
     @classmethod
     def from_arrays(cls, query_ids, doc_ids, scores, name="run", source="run arrays"):
         """From three equal-length arrays: query ids, doc ids, scores (higher ranks first)."""
         qids, docs, scores = _columns(source, query_ids, doc_ids, scores, "scores")
-        return _build(cls, qids, docs, finite_scores(scores, f"{source}: scores"), source,
-                      name=name)
+        return from_rows(cls, qids, docs, run_scores(scores, source, row_namer(qids, docs)),
+                      source, name=name)
 
     @classmethod
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", score_col="score",
                     name="run", source="run frame"):
-        """From a DataFrame with columns ``query_id``, ``doc_id``, ``score``."""
-        _require_columns(frame, (query_col, doc_col, score_col), source)
-        return cls.from_arrays(_frame_ids(frame[query_col]), _frame_ids(frame[doc_col]),
-                               frame[score_col].to_numpy(), name=name, source=source)
+        """From a DataFrame with columns ``query_id``, ``doc_id``, ``score`` (see
+        :mod:`fastir.io.frames`)."""
+        from fastir.io.frames import run_from_frame
+
+        return run_from_frame(frame, query_col, doc_col, score_col, name, source)
 
     @classmethod
     def from_arrow(cls, data, query_col="query_id", doc_col="doc_id", score_col="score",
                    name="run", source="run arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
-        pyarrow): text, binary, integer or dictionary-encoded id columns, numeric scores."""
-        qids, docs, scores = arrow_columns.columns(data, (query_col, doc_col, score_col),
-                                                   source)
-        return _build(cls, qids, docs, finite_scores(scores, f"{source}: {score_col}"), source,
-                      name=name)
+        pyarrow): text, binary, integer or dictionary-encoded id columns, numeric scores.
+        See :mod:`fastir.io.arrow`."""
+        from fastir.io.arrow import run_from_arrow
+
+        return run_from_arrow(data, query_col, doc_col, score_col, name, source)
 
     @property
     def n_queries(self):
@@ -342,17 +286,13 @@ class Run:
 
 
 # ---------------------------------------------------------------------------------------
-def _build(cls, row_qids, doc_ids, values, source, n_rows=None, **extra):
-    """Group rows by query (each query keeps its input row order).
-
-    ``row_qids`` may hold, after the ``n_rows`` row ids, ids of queries with no rows.
-    """
-    n_rows = len(values) if n_rows is None else n_rows
-    with _jit.tier(n_rows):
+def from_rows(cls, row_qids, doc_ids, values, source, **extra):
+    """A Qrels or Run of rows given with their query ids: rows grouped by query (each query
+    keeps its input row order)."""
+    with _jit.tier(len(values)):
         block_first, block_code, first = intern_blocks(row_qids.args())
-        in_rows = block_first < n_rows
-        return assemble(cls, row_qids.take(first), block_code[in_rows], block_first[in_rows],
-                        doc_ids, values, source, **extra)
+        return assemble(cls, row_qids.take(first), block_code, block_first, doc_ids, values,
+                        source, **extra)
 
 
 def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **extra):
@@ -389,54 +329,6 @@ def assemble(cls, unique, block_code, block_first, doc_ids, values, source, **ex
     if cls is Run:
         return cls(query_ids, starts, stops, doc_ids, values, source=source, **extra)
     return cls(query_ids, np.append(starts, n_rows), doc_ids, values, source=source, **extra)
-
-
-def _integer_label(label, source, qid, doc):
-    if isinstance(label, bool) or not isinstance(label, numbers.Real):
-        raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not a "
-                         "32-bit integer")
-    if isinstance(label, numbers.Integral) or (math.isfinite(label) and label == int(label)):
-        if -(2**31) <= int(label) < 2**31:
-            return int(label)
-    raise InputError(f"{source}: query {qid!r} doc {doc!r}: label {label!r} is not a "
-                     "32-bit integer")
-
-
-def _id_column(items, what, source):
-    """Python ids (a dict's keys) as an :class:`Ids` column, or an error naming them."""
-    array = np.empty(len(items), dtype=object)
-    array[:] = items
-    try:
-        return Ids.from_array(array)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{source}: {what}: {exc}") from None
-
-
-def _keys_distinct(n_queries, mapping, source):
-    """A dict whose keys name fewer queries than it has (``b"q1"`` and ``"q1"`` are one id):
-    an error naming two such keys, rather than one query made of both."""
-    if n_queries == len(mapping):
-        return
-    seen = {}
-    for key in mapping:
-        if listed(key) in seen:
-            raise InputError(f"{source}: keys {seen[listed(key)]!r} and {key!r} are the same "
-                             "query id: give each query once")
-        seen[listed(key)] = key
-
-
-def _frame_ids(column):
-    """A DataFrame's id column as ``from_arrays`` takes it: an Arrow-backed text column
-    without nulls as :class:`Ids` from its buffers (no Python string per row), any other
-    column as its numpy values."""
-    array = column.array
-    if column.dtype != object and hasattr(array, "__arrow_array__"):
-        arrow = array.__arrow_array__()
-        pa = arrow_columns.pyarrow_module()
-        if (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)) and \
-                not arrow.null_count:
-            return arrow_columns.ids_from_arrow(arrow.combine_chunks(), "column")
-    return column.to_numpy()
 
 
 def _columns(source, query_ids, doc_ids, values, values_name):
@@ -494,6 +386,128 @@ def finite_scores(scores, where):
     return scores
 
 
+def row_namer(query_ids, doc_ids):
+    """What an error calls row ``i`` of two id columns: ``query 'q1' doc 'd7'``."""
+    return lambda i: f"query {query_ids[i]!r} doc {doc_ids[i]!r}"
+
+
+def run_scores(values, source, row_name):
+    """A run's scores, one per row, as float64: numbers and finite, else an InputError naming
+    the first bad one's row (``row_name(i)``) and value, worded alike for every input form.
+
+    A number is anything a C double is made from (``float``, ``int``, numpy's numbers, an
+    object with ``__float__``) but a bool or text. ``values``: a numpy array, or a list of
+    Python objects (checked in bulk by the ``array`` module, never one by one unless one is
+    bad)."""
+    doubles, bad = _doubles(values)
+    why = "is not finite (as a double)" if bad is not None and _overflows(values[bad]) \
+        else "is not a number"
+    if bad is None:
+        infinite = ~np.isfinite(doubles)
+        if infinite.any():
+            bad, why = int(np.argmax(infinite)), "is not finite"
+    if bad is not None:
+        raise InputError(f"{source}: {row_name(bad)}: score {_given(values, bad)!r} {why}")
+    return doubles
+
+
+def qrels_labels(values, source, row_name):
+    """Qrels labels, one per row, as int32: integers (or floats holding integers, or bools)
+    within 32 bits, else an InputError naming the first bad one's row and value (as
+    :func:`run_scores`)."""
+    labels, bad = _int32s(values)
+    if bad is not None:
+        raise InputError(f"{source}: {row_name(bad)}: label {_given(values, bad)!r} is not a "
+                         "32-bit integer")
+    return labels
+
+
+def _given(values, i):
+    value = values[i]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _doubles(values, bools=False):
+    """(float64 array, None), or (None, the first row that is not a number: with ``bools``,
+    True and False are the numbers 1 and 0). An integer beyond a double's range is a number
+    (inf: refused as not finite)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind in ("iufb" if bools else "iuf"):
+            return values.astype(np.float64, copy=False), None
+        if values.dtype.kind != "O":
+            return None, 0  # (text, bools, dates...: the first row is not a number)
+        values = values.tolist()
+    try:
+        doubles = np.frombuffer(_c_doubles(values), dtype=np.float64)
+    except (TypeError, OverflowError):
+        return None, _first_not_double(values, bools)
+    zero_one = [] if bools else np.flatnonzero((doubles == 0.0) | (doubles == 1.0)).tolist()
+    if zero_one and any(issubclass(kind, _BOOLS) for kind in
+                        set(map(type, map(values.__getitem__, zero_one)))):
+        return None, next(i for i in zero_one if isinstance(values[i], _BOOLS))
+    return doubles, None
+
+
+_BOOLS = (bool, np.bool_)  # (the array module reads them as 1 and 0)
+
+
+def _overflows(value):
+    """Whether a real number is beyond a double's range (an integer such as 10**400)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, _BOOLS):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
+def _c_doubles(values):
+    """``array("d", values)``: a C array of the doubles of numbers (a TypeError for anything
+    else: a complex number too, which numpy's would turn into its real part with a warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return array.array("d", values)
+        except np.exceptions.ComplexWarning:
+            raise TypeError("a complex number is not a score") from None
+
+
+def _first_not_double(values, bools):
+    """The first value that is not a number (or a bool, unless ``bools``), or that
+    overflows a double (then refused as not finite, as a NaN would be)."""
+    for i, value in enumerate(values):
+        if not bools and isinstance(value, _BOOLS):
+            return i
+        try:
+            _c_doubles([value])
+        except (TypeError, OverflowError):
+            return i
+    raise AssertionError("array('d') refused a list whose every value it takes")
+
+
+def _int32s(values):
+    """(int32 array, None), or (None, the first row that is not a 32-bit integer)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+        wide = values.astype(np.int64)
+        outside = (wide < -(2**31)) | (wide >= 2**31)
+        return (None, int(np.argmax(outside))) if outside.any() else (wide.astype(np.int32),
+                                                                       None)
+    if not isinstance(values, np.ndarray):
+        try:  # (Python ints and bools, in range: at once)
+            return np.frombuffer(array.array("i", values), dtype=np.int32), None
+        except (TypeError, OverflowError):  # (floats holding integers, or a bad value)
+            pass
+    doubles, bad = _doubles(values, bools=True)
+    if bad is not None:
+        return None, bad
+    wrong = ~np.isfinite(doubles) | (doubles != np.round(doubles)) | (doubles < -(2**31)) | \
+        (doubles >= 2**31)
+    if wrong.any():
+        return None, int(np.argmax(wrong))
+    return doubles.astype(np.int32), None
+
+
 def float32_scores(scores):
     """Finite float64 ``scores`` as trec_eval 9.0.8 (and pytrec_eval) keep them: stored in a
     C ``float``, so rounded to float32, and a value beyond float32's range (``1e39``)
@@ -512,12 +526,6 @@ def float32_score(score):
 
 def _position(index):
     return f"row {index[0]}" if len(index) == 1 else f"index {tuple(int(k) for k in index)}"
-
-
-def _require_columns(frame, columns, source):
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(f"{source}: missing column(s) {missing}; has {list(frame.columns)}")
 
 
 def _repeated_rows(indptr, keys):

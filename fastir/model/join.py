@@ -134,7 +134,8 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
         _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), judgments,
                     q_docs.args(), HASH_KEY, judged_only, as_candidates, scratch,
-                    JoinOutput(labels, kept, duplicate, rows_out, tie_out))
+                    JoinOutput(labels, kept, duplicate, rows_out, tie_out),
+                    n_items=int(indptr[-1]) + len(run_query))
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
             e = int(dup[0])

@@ -6,6 +6,7 @@ ir_measures itself is not imported (its measure objects are read by their text);
 ir_measures (and PyTerrier) on fastir instead, see :mod:`fastir.ir_measures`.
 """
 
+import itertools
 from collections import namedtuple
 
 from fastir.loops.evaluator import Evaluator
@@ -36,14 +37,22 @@ class MeasuresEvaluator:
     def iter_calc(self, run):
         """A :class:`Metric` per judged query and measure (``measure`` as given)."""
         results = self._evaluator.evaluate(run)
-        for query, row in zip(results.query_ids, results.values.tolist()):
-            for measure, value in zip(self.measures, row):
-                yield Metric(query, measure, value)
+        yield from metrics(Metric, results.query_ids, self.measures, results.values)
 
     def calc_aggregate(self, run):
         """``{measure: value over the queries}``, keyed by the measures as given."""
         means = self._evaluator.evaluate(run).mean.values()
         return dict(zip(self.measures, means))
+
+
+def metrics(kind, query_ids, measures, values):
+    """A ``kind(query_id, measure, value)`` per query and measure of ``values`` (n_queries,
+    n_measures), query by query: namedtuples made by C-level calls (``tuple.__new__``), not
+    by a Python call each."""
+    queries = itertools.chain.from_iterable(map(itertools.repeat, query_ids,
+                                                itertools.repeat(len(measures))))
+    rows = zip(queries, itertools.cycle(measures), values.ravel().tolist())
+    return map(tuple.__new__, itertools.repeat(kind), rows)
 
 
 def evaluator(measures, qrels, **options):

@@ -15,8 +15,10 @@ queries. Where the other providers break ties otherwise, fastir keeps trec_eval'
 import warnings
 
 import ir_measures
+import numpy as np
 from ir_measures import measures as M
 from ir_measures import providers
+from ir_measures.measures.base import MeanAgg, SumAgg
 from ir_measures.providers.base import NOT_PROVIDED, Any, Choices
 
 from fastir.io.inputs import as_qrels, as_run
@@ -24,6 +26,7 @@ from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.model.data import Qrels
 from fastir.model.errors import FastirWarning
+from fastir.peers.ir_measures import metrics
 
 #: The measures ir_measures' default pipeline gives to pytrec_eval: trec_eval 9.0.8's values.
 TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetAP", "SetF",
@@ -102,21 +105,31 @@ class FastirEvaluator(providers.Evaluator):
 
     def _iter_calc(self, run):
         for measures, results in self._results(run):
-            for query, row in zip(results.query_ids, results.values.tolist()):
-                for measure, value in zip(measures, row):
-                    yield ir_measures.Metric(query, measure, value)
+            yield from metrics(ir_measures.Metric, results.query_ids, measures, results.values)
 
     def calc_aggregate(self, run):
         """``{measure: aggregate}`` as ir_measures aggregates, without a Metric per value."""
         aggregates = {}
         for measures, results in self._results(run):
             missing = len(self.qrel_qids - set(results.query_ids))
-            for measure, column in zip(measures, results.values.T.tolist()):
-                aggregator = measure.aggregator()
-                for value in column + [measure.DEFAULT] * missing:
-                    aggregator.add(value)
-                aggregates[measure] = aggregator.result()
+            for measure, column in zip(measures, results.values.T):
+                aggregates[measure] = aggregate(measure, column, missing)
         return {m: aggregates[m] for m in self.measures}
+
+
+def aggregate(measure, values, missing):
+    """ir_measures' aggregate of a measure's per-query ``values`` and ``missing`` queries
+    scoring its ``DEFAULT``: a mean or a sum (ir_measures' MeanAgg, SumAgg) summed in order
+    by numpy's sequential accumulate, as the aggregator adds (the same float); any other
+    aggregator fed value by value."""
+    aggregator = measure.aggregator()
+    values = np.concatenate((values, np.full(missing, measure.DEFAULT, dtype=np.float64)))
+    if type(aggregator) in (MeanAgg, SumAgg) and len(values):
+        total = float(np.add.accumulate(values)[-1])
+        return total / len(values) if type(aggregator) is MeanAgg else total
+    for value in values.tolist():
+        aggregator.add(value)
+    return aggregator.result()
 
 
 def _provider(measure):

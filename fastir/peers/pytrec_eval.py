@@ -9,6 +9,7 @@ both side by side); ``parse_qrel``, ``parse_run``, ``compute_aggregated_measure`
 """
 
 import collections
+import itertools
 import math
 from collections.abc import Mapping
 
@@ -18,6 +19,7 @@ from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.measures.kernels import MIN_GEO_MEAN
 from fastir.model.errors import InputError
+from fastir.model.ids import listed
 
 #: pytrec_eval's measure names, runid included: trec_eval 9's but yaap, which is newer than
 #: the trec_eval inside pytrec_eval (``RelevanceEvaluator`` computes it when asked by name),
@@ -169,21 +171,39 @@ class RelevanceEvaluator:
                                     judged_only=judged_docs_only_flag, compat="9.0.8")
 
     def evaluate(self, run):
-        """``{query: {measure: value}}`` for the run's judged queries, in the run's order
-        (``{}`` for an empty run, as pytrec_eval). ``run`` is a dict, as for pytrec_eval,
-        or any form :func:`fastir.evaluate` takes (then in trec_eval's query order)."""
+        """``{query: {measure: value}}`` for the run's judged queries, in the run's order and
+        keyed as the run keys them (``{}`` for an empty run, as pytrec_eval). ``run`` is a
+        dict, as for pytrec_eval, or any form :func:`fastir.evaluate` takes (then in
+        trec_eval's query order)."""
         if isinstance(run, Mapping) and not run:
             return {}
         results = self._evaluator.evaluate(run)
-        out = {}
-        for query, row in zip(results.query_ids, results.values.tolist()):
-            values = {key: row[column] for key, column in self._column.items()}
+        values = results.values
+        if self._logs:  # (per-query gm_map and gm_bpref: the logarithms pytrec_eval gives,
+            values = values.copy()  # C's log, as math.log; numpy's may differ in an ulp)
             for key in self._logs:
-                values[key] = math.log(max(values[key], MIN_GEO_MEAN))
-            out[query] = {key: values.get(key, 0.0) for key in self._keys}
-        if isinstance(run, Mapping):
-            return {query: out[query] for query in run if query in out}
-        return out
+                j = self._column[key]
+                values[:, j] = [math.log(max(v, MIN_GEO_MEAN)) for v in values[:, j].tolist()]
+        columns = [self._column.get(key) for key in self._keys]
+        rows = (values[:, [j for j in columns if j is not None]] if None not in columns
+                else _with_zeros(values, columns)).tolist()
+        out = dict(zip(results.query_ids, map(dict, map(zip, itertools.repeat(self._keys),
+                                                          rows))))
+        if not isinstance(run, Mapping):
+            return out
+        order = [query for query in run if query in out]  # (the run's order, its own keys)
+        if len(order) < len(out):  # (keys given as bytes: looked up as text)
+            return {query: out[listed(query)] for query in run if listed(query) in out}
+        return dict(zip(order, map(out.__getitem__, order)))
+
+
+def _with_zeros(values, columns):
+    """The columns of ``values`` in key order, 0.0 for a key with none (runid, relstring)."""
+    out = np.zeros((len(values), len(columns)))
+    for k, j in enumerate(columns):
+        if j is not None:
+            out[:, k] = values[:, j]
+    return out
 
 
 def _requested(measures):

@@ -23,18 +23,25 @@ KINDS = {"json", "trec", "txt", "gz", "parquet", "parq"}
 
 class _Table:
     """What ranx's Qrels and Run share: a ``{query: {doc: value}}`` table (``_data``), or
-    the fastir container it came from (``_fastir``), or both."""
+    the fastir container it came from (``_fastir``), or both. A Run built from a dict keeps
+    a copy of it as given (``_given``: a dict per query, copied at C speed) and makes its
+    table (values cast, docs sorted, as ranx shows them) only when asked for: evaluating it
+    converts the copy in bulk."""
 
     _container = None  # the fastir class
     _value = float  # the values' type
     _columns = ("q_id", "doc_id", "score")
+    _lazy = False  # (a Run's table is made when first asked for; a Qrels' at once)
 
     def __init__(self, data=None, name=None):
-        self._data = {} if data is None else self._cast(data)
-        self._fastir = None
+        self._data, self._given, self._fastir = {}, None, None
         self.name = name
         self.sorted = False
-        if data is not None:
+        if data is not None and self._lazy:  # (sorted when shown)
+            self._data, self._given = None, dict(zip(data, map(dict, data.values())))
+            self.sorted = True
+        elif data is not None:
+            self._data = self._cast(data)
             self.sort()
 
     def _cast(self, data):
@@ -42,7 +49,10 @@ class _Table:
 
     def _table(self):
         if self._data is None:
-            self._data = self._fastir.to_dict()
+            if self._given is not None:
+                self._data, self._given = self._cast(self._given), None
+            else:
+                self._data = self._fastir.to_dict()
             self.sort()
         return self._data
 
@@ -98,7 +108,7 @@ class _Table:
     def to_fastir(self):
         """The table as a :class:`fastir.Qrels` / :class:`fastir.Run` (cached)."""
         if self._fastir is None:
-            self._fastir = self._from_dict(self._data)
+            self._fastir = self._from_dict(self._given if self._data is None else self._data)
         return self._fastir
 
     def to_dict(self):
@@ -141,7 +151,7 @@ class _Table:
     @classmethod
     def _wrap(cls, container, name=None):
         table = cls(name=name)
-        table._data, table._fastir, table.sorted = None, container, True
+        table._data, table._given, table._fastir, table.sorted = None, None, container, True
         return table
 
     @classmethod
@@ -218,6 +228,7 @@ class Run(_Table):
     ``run.mean_scores`` and ``run.std_scores``."""
 
     _container = FastirRun
+    _lazy = True
 
     def __init__(self, run=None, name=None):
         super().__init__(run, name)

@@ -9,9 +9,12 @@ are placed in the qrels' query order (trec_eval order, as the in-memory join giv
 
 import collections
 import contextlib
+import functools
+import mmap
 import numbers
 import os
 import re
+import stat
 import sys
 
 import numpy as np
@@ -71,6 +74,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
             contextlib.closing(bar) if own else contextlib.nullcontext():
         for chunk, lines_before in _query_chunks(run_path, source, chunk_bytes, bar):
             run = reader.parse(chunk, lines_before)
+            del chunk  # (a mapped window is unmapped once nothing holds it)
             if run is None:
                 continue
             if compat == "9.0.8":
@@ -170,6 +174,8 @@ class _ChunkReader:
         self.holds_scores = None
 
     def parse(self, chunk, lines_before):
+        """The Run of a chunk (bytes, or a uint8 array), or None when it holds no result line;
+        ``lines_before()`` counts the file's lines before it (asked on an error only)."""
         buf = np.frombuffer(chunk, dtype=np.uint8)
         first = trec._content_fields(buf)
         if first is None:
@@ -183,21 +189,21 @@ class _ChunkReader:
             query_ids, block_code, block_first, docs, scores = trec._scan_file(
                 buf, self.layout, self.source, self.int_guess)
         except InputError as exc:
-            raise _shifted(exc, self.source, lines_before) from None
-        self._check_contiguous(chunk, query_ids, block_code, lines_before)
+            raise _shifted(exc, self.source, lines_before()) from None
+        self._check_contiguous(buf, query_ids, block_code, lines_before)
         if self.layout == _scan.RUN3 and self._holds_scores(scores, block_first):
             scores = -scores
         return assemble(Run, query_ids, block_code, block_first, docs, scores, self.source,
                         name=tag)
 
-    def _check_contiguous(self, chunk, query_ids, block_code, lines_before):
+    def _check_contiguous(self, buf, query_ids, block_code, lines_before):
         keep = np.concatenate(([True], block_code[1:] != block_code[:-1]))
         ids = query_ids.tolist()
         if np.count_nonzero(keep) == len(ids) and self.seen.isdisjoint(ids):
             self.seen.update(ids)
             return
         seen, previous = set(self.seen), None
-        for number, line in enumerate(chunk.split(b"\n"), lines_before + 1):
+        for number, line in enumerate(buf.tobytes().split(b"\n"), lines_before() + 1):
             fields = line.split(None, 1)
             if not fields or fields[0][:1] == b"#":
                 continue
@@ -257,9 +263,95 @@ def _shifted(exc, source, lines_before):
 
 
 def _query_chunks(path, source, chunk_bytes, progress=None):
-    """(bytes, lines before them) of about ``chunk_bytes``, each ending where a query ends
-    (but the last); a query cut by a chunk's end is carried to the next chunk. A query
-    longer than a chunk is held, not rescanned: each block's lines are read once."""
+    """(chunk, lines before it) of about ``chunk_bytes``, each ending where a query ends (but
+    the last); ``lines before`` is a function (the count is asked for on an error only). A
+    plain file is mapped a window at a time (:func:`_mapped_chunks`: no copy); compressed
+    data, standard input and file objects are read and carried (:func:`_read_chunks`)."""
+    if isinstance(path, (str, os.PathLike)) and str(path) != "-":
+        try:
+            with open(path, "rb") as f:
+                plain = stat.S_ISREG(os.fstat(f.fileno()).st_mode) and \
+                    trec._compression(f.read(10)) is None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        if plain:
+            yield from _mapped_chunks(path, chunk_bytes, progress)
+            return
+    yield from _read_chunks(path, source, chunk_bytes, progress)
+
+
+def _mapped_chunks(path, chunk_bytes, progress):
+    """The chunks of a plain file as uint8 arrays over a memory map of a window of it (page
+    tables filled at once, no copy): a window of ``chunk_bytes`` from where the last chunk
+    ended, cut where its last query starts (a window holding one query only grows until the
+    query ends); each window is unmapped before the next is mapped (memory follows
+    ``chunk_bytes``, not the file)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        start = len(trec.BOM) if f.read(len(trec.BOM)) == trec.BOM else 0
+        while start < size:
+            length = chunk_bytes
+            while True:
+                end = min(start + length, size)
+                mapped, offset = _map(f, start, end)
+                cut = end - start if end == size else _last_query_start_in(
+                    mapped, offset, offset + end - start) - offset
+                if cut > 0:
+                    break
+                _unmap(mapped)
+                length *= 2  # (one query runs past the window: look further)
+            chunk = np.frombuffer(mapped, dtype=np.uint8)[offset:offset + cut]
+            yield chunk, functools.partial(_lines_before, path, start)
+            del chunk
+            _unmap(mapped)
+            if progress is not None:
+                progress.advance(cut)
+            start += cut
+
+
+def _map(f, start, end):
+    """A read-only map of bytes ``start:end`` of ``f`` from the page boundary at or before
+    ``start``, and where ``start`` is in it."""
+    aligned = start - start % mmap.ALLOCATIONGRANULARITY
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(f.fileno(), end - aligned, flags=flags, prot=mmap.PROT_READ,
+                     offset=aligned), start - aligned
+
+
+def _unmap(mapped):
+    try:
+        mapped.close()
+    except BufferError:  # (a view of it is still held, by an error's frames: freed later)
+        pass
+
+
+def _last_query_start_in(data, lo, hi):
+    """Where the last query of the whole lines of ``data[lo:hi]`` starts, or ``lo`` when
+    they hold one query only (or none)."""
+    end = data.rfind(b"\n", lo, hi) + 1
+    if end <= lo:
+        return lo
+    cut, _, _ = _last_query_start(data, end, lo, None)
+    return cut if cut > lo else lo
+
+
+def _lines_before(path, start):
+    """Newlines in the first ``start`` bytes of a file (the lines before a chunk)."""
+    count = 0
+    with open(path, "rb") as f:
+        while start > 0:
+            data = f.read(min(start, 1 << 24))
+            if not data:
+                break
+            count += data.count(b"\n")
+            start -= len(data)
+    return count
+
+
+def _read_chunks(path, source, chunk_bytes, progress=None):
+    """:func:`_query_chunks` of compressed data, standard input or a file object: blocks
+    read and carried to where a query ends. A query longer than a chunk is held, not
+    rescanned: each block's lines are read once."""
     carry, lines_before = bytearray(), 0
     scanned, qid = 0, None  # carry[:scanned] is whole lines of query qid only
     for block, last in _blocks(path, source, chunk_bytes, progress):
@@ -273,10 +365,10 @@ def _query_chunks(path, source, chunk_bytes, progress=None):
         chunk = bytes(carry[:cut])
         del carry[:cut]
         scanned -= cut
-        yield chunk, lines_before
+        yield chunk, functools.partial(int, lines_before)
         lines_before += chunk.count(b"\n")
     if carry:
-        yield bytes(carry), lines_before
+        yield bytes(carry), functools.partial(int, lines_before)
 
 
 def _last_query_start(data, end, scanned, qid):

@@ -319,6 +319,30 @@ def test_python_until_the_budget_is_spent_then_compiled():
     assert json.loads(done.stdout) == {"import": False, "small": False, "budget spent": True}
 
 
+@_jit.jit
+def _twice(x):
+    """A kernel of this test's own (loaded by no other test)."""
+    return 2 * x
+
+
+@pytest.mark.one_engine
+def test_a_kernel_not_loaded_runs_as_python_until_that_costs_more_than_loading_it(
+        monkeypatch):
+    monkeypatch.setattr(_jit, "_FORCED_BY_ENV", None)
+    entry = _twice._fastir_entry
+    with _jit.forced(None), _jit.tier(10 * _jit.PYTHON_ROWS):  # (compiled work)
+        monkeypatch.setattr(_jit, "KERNEL_LOAD_SECONDS", 60.0)
+        for _ in range(3):  # cheaper than a minute's load: Python, counted
+            assert _jit.select(_twice, 1000)(21) == 42
+        assert entry.python_items == 3000 and entry.dispatcher.overloads == {}
+        assert _jit.select(_twice, 10**12) is entry.dispatcher  # (predicted: too long)
+        monkeypatch.setattr(_jit, "KERNEL_LOAD_SECONDS", 0.0)  # (the Python runs cost more)
+        assert _jit.select(_twice, 1)(21) == 42 and entry.dispatcher.overloads
+        monkeypatch.setattr(_jit, "KERNEL_LOAD_SECONDS", 60.0)
+        assert _jit.select(_twice, 1) is entry.dispatcher  # loaded: compiled at every size
+        assert entry.python_items == 3000
+
+
 @pytest.mark.one_engine
 def test_reading_a_large_file_loads_numba(tmp_path):
     path = tmp_path / "run.txt"

@@ -83,7 +83,7 @@ def test_clear_errors():
         fastir.Run.from_arrow({**good, "doc_id": pa.array([1.5])})
     with pytest.raises(InputError, match="not finite"):
         fastir.Run.from_arrow({**good, "score": pa.array([np.inf])})
-    with pytest.raises(InputError, match="is not an integer"):
+    with pytest.raises(InputError, match="query 'q' doc 'd': label 0.5 is not a 32-bit integer"):
         fastir.Qrels.from_arrow({**good, "relevance": pa.array([0.5])})
 
 

@@ -58,7 +58,7 @@ def test_bad_records_say_what_is_wrong():
         R.read_records([Qrel("q", "d", 1, "0")], "run")
     with pytest.raises(fastir.InputError, match="a record is a namedtuple"):
         R.read_records([("q", "d")], "qrels")
-    with pytest.raises(fastir.InputError, match="relevance"):
+    with pytest.raises(fastir.InputError, match="query 'q' doc 'd': label 1.5 is not a 32-bit"):
         R.read_records([("q", "d", 1.5)], "qrels")
     with pytest.raises(fastir.InputError, match="not finite"):
         R.read_records([("q", "d", float("nan"))], "run")

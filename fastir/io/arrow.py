@@ -1,12 +1,31 @@
-"""Arrow columns (needs pyarrow) as fastir's columns: text id columns from their Arrow
+"""Qrels and runs from Arrow tables (needs pyarrow): text id columns from their Arrow
 buffers (no Python string per row), a dictionary-encoded column as its dictionary taken at
-its indices; and id columns back to Arrow. ``Qrels.from_arrow`` and ``Run.from_arrow`` build
-on :func:`columns`; Parquet files are :mod:`fastir.io.parquet`'s."""
+its indices, values checked as every form's are; and id columns back to Arrow. Parquet files
+are :mod:`fastir.io.parquet`'s."""
 
 import numpy as np
 
+from fastir.model.data import Qrels, Run, from_rows, qrels_labels, row_namer, run_scores
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids
+
+
+def qrels_from_arrow(data, query_col="query_id", doc_col="doc_id", label_col="relevance",
+                     source="qrels arrow"):
+    """A :class:`~fastir.Qrels` of three columns of an Arrow table or record batch (or
+    ``{column: Arrow array}``)."""
+    qids, docs, labels = columns(data, (query_col, doc_col, label_col), source)
+    return from_rows(Qrels, qids, docs, qrels_labels(labels, source, row_namer(qids, docs)),
+                  source)
+
+
+def run_from_arrow(data, query_col="query_id", doc_col="doc_id", score_col="score",
+                   name="run", source="run arrow"):
+    """A :class:`~fastir.Run` of three columns of an Arrow table or record batch (or
+    ``{column: Arrow array}``)."""
+    qids, docs, scores = columns(data, (query_col, doc_col, score_col), source)
+    return from_rows(Run, qids, docs, run_scores(scores, source, row_namer(qids, docs)), source,
+                  name=name)
 
 
 def pyarrow_module():
@@ -18,7 +37,8 @@ def pyarrow_module():
 
 
 def columns(data, names, source):
-    """(query Ids, doc Ids, values as numpy) of three named columns of equal length."""
+    """(query Ids, doc Ids, values) of three named columns of equal length: the values as
+    numpy, or as Python objects when some are null (their check names the first)."""
     pa = pyarrow_module()
     have = list(data.keys()) if isinstance(data, dict) else list(data.column_names)
     absent = [n for n in names if n not in have]
@@ -31,13 +51,14 @@ def columns(data, names, source):
     lengths = {n: len(c) for n, c in zip(names, columns)}
     if len(set(lengths.values())) > 1:
         raise InputError(f"{source}: columns differ in length ({lengths})")
-    for n, c in zip(names, columns):
+    for n, c in zip(names[:2], columns):
         if c.null_count:
             raise InputError(f"{source}: column {n!r} has {c.null_count} nulls (first at row "
                              f"{_first_null(c)}): fill or drop them first")
+    values = columns[2]
     return (ids_from_arrow(columns[0], f"{source}: {names[0]}"),
             ids_from_arrow(columns[1], f"{source}: {names[1]}"),
-            _numbers(columns[2], f"{source}: {names[2]}"))
+            values.to_pylist() if values.null_count else values.to_numpy(zero_copy_only=False))
 
 
 def _first_null(column):
@@ -78,13 +99,6 @@ def _valid_positions(dictionary, indices):
     """``indices`` into a dictionary with its nulls filtered out (none are taken)."""
     valid = dictionary.is_valid().to_numpy(zero_copy_only=False)
     return (np.cumsum(valid) - 1)[indices]
-
-
-def _numbers(column, where):
-    pa = pyarrow_module()
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-        raise InputError(f"{where} must be numbers, got Arrow type {column.type}")
-    return column.to_numpy(zero_copy_only=False)
 
 
 def ids_to_arrow(ids):
