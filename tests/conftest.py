@@ -149,16 +149,16 @@ def data_dir():
 
 
 class Heartbeat:
-    """Each minute one test has been running, a line on the terminal's stderr naming it, with
-    the tests done and the time since the start: the dots of ``-q`` say nothing then."""
+    """Each minute a test has been running, a line on the terminal's stderr naming it, with
+    the tests done and the time since the start: the dots of ``-q`` say nothing then (with
+    pytest-xdist, the tests each of its processes runs)."""
 
     EVERY = 60.0  # seconds
 
     def __init__(self):
         self.terminal = os.dup(2)  # (pytest's capture redirects fd 2 while a test runs)
         self.start = time.monotonic()
-        self.running = (None, 0.0)  # (node id, start)
-        self.said = 0  # lines said of the running test
+        self.running = {}  # node id: [start, lines said]
         self.done = self.total = 0
         self.stopped = threading.Event()
         threading.Thread(target=self._beat, daemon=True).start()
@@ -166,27 +166,31 @@ class Heartbeat:
     def pytest_collection_finish(self, session):
         self.total = len(session.items)
 
-    def pytest_runtest_logstart(self, nodeid):
-        self.said = 0
-        self.running = (nodeid, time.monotonic())
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.total = len(ids)
 
-    def pytest_runtest_logfinish(self):
-        self.running = (None, 0.0)
-        self.done += 1
+    def pytest_runtest_logstart(self, nodeid):
+        self.running[nodeid] = [time.monotonic(), 0]
+
+    def pytest_runtest_logfinish(self, nodeid):
+        if self.running.pop(nodeid, None) is not None:
+            self.done += 1
 
     def pytest_unconfigure(self):
         self.stopped.set()
 
     def _beat(self):
         while not self.stopped.wait(5.0):
-            nodeid, since = self.running
             now = time.monotonic()
-            if nodeid is None or now - since < self.EVERY * (self.said + 1):
-                continue
-            self.said += 1
-            line = (f"\n[{_minutes(now - self.start)}] still running {nodeid} "
-                    f"({_minutes(now - since)}); {self.done} of {self.total} tests done\n")
-            os.write(self.terminal, line.encode("utf-8", "replace"))
+            for nodeid, running in list(self.running.items()):
+                since, said = running
+                if now - since < self.EVERY * (said + 1):
+                    continue
+                running[1] = said + 1
+                line = (f"\n[{_minutes(now - self.start)}] still running {nodeid} "
+                        f"({_minutes(now - since)}); {self.done} of {self.total} tests done\n")
+                os.write(self.terminal, line.encode("utf-8", "replace"))
 
 
 def _minutes(seconds):
@@ -194,7 +198,8 @@ def _minutes(seconds):
 
 
 def pytest_configure(config):
-    config.pluginmanager.register(Heartbeat(), "fastir-heartbeat")
+    if not hasattr(config, "workerinput"):  # (pytest-xdist's processes: their controller says it)
+        config.pluginmanager.register(Heartbeat(), "fastir-heartbeat")
 
 
 def pytest_collection_modifyitems(config, items):

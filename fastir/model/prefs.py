@@ -16,7 +16,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import pjit, prange, python_variant
-from fastir.model.data import Qrels, _columns, _integer_label, finite_scores, integer_labels
+from fastir.model.data import Qrels, _columns, finite_scores, integer_labels, qrels_labels
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, id_equal, intern_blocks, order_keys
 from fastir.model.ranking import RankKey, rank_sort, sort_ids
@@ -302,7 +302,7 @@ def _label(row, source):
     an InputError naming the row."""
     q, g, doc, label = row
     try:
-        return _integer_label(label, source, q, doc)
+        return int(qrels_labels([label], source, str)[0])
     except InputError:
         raise InputError(f"{source}: query {q!r} group {g!r} doc {doc!r}: label "
                          f"{_shown(label)} is not a 32-bit integer") from None
