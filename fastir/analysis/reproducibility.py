@@ -20,13 +20,14 @@ measure.
 """
 
 import math
+import weakref
 
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import helper, pjit, prange
+from fastir._jit import helper, jit, pjit, prange
 from fastir.model.data import InputError, Run
-from fastir.model.ids import common_kind, id_cmp
+from fastir.model.ids import _n_digits, common_kind, id_cmp
 from fastir.model.join import ranked_twice
 from fastir.model.ranking import RankKey, rank_sort, ranked_rows
 
@@ -49,6 +50,18 @@ class Rankings:
         self.lengths = lengths.astype(np.int64)
 
 
+_RANKINGS = weakref.WeakKeyDictionary()
+
+
+def rankings(run):
+    """The :class:`Rankings` of ``run``, kept while the run lives (several measures rank the
+    same runs)."""
+    found = _RANKINGS.get(run)
+    if found is None:
+        found = _RANKINGS[run] = Rankings(run)
+    return found
+
+
 def pair_queries(orig, rep, what="reproduced run"):
     """The queries of ``rep`` (a :class:`Run`) in id order and, for each, its index in
     ``orig`` and in ``rep``. Every query of the reproduction must be in the original (as
@@ -67,7 +80,7 @@ def _prepared(orig, rep):
     orig, rep = _as_run(orig, "orig"), _as_run(rep, "rep")
     docs_a, docs_b = common_kind(orig.doc_ids, rep.doc_ids)
     ids, qa, qb = pair_queries(orig, rep)
-    return Rankings(orig), Rankings(rep), docs_a.args(), docs_b.args(), ids, qa, qb
+    return rankings(orig), rankings(rep), docs_a.args(), docs_b.args(), ids, qa, qb
 
 
 def _as_run(run, name):
@@ -155,56 +168,68 @@ def _raise_twice(twice, rankings, ids):
         raise InputError(ranked_twice(rankings[side].run, ids[t], int(twice[t, side])))
 
 
-@helper
-def _id_ranks(rows, start, docs, zeros, ranks, order, buf, where):
-    """``ranks[i]``: the place of the document of ``rows[i]`` (rows of one query, from
-    ``start``) in the id order of the documents of ``rows`` (descending: a ranking of equal
-    scores), with ``order``, ``buf`` and ``where`` (as long as the query) as scratch; returns
-    a row ranked twice, else -1."""
+@jit
+def _id_places(rows, start, length, docs, zeros, places):
+    """``places[i]``: the place of the document of ``rows[i]`` (rows of one query, from
+    ``start``, ``length`` rows in all) in the ascending id order of the documents of
+    ``rows``; returns a row whose document is ranked twice, else -1. Canonical decimal ids
+    (a file's MS MARCO ids) are placed by integer keys; others by comparing their bytes."""
     n = len(rows)
-    for i in range(n):
-        order[i] = rows[i]
-    rank_sort(order[:n], RankKey(zeros, None, docs), buf)
+    if docs.is_int:
+        keys = _decimal_keys(docs.values, rows)
+        if len(keys) == n:
+            order = np.argsort(keys)
+            for j in range(n):
+                places[order[j]] = j
+                if j > 0 and keys[order[j]] == keys[order[j - 1]]:
+                    return rows[order[j]]
+            return -1
+    order = rows.copy()
+    rank_sort(order, RankKey(zeros, None, docs), np.empty(n, dtype=np.int64))  # (descending)
+    where = np.empty(length, dtype=np.int64)
     for i in range(n):
         where[rows[i] - start] = i
     for j in range(n):
-        ranks[where[order[j] - start]] = j
+        places[where[order[j] - start]] = n - 1 - j
         if j > 0 and id_cmp(docs, order[j - 1], docs, order[j]) == 0:
             return order[j]
     return -1
 
 
+@jit
+def _decimal_keys(values, rows):
+    """Integer keys ordered as the decimal strings of the non-negative ``values[rows]``: each
+    value's digits left-aligned to the longest, then its length (a prefix first); empty when
+    a value is negative or the keys would not fit (18 digits)."""
+    width = 1
+    for row in rows:
+        if values[row] < 0:
+            return np.empty(0, dtype=np.int64)
+        width = max(width, _n_digits(values[row]))
+    if width > 17:
+        return np.empty(0, dtype=np.int64)
+    keys = np.empty(len(rows), dtype=np.int64)
+    for i in range(len(rows)):
+        digits = _n_digits(values[rows[i]])
+        keys[i] = values[rows[i]] * 10 ** (width - digits) * 18 + digits
+    return keys
+
+
 @helper
-def _inversions(values, buf):
-    """Pairs i < j with values[i] > values[j] (sorts ``values``: a bottom-up merge sort)."""
+def _inversions(values, tree):
+    """Pairs i < j with values[i] > values[j] of a permutation of 0..n-1, counted with a
+    Fenwick tree (``tree``: n + 1 zeros, used as scratch)."""
     n = len(values)
     count = 0
-    width = 1
-    while width < n:
-        for lo in range(0, n - width, 2 * width):
-            mid = lo + width
-            hi = min(lo + 2 * width, n)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if values[j] < values[i]:
-                    buf[k] = values[j]
-                    count += mid - i
-                    j += 1
-                else:
-                    buf[k] = values[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                buf[k] = values[i]
-                i += 1
-                k += 1
-            while j < hi:
-                buf[k] = values[j]
-                j += 1
-                k += 1
-            for m in range(lo, hi):
-                values[m] = buf[m]
-        width *= 2
+    for i in range(n - 1, -1, -1):
+        k = values[i]  # values below it seen so far (they come after it)
+        while k > 0:
+            count += tree[k]
+            k -= k & -k
+        k = values[i] + 1
+        while k <= n:
+            tree[k] += 1
+            k += k & -k
     return count
 
 
@@ -217,20 +242,19 @@ def _ktu_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_
         n = n_docs[t]
         x = np.empty(n, dtype=np.int64)
         y = np.empty(n, dtype=np.int64)
-        order = np.empty(n, dtype=np.int64)
-        buf = np.empty(n, dtype=np.int64)
         q = qa[t]
         lo = offsets_a[q]
-        twice[t, 0] = _id_ranks(rows_a[lo:lo + n], starts_a[q], docs_a, zeros_a, x, order,
-                                buf, np.empty(lengths_a[q], dtype=np.int64))
+        twice[t, 0] = _id_places(rows_a[lo:lo + n], starts_a[q], lengths_a[q], docs_a,
+                                 zeros_a, x)
         q = qb[t]
         lo = offsets_b[q]
-        twice[t, 1] = _id_ranks(rows_b[lo:lo + n], starts_b[q], docs_b, zeros_b, y, order,
-                                buf, np.empty(lengths_b[q], dtype=np.int64))
+        twice[t, 1] = _id_places(rows_b[lo:lo + n], starts_b[q], lengths_b[q], docs_b,
+                                 zeros_b, y)
         # pairs (x[i], y[i]) in x order: the discordant pairs are the inversions of y
+        order = np.empty(n, dtype=np.int64)
         for i in range(n):
             order[x[i]] = y[i]
-        discordant = _inversions(order, buf)
+        discordant = _inversions(order, np.zeros(n + 1, dtype=np.int64))
         total = n * (n - 1) // 2
         if total == 0:
             out[t] = np.nan
@@ -250,19 +274,17 @@ def _rbo_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_
         rank_a = np.empty(n_a, dtype=np.int64)
         rank_b = np.empty(n_b, dtype=np.int64)
         longest = max(n_a, n_b)
-        order = np.empty(longest, dtype=np.int64)
-        buf = np.empty(longest, dtype=np.int64)
         q = qa[t]
         lo = offsets_a[q]
-        twice[t, 0] = _id_ranks(rows_a[lo:lo + n_a], starts_a[q], docs_a, zeros_a, rank_a,
-                                order, buf, np.empty(lengths_a[q], dtype=np.int64))
-        sorted_a = np.empty(n_a, dtype=np.int64)  # rank -> place in id order, inverted
+        twice[t, 0] = _id_places(rows_a[lo:lo + n_a], starts_a[q], lengths_a[q], docs_a,
+                                 zeros_a, rank_a)
+        sorted_a = np.empty(n_a, dtype=np.int64)  # place in id order -> rank
         for i in range(n_a):
             sorted_a[rank_a[i]] = i
         q = qb[t]
         lo = offsets_b[q]
-        twice[t, 1] = _id_ranks(rows_b[lo:lo + n_b], starts_b[q], docs_b, zeros_b, rank_b,
-                                order, buf, np.empty(lengths_b[q], dtype=np.int64))
+        twice[t, 1] = _id_places(rows_b[lo:lo + n_b], starts_b[q], lengths_b[q], docs_b,
+                                 zeros_b, rank_b)
         sorted_b = np.empty(n_b, dtype=np.int64)
         for i in range(n_b):
             sorted_b[rank_b[i]] = i
@@ -280,7 +302,7 @@ def _rbo_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_
                 joins[max(sorted_a[i], sorted_b[j])] += 1
                 i += 1
                 j += 1
-            elif c > 0:  # (descending id order)
+            elif c < 0:
                 i += 1
             else:
                 j += 1

@@ -267,7 +267,7 @@ def _run(run):
 
 def _ranked_dict(run):
     """``{topic: {doc: score}}`` of a Run, documents in ranking order."""
-    rankings = R.Rankings(run)
+    rankings = R.rankings(run)
     docs, scores = run.doc_ids.take(rankings.rows).tolist(), run.scores[rankings.rows].tolist()
     bounds = rankings.offsets.tolist()
     return {q: dict(zip(docs[lo:hi], scores[lo:hi]))
@@ -276,7 +276,7 @@ def _ranked_dict(run):
 
 def _trimmed(run, t):
     """The top ``t`` documents of each topic of ``run``, in ranking order."""
-    rankings = R.Rankings(run)
+    rankings = R.rankings(run)
     place = np.arange(len(rankings.rows)) - np.repeat(rankings.offsets[:-1], rankings.lengths)
     rows = rankings.rows[place < t]
     counts = np.minimum(rankings.lengths, t)
