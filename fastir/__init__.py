@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Results": "fastir.results", "evaluate": "fastir.api", "ResultsByRun": "fastir.results",
+    "evaluate_datasets": "fastir.datasets", "ResultsByDataset": "fastir.datasets",
     "BoundCandidates": "fastir.loops.evaluator", "Evaluator": "fastir.loops.evaluator",
     "evaluate_matrix": "fastir.loops.evaluator",
     "FastirWarning": "fastir.model.errors", "InputError": "fastir.model.errors",
