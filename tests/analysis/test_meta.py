@@ -93,9 +93,11 @@ def collection(seed, n_queries=30, n_docs=40, n_systems=6):
 def test_meta_evaluate_as_the_peers_count_it(seed):
     a, b, runs = collection(seed)
     result = fastir.meta_evaluate(a, b, runs=runs, measure="AP", names=["human", "llm"])
-    values = {name: np.array([[fastir.evaluate(q, runs[s], ["AP"]).to_dict()[qid]["AP"]
-                               for s in runs] for qid in sorted(q)])
-              for name, q in (("human", a), ("llm", b))}
+    values = {}
+    for name, q in (("human", a), ("llm", b)):
+        per_system = [fastir.evaluate(q, runs[s], ["AP"]).to_dict() for s in runs]
+        values[name] = np.array([[scores[qid]["AP"] for scores in per_system]
+                                 for qid in sorted(q)])
     np.testing.assert_allclose(result.means, [values["human"].mean(0), values["llm"].mean(0)],
                                rtol=0, atol=1e-15)
     (pair,) = result.pairs

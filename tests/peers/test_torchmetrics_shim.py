@@ -17,8 +17,7 @@ TOP_K = {"RetrievalRPrecision": []}
 
 def batches(seed, n=600, n_queries=60):
     """Tie-free scores (some <= 0), binary and graded targets, indexes over several
-    updates; query 3 has no relevant row, query 5 no non-relevant one, query 7 a row of
-    target -100 (ignored with ignore_index=-100)."""
+    updates; query 3 has no relevant row, query 5 no non-relevant one."""
     g = torch.Generator().manual_seed(seed)
     preds = torch.randperm(n, generator=g).float() / n - 0.2
     target = torch.randint(0, 2, (n,), generator=g)
@@ -62,12 +61,19 @@ def test_ignore_index_and_float64_predictions():
     preds, target, _, indexes = batches(2)
     target = target.clone()
     target[indexes == 7] = -100
-    for name in CLASSES:
+    for name in CLASSES + ["RetrievalAUROC"]:
         theirs = getattr(TM, name)(ignore_index=-100)
         ours = getattr(FM, name)(ignore_index=-100)
         want = theirs(preds.double(), target, indexes=indexes)  # (torchmetrics: float32)
         assert ours(preds.double(), target, indexes=indexes).item() == \
             pytest.approx(want.item(), abs=1e-6), name
+    for name in ("RetrievalPrecisionRecallCurve", "RetrievalRecallAtFixedPrecision"):
+        theirs = getattr(TM, name)(ignore_index=-100, max_k=12)
+        ours = getattr(FM, name)(ignore_index=-100, max_k=12)
+        want = theirs(preds.double(), target, indexes=indexes)
+        got = ours(preds.double(), target, indexes=indexes)
+        for mine, peer in zip(got, want):
+            assert torch.allclose(mine.double(), peer.double(), atol=1e-6), name
 
 
 @pytest.mark.parametrize("make, message", [
@@ -115,28 +121,26 @@ def test_numpy_inputs_too():
 
 
 def test_auroc_equal_to_torchmetrics():
-    """Scores in [0, 1] and logits (a sigmoid first), ties (without ``top_k``: torch's topk
-    leaves open which tied rows it keeps), ``top_k``, ``max_fpr``, every empty-target action
-    and aggregation."""
-    for seed in range(3):
+    """Scores in [0, 1], logits (a sigmoid first) and ties (without ``top_k``: torch's topk
+    leaves open which tied rows it keeps), each on its own draw (torchmetrics' AUROC is slow),
+    with ``top_k``, ``max_fpr``, every empty-target action and aggregation."""
+    for seed, kind in enumerate(("scores", "logits", "tied")):
         preds, target, _, indexes = batches(seed)
-        logits = preds * 6 - 2  # (outside [0, 1]: torchmetrics takes them for logits)
-        tied = torch.round(preds * 8) / 8
-        for scores in (preds, logits, tied):
-            for kwargs in ([{}, {"top_k": 5}, {"max_fpr": 0.3}, {"max_fpr": 0.05, "top_k": 12},
-                            {"max_fpr": 1.0}] + arguments("RetrievalAUROC")[3:]):
-                if scores is tied and "top_k" in kwargs:
-                    continue
-                theirs, ours = TM.RetrievalAUROC(**kwargs), FM.RetrievalAUROC(**kwargs)
-                for lo in range(0, len(scores), 200):
-                    part = slice(lo, lo + 200)
-                    want = theirs(scores[part], target[part], indexes=indexes[part])
-                    got = ours(scores[part], target[part], indexes=indexes[part])
-                    assert got.dtype == want.dtype
-                    assert got.item() == pytest.approx(want.item(), rel=1e-6, abs=1e-6), \
-                        kwargs
-                assert ours.compute().item() == pytest.approx(theirs.compute().item(),
-                                                              rel=1e-6, abs=1e-6), kwargs
+        scores = {"scores": preds, "logits": preds * 6 - 2,  # (outside [0, 1]: logits)
+                  "tied": torch.round(preds * 8) / 8}[kind]
+        for kwargs in ([{}, {"top_k": 5}, {"max_fpr": 0.3}, {"max_fpr": 0.05, "top_k": 12},
+                        {"max_fpr": 1.0}] + arguments("RetrievalAUROC")[3:]):
+            if kind == "tied" and "top_k" in kwargs:
+                continue
+            theirs, ours = TM.RetrievalAUROC(**kwargs), FM.RetrievalAUROC(**kwargs)
+            for lo in range(0, len(scores), 200):
+                part = slice(lo, lo + 200)
+                want = theirs(scores[part], target[part], indexes=indexes[part])
+                got = ours(scores[part], target[part], indexes=indexes[part])
+                assert got.dtype == want.dtype
+                assert got.item() == pytest.approx(want.item(), rel=1e-6, abs=1e-6), kwargs
+            assert ours.compute().item() == pytest.approx(theirs.compute().item(),
+                                                          rel=1e-6, abs=1e-6), kwargs
 
 
 def curve_arguments():
