@@ -7,7 +7,7 @@
 The names below are imported on first use, so ``import fastir`` costs almost nothing and
 a command pays only for the modules it runs. The peers' interfaces are modules:
 ``fastir.pytrec_eval``, ``fastir.ir_measures`` (fastir as ir_measures' provider),
-``fastir.ranx`` and ``fastir.torchmetrics``.
+``fastir.ranx``, ``fastir.torchmetrics`` and ``fastir.repro_eval``.
 """
 
 import importlib
@@ -16,6 +16,7 @@ from fastir._version import __version__  # noqa: F401  (re-exported)
 
 _EXPORTS = {
     "Results": "fastir.results", "evaluate": "fastir.api", "ResultsByRun": "fastir.results",
+    "evaluate_datasets": "fastir.datasets", "ResultsByDataset": "fastir.datasets",
     "BoundCandidates": "fastir.loops.evaluator", "Evaluator": "fastir.loops.evaluator",
     "evaluate_matrix": "fastir.loops.evaluator",
     "FastirWarning": "fastir.model.errors", "InputError": "fastir.model.errors",
@@ -28,6 +29,7 @@ _EXPORTS = {
     "Measure": "fastir.measures.registry", "UnknownMeasureError": "fastir.measures.registry",
     "Comparison": "fastir.analysis.stats", "compare": "fastir.analysis.stats",
     "Agreement": "fastir.analysis.agreement", "agreement": "fastir.analysis.agreement",
+    "MetaEvaluation": "fastir.analysis.meta", "meta_evaluate": "fastir.analysis.meta",
     "fuse": "fastir.analysis.fusion", "optimize_fusion": "fastir.analysis.fusion",
     "write_run": "fastir.io.writers",
     "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",

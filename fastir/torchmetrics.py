@@ -3,16 +3,20 @@ RetrievalMAP, RetrievalNormalizedDCG, ...`` in place of ``torchmetrics.retrieval
 :mod:`fastir.peers.torchmetrics`; torch is imported here, and only here)."""
 
 from fastir.peers.torchmetrics import (
+    RetrievalAUROC,
     RetrievalFallOut,
     RetrievalHitRate,
     RetrievalMAP,
     RetrievalMRR,
     RetrievalNormalizedDCG,
     RetrievalPrecision,
+    RetrievalPrecisionRecallCurve,
     RetrievalRecall,
+    RetrievalRecallAtFixedPrecision,
     RetrievalRPrecision,
 )
 
-__all__ = ["RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP", "RetrievalMRR",
-           "RetrievalNormalizedDCG", "RetrievalPrecision", "RetrievalRPrecision",
-           "RetrievalRecall"]
+__all__ = ["RetrievalAUROC", "RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP",
+           "RetrievalMRR", "RetrievalNormalizedDCG", "RetrievalPrecision",
+           "RetrievalPrecisionRecallCurve", "RetrievalRPrecision", "RetrievalRecall",
+           "RetrievalRecallAtFixedPrecision"]

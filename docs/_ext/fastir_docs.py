@@ -327,6 +327,8 @@ PICTURES = {
     "pr.png": "Interpolated precision-recall curves of the example's two runs",
     "delta.png": "Per-query nDCG@10 differences of the example's strong and weak runs",
     "cutoff.png": "P@k, R@k and nDCG@k of the example's strong run for k = 1..30",
+    "judges.png": "AP of eight systems under the human qrels and under a simulated lenient "
+                  "LLM assessor",
 }
 
 
@@ -347,7 +349,39 @@ def draw_pictures(directory=PICTURES_DIR):
     plots.save(comparison.plot_delta("nDCG@10"), directory / "delta.png")
     curve = fastir.cutoff_curve(qrels, runs["strong"], k=30, name="strong")
     plots.save(curve.plot(), directory / "cutoff.png")
+    plots.save(_judges().plot(), directory / "judges.png")
     return sorted(PICTURES)
+
+
+def _judges():
+    """The guide's "judging the judges" (docs/guides/reproducibility.md), step for step on
+    the example's files: its runs at four levels of noise, under its qrels and a simulated
+    LLM assessor lenient with the weak run's top 20."""
+    import tempfile
+
+    import numpy as np
+
+    import fastir
+    from fastir.cli.example import write
+
+    with tempfile.TemporaryDirectory() as folder:
+        write(folder)
+        folder = Path(folder)
+        rng = np.random.default_rng(7)
+        human = fastir.read_qrels(folder / "qrels.txt").to_dict()
+        weak = fastir.read_run(folder / "weak.run").to_dict()
+        favoured = {q: set(sorted(docs, key=docs.get, reverse=True)[:20])
+                    for q, docs in weak.items()}
+        llm = {q: {d: max(label, 1) if d in favoured.get(q, ()) and rng.random() < 0.8
+                   else label for d, label in docs.items()} for q, docs in human.items()}
+        runs = {}
+        for name in ("weak", "strong"):
+            run = fastir.read_run(folder / f"{name}.run")
+            for noise in (0.0, 0.5, 1.0, 2.0):
+                runs[f"{name}+{noise}"] = run.with_scores(
+                    run.scores + rng.normal(0, noise, len(run)))
+        return fastir.meta_evaluate(human, llm, runs=runs, measure="AP",
+                                    names=["human", "LLM"])
 
 
 def _generate(app):

@@ -1,3 +1,4 @@
 """What is done with evaluations: significance (``stats``), assessor agreement
-(``agreement``), precision-recall and cutoff curves (``curves``) and rank fusion
+(``agreement``) and how judgments move a ranking of systems (``meta``), reproducibility
+(``reproducibility``), precision-recall and cutoff curves (``curves``) and rank fusion
 (``fusion``)."""

@@ -1,12 +1,15 @@
 """How far assessors agree (:func:`agreement`): Cohen's kappa on the documents two qrels
 both judge, weighted kappas for graded labels, Fleiss' kappa and the average pairwise kappa
-for three or more, and how far their disagreement moves a ranking of systems.
+for three or more, and how far their disagreement moves a ranking of systems
+(:mod:`fastir.analysis.meta`: Kendall's tau, tau-AP, Spearman, Pearson, RBO, swapped and
+significantly swapped pairs).
 """
 
 import math
 
 import numpy as np
 
+from fastir.analysis.meta import ALPHA, RBO_P, meta_evaluate, qrels_names
 from fastir.measures import registry
 from fastir.output.tables import markdown_row
 
@@ -16,7 +19,8 @@ BANDS = ("good agreement", "fair agreement: tentative conclusions only",
          "dubious: do not trust these judgments alone")
 
 
-def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
+def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP", alpha=ALPHA,
+              rbo_p=RBO_P):
     """Agreement between two or more sets of judgments of the same queries.
 
     Parameters
@@ -30,9 +34,12 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
         A name per qrels (default: "qrels 1", "qrels 2", ...).
     runs : dict, optional
         ``{system: run}``: the systems are also ranked by ``measure`` under each qrels and
-        the rankings compared with Kendall's tau.
+        the rankings compared (:func:`fastir.meta_evaluate`: Kendall's tau, tau-AP,
+        Spearman, Pearson, RBO, swapped pairs).
     measure : str
         The measure of that ranking.
+    alpha, rbo_p
+        The significance level of the swapped pairs and RBO's persistence.
 
     Returns
     -------
@@ -43,17 +50,13 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
     level = registry.relevance_level(relevance_level)
-    if names is None:
-        names = [f"qrels {i + 1}" for i in range(len(qrels))]
-    if isinstance(names, (str, bytes)) or not hasattr(names, "__len__") or \
-            len(names) != len(qrels):
-        raise ValueError(f"names must be a list of one name per qrels ({len(qrels)}), got "
-                         f"{names!r}")
-    names = [str(name) for name in names]
+    names = qrels_names(names, len(qrels))
     loaded = [as_qrels(q) for q in qrels]
     judged = [_judgments(q) for q in loaded]
-    return Agreement(names, judged, level, _system_rankings(loaded, runs, measure, level),
-                     measure)
+    rankings = None if runs is None else meta_evaluate(
+        *loaded, runs=runs, measure=measure, names=names, relevance_level=level, alpha=alpha,
+        rbo_p=rbo_p)
+    return Agreement(names, judged, level, rankings, measure)
 
 
 def _judgments(qrels):
@@ -65,25 +68,6 @@ def _judgments(qrels):
             if label >= 0:
                 out[(str(qid), str(doc))] = label
     return out
-
-
-def _system_rankings(qrels, runs, measure, level):
-    """Per qrels, each system's mean ``measure`` (None without runs)."""
-    if runs is None:
-        return None
-    if not isinstance(runs, dict) or len(runs) < 2:
-        raise ValueError("runs must be a dict {system: run} of at least two systems")
-    from fastir.loops.evaluator import Evaluator
-
-    keys, parsed = registry.parse_all([measure])
-    if len(parsed) != 1 or parsed[0].spec.aggregate == "none":
-        raise ValueError(f"measure must be one numeric measure (its means rank the systems), "
-                         f"got {measure!r}")
-    means = []
-    for q in qrels:
-        evaluator = Evaluator(q, parsed, relevance_level=level)
-        means.append([evaluator.evaluate(run).mean[str(parsed[0])] for run in runs.values()])
-    return list(runs), np.array(means)
 
 
 def cohen(a, b, weights=None):
@@ -119,27 +103,6 @@ def fleiss(counts):
     return (observed - chance) / (1 - chance) if chance < 1 else math.nan
 
 
-def kendall_tau(x, y):
-    """Kendall's tau-b of two score lists (ties counted as scipy's ``kendalltau``)."""
-    concordant = discordant = ties_x = ties_y = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                ties_x += 1
-            elif dy == 0:
-                ties_y += 1
-            elif dx == dy:
-                concordant += 1
-            else:
-                discordant += 1
-    denominator = math.sqrt((concordant + discordant + ties_x) *
-                            (concordant + discordant + ties_y))
-    return (concordant - discordant) / denominator if denominator else math.nan
-
-
 class Agreement:
     """The agreement between judgments (see :func:`agreement`).
 
@@ -154,8 +117,11 @@ class Agreement:
         Cohen's kappa (two qrels) or the average pairwise kappa (three or more).
     fleiss : float or None
         Fleiss' kappa over the documents every qrels judges (three or more).
+    rankings : MetaEvaluation or None
+        With runs: the systems' means under each qrels and how far their rankings agree.
     tau : list of dicts or None
-        With runs: per pair of qrels, Kendall's tau between the system rankings.
+        With runs: per pair of qrels, the rankings' correlations (``tau``, ``tau_ap``,
+        ``spearman``, ``pearson``, ``rbo``) and swapped pairs (:attr:`MetaEvaluation.pairs`).
     notes : list of str
     """
 
@@ -179,13 +145,10 @@ class Agreement:
                                 sum(1 for j in judged if j[item] < level)] for item in items])
             self.fleiss = float(fleiss(counts))
             self.n_common = len(items)
-        self.tau = None
+        self.rankings, self.tau = rankings, None
         if rankings is not None:
-            systems, means = rankings
-            self.systems, self.system_means = systems, means
-            self.tau = [{"a": names[i], "b": names[j],
-                         "tau": kendall_tau(means[i], means[j])}
-                        for i in range(len(names)) for j in range(i + 1, len(names))]
+            self.systems, self.system_means = rankings.systems, rankings.means
+            self.tau = rankings.pairs
 
     def _pair(self, name_a, name_b, a, b):
         both = [key for key in a if key in b]
@@ -228,9 +191,8 @@ class Agreement:
             lines.append(f"\nAverage pairwise kappa {self.kappa:.3f} ({self.band}); Fleiss' "
                          f"kappa {self.fleiss:.3f} over the {self.n_common} documents every "
                          "qrels judges.")
-        if self.tau is not None:
-            lines += ["", f"Systems ranked by {self.measure} under each qrels, Kendall's tau:",
-                      ""] + [f"- {t['a']} / {t['b']}: {t['tau']:.3f}" for t in self.tau]
+        if self.rankings is not None:
+            lines += ["", self.rankings.to_markdown()]
         lines += [f"\n{note}" for note in self.notes]
         return "\n".join(lines)
 

@@ -391,8 +391,9 @@ def _qrels_stats(qrels, level, np):
 def agree_main(argv):
     parser = _Parser("agree", "How far assessors agree: Cohen's kappa (two qrels), Fleiss' "
                      "and the average pairwise kappa (more), weighted kappas, and with runs "
-                     "how far the system ranking moves.",
-                     "fastir agree nist.qrels crowd.qrels --runs runs/*.run -m AP")
+                     "how far the system ranking moves (Kendall's tau, tau-AP, Spearman, "
+                     "Pearson, RBO, swapped and significantly swapped pairs).",
+                     "fastir agree nist.qrels llm.qrels --runs runs/*.run -m AP --plot means.png")
     parser.add_argument("qrels", nargs="+", help="two or more qrels files")
     parser.add_argument("--rel-level", type=int, default=1, metavar="N",
                         help="relevant means label >= N (default 1)")
@@ -400,6 +401,13 @@ def agree_main(argv):
     parser.add_argument("--runs", nargs="+", metavar="RUN",
                         help="runs to rank under each qrels (Kendall's tau)")
     parser.add_argument("-m", "--measure", default="AP", help="the ranking's measure")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the swapped pairs (default 0.05)")
+    parser.add_argument("--rbo-p", type=float, default=0.9, metavar="P",
+                        help="RBO's persistence between system orders (default 0.9)")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="with --runs: draw the systems' means under the first two qrels "
+                             "(.png, .pdf, .svg)")
     args = parser.parse_args(argv)
     return _guarded("agree", lambda _: _agree(args), argv)
 
@@ -413,10 +421,19 @@ def _agree(args):
     if args.runs:
         paths = _run_paths(args.runs)
         runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    if args.plot and not runs:
+        raise ValueError("--plot draws the systems' means: give the systems' --runs")
     names = args.name or [os.path.basename(p) for p in args.qrels]
     result = fastir.agreement(*args.qrels, relevance_level=args.rel_level, names=names,
-                              runs=runs, measure=args.measure)
+                              runs=runs, measure=args.measure, alpha=args.alpha,
+                              rbo_p=args.rbo_p)
     write_stdout(result.to_markdown() + "\n")
+    if args.plot:
+        from fastir.output import plots
+
+        plots.to_files()
+        plots.save(result.rankings.plot(), args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 

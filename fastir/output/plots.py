@@ -1,5 +1,6 @@
 """Pictures with matplotlib (the ``plot`` extra, imported when a picture is drawn):
-precision-recall curves, per-query differences of two runs, measures by cutoff."""
+precision-recall curves, per-query differences of two runs, measures by cutoff, systems'
+means under two qrels."""
 
 import os
 from collections import namedtuple
@@ -104,6 +105,35 @@ def plot_cutoffs(curves, ax=None):
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend()
+    return ax
+
+
+def plot_system_means(systems, means_a, means_b, name_a, name_b, measure, stats=None,
+                      ax=None):
+    """Each system's mean under two qrels (``name_a`` across, ``name_b`` up), named, with the
+    diagonal where they would agree; ``stats`` (``tau``, ``tau_ap``, ``swaps``...) go in the
+    title. Returns the axes."""
+    ax = _axes(ax)
+    a, b = np.asarray(means_a, dtype=np.float64), np.asarray(means_b, dtype=np.float64)
+    low = min(a.min(), b.min()) if len(a) else 0.0
+    high = max(a.max(), b.max()) if len(a) else 1.0
+    pad = (high - low) * 0.05 or 0.05
+    ax.plot([low - pad, high + pad], [low - pad, high + pad], color="grey", linewidth=0.8,
+            linestyle="--", label="the same mean")
+    ax.scatter(a, b, color="tab:blue", zorder=3)
+    for name, x, y in zip(systems, a.tolist(), b.tolist()):
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlabel(f"{measure} under {name_a}")
+    ax.set_ylabel(f"{measure} under {name_b}")
+    title = f"Systems under two qrels ({len(a)} systems)"
+    if stats:
+        title += (f"\nKendall's tau {stats['tau']:.3f}, tau-AP {stats['tau_ap']:.3f}, "
+                  f"{stats['swaps']} of {stats['n_pairs']} pairs swapped")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
     return ax
 
 

@@ -16,10 +16,10 @@ def _cell(value, digits, integer):
     return str(int(value)) if integer else f"{value:.{digits}f}"
 
 
-def format_rows(rows, keys, integers, fmt, digits, per_query):
+def format_rows(rows, keys, integers, fmt, digits, per_query, label="run"):
     """The rows ``(run, query or None, values)`` as text in a format (``FORMATS``; counts
-    as integers)."""
-    head = ["run"] + (["query"] if per_query else []) + list(keys)
+    as integers); ``label`` heads the first column."""
+    head = [label] + (["query"] if per_query else []) + list(keys)
     cells = [[name] + ([qid] if per_query else []) +
              [_cell(v, digits, i) for v, i in zip(values, integers)]
              for name, qid, values in rows]
@@ -31,7 +31,7 @@ def format_rows(rows, keys, integers, fmt, digits, per_query):
     if fmt in ("json", "jsonl"):
         records = []
         for name, qid, values in rows:
-            record = {"run": name} | ({"query": qid} if per_query else {})
+            record = {label: name} | ({"query": qid} if per_query else {})
             records.append(record | {k: _json_value(v) for k, v in zip(keys, values)})
         if fmt == "jsonl":
             return "".join(json.dumps(r) + "\n" for r in records)

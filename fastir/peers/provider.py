@@ -71,8 +71,12 @@ class FastirProvider(providers.Provider):
         except ValueError:  # a parameter fastir refuses: another provider may take it
             return False
 
+    def __init__(self, digits=None):
+        super().__init__()
+        self.digits = digits
+
     def _evaluator(self, measures, qrels):
-        return FastirEvaluator(measures, qrels)
+        return FastirEvaluator(measures, qrels, self.digits)
 
 
 def fastir_measure(measure):
@@ -85,8 +89,9 @@ class FastirEvaluator(providers.Evaluator):
     """Qrels and measures prepared once (one :class:`fastir.Evaluator` per kind of
     semantics); each run is read once, whatever its form."""
 
-    def __init__(self, measures, qrels):
+    def __init__(self, measures, qrels, digits=None):
         measures = list(measures)
+        self.digits = digits
         judged = _qrels(qrels, any(m.NAME in DIVERSITY for m in measures))
         qids = set(qrels) if isinstance(qrels, dict) else set(judged.query_ids.tolist())
         super().__init__(measures, qids)
@@ -101,7 +106,11 @@ class FastirEvaluator(providers.Evaluator):
         run = as_run(run)
         with warnings.catch_warnings():  # (ir_measures says nothing of a run it cannot score)
             warnings.simplefilter("ignore", FastirWarning)
-            return [(ms, evaluator.evaluate(run)) for ms, evaluator in self._parts]
+            parts = [(ms, evaluator.evaluate(run)) for ms, evaluator in self._parts]
+        if self.digits is not None:
+            for _, results in parts:
+                results.values = printed(results.values, self.digits)
+        return parts
 
     def _iter_calc(self, run):
         for measures, results in self._results(run):
@@ -130,6 +139,13 @@ def aggregate(measure, values, missing):
     for value in values.tolist():
         aggregator.add(value)
     return aggregator.result()
+
+
+def printed(values, digits):
+    """``values`` as a tool that prints them with ``digits`` decimals gives them (``%.5f``
+    read back: gdeval's)."""
+    text = [f"{v:.{digits}f}" for v in values.ravel().tolist()]
+    return np.array(text, dtype=np.float64).reshape(values.shape)
 
 
 def _provider(measure):
@@ -173,6 +189,9 @@ def _qrels(qrels, subtopics):
 
 #: The provider :func:`register` puts in ir_measures' pipeline.
 provider = FastirProvider()
+#: fastir as gdeval answers: its values printed with 5 decimals and read back (what
+#: ``ir_measures.gdeval`` gives for ERR@k and nDCG@k), for reproducing gdeval's numbers.
+gdeval = FastirProvider(digits=5)
 
 
 def register():

@@ -1,6 +1,7 @@
 """torchmetrics' retrieval metrics computed by fastir: ``from fastir.torchmetrics import
 RetrievalMAP`` (and ``RetrievalMRR``, ``RetrievalNormalizedDCG``, ``RetrievalPrecision``,
-``RetrievalRecall``, ``RetrievalHitRate``, ``RetrievalRPrecision``, ``RetrievalFallOut``)
+``RetrievalRecall``, ``RetrievalHitRate``, ``RetrievalRPrecision``, ``RetrievalFallOut``,
+``RetrievalAUROC``, ``RetrievalPrecisionRecallCurve``, ``RetrievalRecallAtFixedPrecision``)
 with torchmetrics' arguments, ``update`` / ``forward`` / ``compute`` / ``reset`` and tensor
 outputs, equal to torchmetrics' on its documented semantics:
 
@@ -12,6 +13,13 @@ outputs, equal to torchmetrics' on its documented semantics:
   all the query's relevant rows;
 - nDCG's gains are the targets (graded), tied predictions share their gains (sklearn's
   ``ndcg_score``), its ideal is the query's rows sorted by target;
+- AUROC is the area under each query's ROC curve (its top k), 0 without both a relevant
+  and a non-relevant row, scores outside [0, 1] through a sigmoid first, with ``max_fpr``
+  the McClish-standardised partial area (:func:`fastir.loops.roc.auroc`);
+- the precision-recall curve is each query's precision and recall at k = 1..``max_k``
+  (``max_k``: the longest query's rows by default; ``adaptive_k``: k at most the query's
+  rows), aggregated position by position; the recall at fixed precision is its largest
+  recall whose precision reaches ``min_precision``, with its k;
 - a query without a positive target (fall-out: without a negative one) counts as
   ``empty_target_action`` says; ``aggregation`` is applied to the per-query values.
 
@@ -22,12 +30,14 @@ scores <= 0 ranked like any other) are ``fastir.MetricAccumulator`` and ``evalua
 import numpy as np
 import torch
 
+from fastir.loops import roc
 from fastir.loops.evaluator import as_array
 from fastir.loops.training import evaluate_flat
 
-__all__ = ["RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP", "RetrievalMRR",
-           "RetrievalNormalizedDCG", "RetrievalPrecision", "RetrievalRPrecision",
-           "RetrievalRecall"]
+__all__ = ["RetrievalAUROC", "RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP",
+           "RetrievalMRR", "RetrievalNormalizedDCG", "RetrievalPrecision",
+           "RetrievalPrecisionRecallCurve", "RetrievalRPrecision", "RetrievalRecall",
+           "RetrievalRecallAtFixedPrecision"]
 
 EMPTY_ACTIONS = ("error", "skip", "neg", "pos")
 AGGREGATIONS = ("mean", "median", "min", "max")
@@ -45,6 +55,10 @@ class _Groups:
         order = np.argsort(indexes, kind="stable")
         self.positives = np.add.reduceat(target[order], np.r_[0, np.cumsum(self.n)[:-1]]) \
             if len(target) else np.zeros(0)
+
+    def ranked(self):
+        """The rows by query (ascending index), then score descending: (order, bounds)."""
+        return roc.ranked_groups(self.scores, self.indexes)
 
     def values(self, measures, filtered=False, ties="column"):
         """The measures' per-query values (n_queries, n_measures); ``filtered``: rows whose
@@ -275,3 +289,100 @@ class RetrievalFallOut(_TopK):
 
     def _values(self, groups):
         return groups.values([self._at("FallOut")])[:, 0]
+
+
+class RetrievalAUROC(_TopK):
+    """torchmetrics' ``RetrievalAUROC``: the area under each query's ROC curve (its top k),
+    0 without both a relevant and a non-relevant row; with ``max_fpr``, the partial area up
+    to that false-positive rate, McClish-standardised."""
+
+    def __init__(self, empty_target_action="neg", ignore_index=None, top_k=None,
+                 max_fpr=None, aggregation="mean", **kwargs):
+        if max_fpr is not None and not (isinstance(max_fpr, float) and 0 < max_fpr <= 1):
+            raise ValueError(f"Arguments `max_fpr` should be a float in range (0, 1], but got: "
+                             f"{max_fpr}")
+        self.max_fpr = max_fpr
+        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
+
+    def _values(self, groups):
+        order, bounds = groups.ranked()
+        return roc.auroc(groups.scores[order], groups.labels[order], bounds,
+                         self.top_k or 0, self.max_fpr)
+
+
+class RetrievalPrecisionRecallCurve(RetrievalMetric):
+    """torchmetrics' ``RetrievalPrecisionRecallCurve``: precision and recall at k = 1..max_k,
+    aggregated over the queries position by position: ``(precisions, recalls, top_k)``."""
+
+    def __init__(self, max_k=None, adaptive_k=False, empty_target_action="neg",
+                 ignore_index=None, aggregation="mean", **kwargs):
+        if max_k is not None and not (isinstance(max_k, int) and max_k > 0):
+            raise ValueError("`max_k` has to be a positive integer or None")
+        if not isinstance(adaptive_k, bool):
+            raise ValueError("`adaptive_k` has to be a boolean")
+        self.max_k, self.adaptive_k = max_k, adaptive_k
+        super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
+
+    def _compute(self, rows):
+        if not rows:
+            if self.max_k is None:
+                raise ValueError("the precision-recall curve of no rows: call update first "
+                                 "(or give max_k)")
+            zeros = torch.zeros(self.max_k).to(self._like)
+            return zeros, zeros.clone(), torch.arange(1, self.max_k + 1)
+        groups = _Groups(*(np.concatenate(column) for column in zip(*rows)))
+        max_k = self.max_k or int(groups.n.max())
+        order, bounds = groups.ranked()
+        hits = roc.hits_by_rank(groups.labels[order], bounds, max_k)
+        k = np.arange(1, max_k + 1)
+        shown = np.minimum(k, groups.n[:, None]) if self.adaptive_k else k
+        empty = groups.positives == 0
+        if empty.any() and self.empty_target_action == "error":
+            raise ValueError("`compute` method was provided with a query with no positive "
+                             "target.")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision, recall = hits / shown, hits / groups.positives[:, None]
+        fill = 1.0 if self.empty_target_action == "pos" else 0.0
+        precision[empty], recall[empty] = fill, fill
+        if self.empty_target_action == "skip":
+            precision, recall = precision[~empty], recall[~empty]
+        top_k = torch.arange(1, max_k + 1)
+        if not len(precision):
+            zeros = torch.zeros(max_k).to(self._like)
+            return zeros, zeros.clone(), top_k
+        return (self._aggregate_rows(precision), self._aggregate_rows(recall), top_k)
+
+    def _aggregate_rows(self, values):
+        """Aggregate (queries, k) values over the queries, as torchmetrics does in float32."""
+        values = torch.from_numpy(values.astype(np.float32)).to(self._like)
+        if self.aggregation == "mean":
+            return values.mean(dim=0)
+        if self.aggregation in ("median", "min", "max"):
+            return getattr(values, self.aggregation)(dim=0).values
+        return self.aggregation(values, dim=0)
+
+
+class RetrievalRecallAtFixedPrecision(RetrievalPrecisionRecallCurve):
+    """torchmetrics' ``RetrievalRecallAtFixedPrecision``: the largest recall of the
+    precision-recall curve whose precision is at least ``min_precision``, and its k (the
+    largest such k; ``max_k`` when there is none or the recall is 0): ``(recall, k)``."""
+
+    def __init__(self, min_precision=0.0, max_k=None, adaptive_k=False,
+                 empty_target_action="neg", ignore_index=None, **kwargs):
+        super().__init__(max_k=max_k, adaptive_k=adaptive_k,
+                         empty_target_action=empty_target_action, ignore_index=ignore_index,
+                         **kwargs)
+        if not (isinstance(min_precision, float) and 0.0 <= min_precision <= 1.0):
+            raise ValueError("`min_precision` has to be a positive float between 0 and 1")
+        self.min_precision = min_precision
+
+    def _compute(self, rows):
+        precision, recall, top_k = super()._compute(rows)
+        reached = (precision >= self.min_precision).nonzero().flatten()
+        if not len(reached):
+            return torch.tensor(0.0).to(recall), torch.tensor(len(top_k))
+        best = recall[reached].max()
+        k = top_k[reached][recall[reached] == best].max()
+        if best == 0.0:
+            k = torch.tensor(len(top_k), dtype=top_k.dtype)
+        return best, k

@@ -22,6 +22,9 @@ class Routed(providers.Provider):
     def __init__(self, original):
         super().__init__()
         self.original, self.NAME = original, original.NAME
+        # (gdeval's values are printed with 5 decimals: fastir answers as it prints them)
+        self.fastir = fastir.ir_measures.gdeval if self.NAME == "gdeval" else \
+            fastir.ir_measures.provider
 
     def supports(self, measure):
         return self.original.supports(measure)
@@ -34,13 +37,13 @@ class Routed(providers.Provider):
             claimed = not self.original.is_available() or self.original.supports(measure)
         except AssertionError:  # (a measure given parameters it does not have)
             return False
-        return claimed and fastir.ir_measures.provider.supports(measure)
+        return claimed and self.fastir.supports(measure)
 
     def _evaluator(self, measures, qrels):
         measures = list(measures)
         ours = [m for m in measures if self._fastir_takes(m)]
         theirs = [m for m in measures if m not in ours]
-        parts = [(fastir.ir_measures.provider, ours), (self.original, theirs)]
+        parts = [(self.fastir, ours), (self.original, theirs)]
         parts = [(p, ms) for p, ms in parts if ms]
         copies = QrelsConverter(qrels).tee(len(parts))
         evaluators = [p.evaluator(ms, q.qrels) for (p, ms), q in zip(parts, copies)]

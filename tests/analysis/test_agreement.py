@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import fastir
-from fastir.analysis.agreement import cohen, kendall_tau
+from fastir.analysis.agreement import cohen
+from fastir.analysis.meta import kendall_tau
 
 pytestmark = pytest.mark.one_engine
 

@@ -142,6 +142,22 @@ def test_stats_and_agree(tmp_path):
     text = fastir_cli("agree", QRELS, str(other)).stdout
     agree = fastir.agreement(QRELS, str(other))
     assert f"| {agree.pairs[0]['kappa']:.3f} |" in text
+    runs = []
+    for k in range(3):  # (three systems: the test run with its scores bent)
+        runs.append(tmp_path / f"sys{k}.run")
+        with open(RUN) as f:
+            runs[-1].write_text("".join(
+                " ".join(p[:4] + [str(float(p[4]) * ((i * (k + 3)) % 5)), p[5]]) + "\n"
+                for i, p in enumerate(line.split() for line in f)))
+    picture = tmp_path / "means.png"
+    done = fastir_cli("agree", QRELS, str(other), "--runs", *map(str, runs), "-m", "P@10",
+                      "--plot", str(picture))
+    pair = fastir.agreement(QRELS, str(other), runs={f"sys{k}.run": str(p) for k, p in
+                                                      enumerate(runs)}, measure="P@10").tau[0]
+    assert "tau-AP" in done.stdout and f"| {pair['tau_ap']:.3f} |" in done.stdout
+    assert picture.stat().st_size > 0 and "wrote" in done.stderr
+    refused = fastir_cli("agree", QRELS, str(other), "--plot", str(picture), check=False)
+    assert refused.returncode == 1 and "--runs" in refused.stderr
 
 
 def test_large_runs_stream_with_the_same_output(tmp_path, second_run):

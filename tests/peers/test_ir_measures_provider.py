@@ -118,6 +118,22 @@ def test_gdeval_rounds_fastir_does_not(registered):
     assert all(abs(ours[k] - v) <= 5e-6 for k, v in theirs.items())
 
 
+@pytest.mark.parametrize("seed", [3, 5])
+def test_fastir_as_gdeval_gives_gdeval_s_printed_values(seed):
+    """``fastir.ir_measures.gdeval``: ERR@k and nDCG@k printed with 5 decimals, per query
+    as ``ir_measures.gdeval``; the aggregate is the mean of the printed values (summed in
+    fastir's query order: gdeval's numeric order may change its last digit)."""
+    qrels, run = numeric(*graded_pair(seed, unique_scores=True))
+    qrels = {q: {d: min(label, 4) for d, label in docs.items()} for q, docs in qrels.items()}
+    measures = [M.ERR @ 20, M.ERR @ 2, M.nDCG(dcg="exp-log2") @ 10]
+    qrel_records, run_records = records(qrels, run)
+    assert per_query(P.gdeval.iter_calc(measures, qrel_records, run_records)) == \
+        per_query(M.gdeval.iter_calc(measures, qrel_records, run_records))
+    want = M.gdeval.calc_aggregate(measures, qrel_records, run_records)
+    got = P.gdeval.calc_aggregate(measures, qrel_records, run_records)
+    assert got == pytest.approx(want, rel=1e-15, abs=0)
+
+
 def test_calc_aggregate_aggregates_as_ir_measures(registered):
     qrels, run = graded_pair(4)
     measures = TREC_EVAL + OTHERS
