@@ -10,12 +10,12 @@ sys.path.insert(0, str(DOCS.parent))
 os.environ.setdefault("FASTIR_WORKER", "off")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import fastir  # noqa: E402
+from fastir._version import __version__  # noqa: E402
 
 project = "fastir"
 author = "fastir's authors"
 copyright = "fastir's authors, MIT licence"
-version = release = fastir.__version__
+version = release = __version__
 
 extensions = [
     "sphinx.ext.autodoc",

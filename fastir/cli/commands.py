@@ -119,7 +119,8 @@ def _run_names(paths, names):
 
 def _evaluate_runs(args, paths, names, measures):
     """``{name: Results}`` with one progress bar over the files' bytes."""
-    import fastir
+    from fastir.io.trec import read_qrels, read_run
+    from fastir.loops.evaluator import Evaluator
     from fastir.progress import Progress, wanted
 
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0
@@ -127,8 +128,8 @@ def _evaluate_runs(args, paths, names, measures):
     enabled = wanted("auto" if args.progress is None else args.progress)
     # (work: each file's bytes read, and a run's bytes again for its evaluation)
     with Progress(sum(sizes) + sum(sizes[1:]), "reading", enabled, unit="B") as bar:
-        qrels = fastir.read_qrels(args.qrels, progress=bar)
-        evaluator = fastir.Evaluator(qrels, measures, **_evaluation_options(args))
+        qrels = read_qrels(args.qrels, progress=bar)
+        evaluator = Evaluator(qrels, measures, **_evaluation_options(args))
         results = {}
         for path, name, size in zip(paths, names, sizes[1:]):
             if size > _stream_above():
@@ -136,8 +137,8 @@ def _evaluate_runs(args, paths, names, measures):
                 if results[name] is not None:
                     bar.advance(size)  # (its evaluation went along with the reads)
                     continue
-            run = fastir.read_run(path, progress=bar,
-                                  third_column=getattr(args, "third_column", "auto"))
+            run = read_run(path, progress=bar,
+                           third_column=getattr(args, "third_column", "auto"))
             with bar.stage(f"evaluating {name}", size):
                 results[name] = evaluator.evaluate(run)
     return results
@@ -220,15 +221,15 @@ def _eval(args):
         _note_queries(name, results[name], args.missing)
         _warn_if_unjudged(name, path, results[name], args)
     if args.compare:
-        import fastir
+        from fastir.analysis.stats import compare
 
         if len(results) < 2:
             raise ValueError("--compare needs at least two runs")
-        comparison = fastir.compare(None, results, measures, baseline=args.baseline,
-                                    test=args.test, n_resamples=args.resamples,
-                                    correction=args.correction, alpha=args.alpha,
-                                    seed=args.seed,
-                                    progress="auto" if args.progress is None else args.progress)
+        comparison = compare(None, results, measures, baseline=args.baseline,
+                             test=args.test, n_resamples=args.resamples,
+                             correction=args.correction, alpha=args.alpha,
+                             seed=args.seed,
+                             progress="auto" if args.progress is None else args.progress)
         write_stdout(_comparison_text(comparison, args.format, args.digits) + "\n")
         return 0
     first = next(iter(results.values()))
@@ -266,13 +267,13 @@ def _note_queries(name, results, missing):
 def _warn_if_unjudged(name, path, results, args):
     """A warning when a run scores 0 everywhere because no document of its top 10 is judged
     (ids that do not match the qrels': another collection, a different id format)."""
-    import fastir
+    from fastir.api import evaluate
 
     if path == "-" or results.values.size == 0 or results.values.any():
         return
     with warnings.catch_warnings():  # (what this second evaluation says was said)
         warnings.simplefilter("ignore")
-        judged = fastir.evaluate(args.qrels, path, ["Judged@10"], **_evaluation_options(args))
+        judged = evaluate(args.qrels, path, ["Judged@10"], **_evaluation_options(args))
     if judged.values.size and not judged.values.any():
         warnings.warn(f"run {name}: no document of its top 10 is judged, in any query: its "
                       "values are 0 (do its doc ids match the qrels'?)", stacklevel=2)
@@ -329,7 +330,8 @@ def _fields(path):
 def _stats(args):
     import numpy as np
 
-    import fastir
+    from fastir.api import evaluate
+    from fastir.io.trec import read_qrels, read_run
 
     report = {}
     qrels = None
@@ -338,10 +340,10 @@ def _stats(args):
         if _fields(path) == 4:
             if qrels is not None:
                 raise ValueError(f"{path}: a second qrels file (give one qrels)")
-            qrels = fastir.read_qrels(path)
+            qrels = read_qrels(path)
             report[path] = _qrels_stats(qrels, args.rel_level, np)
         else:
-            run = fastir.read_run(path)
+            run = read_run(path)
             runs.append((path, run))
             depth = run.stops - run.starts
             report[path] = {"kind": "run", "name": run.name, "queries": run.n_queries,
@@ -353,7 +355,7 @@ def _stats(args):
             entry = report[path]
             entry["queries only in the run (ignored)"] = len(ids - judged)
             entry["judged queries absent from the run"] = len(judged - ids)
-            res = fastir.evaluate(qrels, run, ["Judged@10"], missing="skip")
+            res = evaluate(qrels, run, ["Judged@10"], missing="skip")
             entry["unjudged share of the top 10"] = round(1 - res.mean["Judged@10"], 4) \
                 if res.n_queries else None
     if args.format == "json":
@@ -413,20 +415,20 @@ def agree_main(argv):
 
 
 def _agree(args):
-    import fastir
+    from fastir.analysis.agreement import agreement
+    from fastir.io.trec import read_run
 
     if len(args.qrels) < 2:
         raise ValueError("give two or more qrels files")
     runs = None
     if args.runs:
         paths = _run_paths(args.runs)
-        runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+        runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, None))}
     if args.plot and not runs:
         raise ValueError("--plot draws the systems' means: give the systems' --runs")
     names = args.name or [os.path.basename(p) for p in args.qrels]
-    result = fastir.agreement(*args.qrels, relevance_level=args.rel_level, names=names,
-                              runs=runs, measure=args.measure, alpha=args.alpha,
-                              rbo_p=args.rbo_p)
+    result = agreement(*args.qrels, relevance_level=args.rel_level, names=names,
+                       runs=runs, measure=args.measure, alpha=args.alpha, rbo_p=args.rbo_p)
     write_stdout(result.to_markdown() + "\n")
     if args.plot:
         from fastir.output import plots
@@ -474,30 +476,33 @@ def plot_main(argv):
 
 
 def _plot(args):
-    import fastir
+    from fastir.analysis.curves import cutoff_curve, pr_curve
+    from fastir.analysis.stats import compare
+    from fastir.api import evaluate
+    from fastir.io.trec import read_qrels
     from fastir.output import plots
 
     plots.to_files()
 
     paths = _run_paths(args.runs)
     names = _run_names(paths, args.name)
-    qrels = fastir.read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels)
     level = {"relevance_level": args.rel_level}
     if args.kind == "pr":
-        curves = [fastir.pr_curve(qrels, p, levels=args.levels, name=n, **level)
+        curves = [pr_curve(qrels, p, levels=args.levels, name=n, **level)
                   for p, n in zip(paths, names)]
         ax = plots.plot_pr(curves)
     elif args.kind == "cutoff":
         families = args.measure or ["P", "R", "nDCG"]
-        curves = [fastir.cutoff_curve(qrels, p, measures=families, k=args.k, name=n, **level)
+        curves = [cutoff_curve(qrels, p, measures=families, k=args.k, name=n, **level)
                   for p, n in zip(paths, names)]
         ax = plots.plot_cutoffs(curves)
     else:
         if len(paths) != 2:
             raise ValueError(f"delta compares two runs, got {len(paths)}")
-        results = {n: fastir.evaluate(qrels, p, [args.measure], **level)
+        results = {n: evaluate(qrels, p, [args.measure], **level)
                    for p, n in zip(paths, names)}
-        ax = fastir.compare(None, results, [args.measure], baseline=names[0]).plot_delta()
+        ax = compare(None, results, [args.measure], baseline=names[0]).plot_delta()
     plots.save(ax, args.output)
     print(f"wrote {_saved_as(args.output)}", file=sys.stderr)
     return 0
@@ -547,24 +552,26 @@ def fuse_main(argv):
 
 
 def _fuse(args):
-    import fastir
+    from fastir.analysis.fusion import fuse, train_fusion
+    from fastir.io.trec import read_run
+    from fastir.io.writers import write_run
 
     paths = _run_paths(args.runs)
-    runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, None))}
     learnt = {}
     if args.qrels is not None:
         segments = {} if args.n_segments is None else {"n_segments": args.n_segments}
-        learnt = fastir.train_fusion(args.qrels, runs, args.method, norm=args.norm,
-                                     depth=args.depth, **segments)
-    fused = fastir.fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
-                        depth=args.depth, name=args.tag, gamma=args.gamma, sigma=args.sigma,
-                        phi=args.phi, w=args.window, **learnt)
+        learnt = train_fusion(args.qrels, runs, args.method, norm=args.norm,
+                              depth=args.depth, **segments)
+    fused = fuse(runs, args.method, weights=args.weights, norm=args.norm, k=args.k,
+                 depth=args.depth, name=args.tag, gamma=args.gamma, sigma=args.sigma,
+                 phi=args.phi, w=args.window, **learnt)
     if args.output == "-":
         text = io.StringIO()
-        fastir.write_run(fused, text)
+        write_run(fused, text)
         write_stdout(text.getvalue())
         return 0
-    fastir.write_run(fused, args.output)  # (whole or not at all: -o onto a run read is safe)
+    write_run(fused, args.output)  # (whole or not at all: -o onto a run read is safe)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
@@ -604,15 +611,16 @@ def pool_main(argv):
 
 
 def _pool(args):
-    import fastir
+    from fastir.analysis.pooling import pool as build_pool
+    from fastir.io.trec import read_run
 
     if args.stats and args.output == "-":
         raise ValueError("--stats prints the runs' table on stdout: give -o FILE for the "
                          "pool")
     paths = _run_paths(args.runs)
-    runs = {name: fastir.read_run(p) for p, name in zip(paths, _run_names(paths, None))}
-    pool = fastir.pool(runs, args.depth, args.strategy, k=args.k, p=args.p,
-                       merge=args.merge, judged_at=args.judged_at)
+    runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+    pool = build_pool(runs, args.depth, args.strategy, k=args.k, p=args.p,
+                      merge=args.merge, judged_at=args.judged_at)
     if args.output == "-":
         text = io.StringIO()
         pool.write(text, args.format, args.tag)

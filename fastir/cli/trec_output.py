@@ -1,5 +1,6 @@
 """trec_eval's measure selection (``-m``), z-scores (``-Z``) and output format."""
 
+import functools
 import math
 import os
 
@@ -9,17 +10,15 @@ from fastir import _jit
 from fastir.engine import Plan, results_of
 from fastir.io.inputs import as_qrels, as_run
 from fastir.io.trec import NoResultLines, read_qrels, source_name
-from fastir.measures import kernels
+from fastir.measures import kernels, trec_requests
 from fastir.measures.registry import (
     FAMILIES,
     NICKNAMES,
     TREC_NAMES,
-    TREC_ORDER,
     UncomputableMeasureError,
     UnknownMeasureError,
     judgment_formats,
     parse_trec,
-    trec_cutoff,
 )
 from fastir.model.data import Run
 from fastir.model.join import join
@@ -29,53 +28,36 @@ MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
 def trec_measures(args, compat=None):
     """Expand ``-m`` arguments into ``[(base, raw parameters or None)]`` in trec_eval order
-    (a measure given twice keeps its first parameters, as in trec_eval).
+    (a measure given twice keeps its first parameters, as in trec_eval:
+    :func:`fastir.measures.trec_requests.trec_eval_params`).
 
     A name trec_eval does not know may be one of the library's (``nDCG@10``, ``AP``,
     ``P_5``) when a trec_eval name says the same measure: it is printed under that name,
     and the cutoffs of library names add to the measure's (``-m P@5 -m P@10``: P_5 and
     P_10). An unknown name raises :class:`UnknownMeasureError` with close names."""
-    chosen, added = {}, {}
-    for arg in args:
+    def split(arg):
         base, dot, params = arg.partition(".")
         if dot and not params:  # trec_eval refuses it as it reads -m (exit status 1)
             raise UnknownMeasureError(f"illegal measure {arg!r}: nothing after the '.' (give "
                                       f"parameters, e.g. 'P.5,10', or none: {base!r})")
-        if base in NICKNAMES and not dot:
-            for name in NICKNAMES[base]:
-                if _in_version(name, compat):
-                    chosen.setdefault(name, None)
-            continue
-        if base != "runid" and base not in TREC_NAMES:
-            base, params = _library_measure(arg)
-            if params is not None and TREC_NAMES[base][1].style == "cut":
-                added.setdefault(base, []).append(params)
-                continue
-            dot = params is not None
-        if not _in_version(base, compat):
-            raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
-        if chosen.get(base) is None:  # trec_eval keeps the first parameters given
-            chosen[base] = params if dot else None
-    for base, cutoffs in added.items():
-        if not _in_version(base, compat):
-            raise UnknownMeasureError(f"measure {base!r} is not in trec_eval 9.0.8")
-        given = chosen.get(base)
-        have = (given.split(",") if given is not None else
-                [] if base not in chosen else [str(v) for v in TREC_NAMES[base][1].defaults])
-        numbers = {_cutoff(base, v) for v in have}
-        chosen[base] = ",".join(have + [c for c in dict.fromkeys(cutoffs)
-                                        if _cutoff(base, c) not in numbers])
-    return sorted(chosen.items(), key=lambda item: TREC_ORDER.index(item[0]) if item[0] in
-                  TREC_ORDER else len(TREC_ORDER))  # (the others are never printed)
+        return _checked(trec_requests.split_dotted(arg, _is_trec_name), compat)
+
+    given, _ = trec_requests.read(args, has=functools.partial(_in_version, compat=compat),
+                                  split=split,
+                                  other=lambda arg: _checked(_library_measure(arg), compat))
+    return trec_requests.trec_eval_params(given)
 
 
-def _cutoff(base, text):
-    """A cutoff of the trec_eval list measure ``base`` as trec_eval reads it (``P.1e1`` is
-    P_1), or the text when it is no number (parse_trec says what is wrong later)."""
-    try:
-        return trec_cutoff(TREC_NAMES[base][0], text)
-    except ValueError:
-        return text
+def _is_trec_name(base):
+    return base == "runid" or base in TREC_NAMES
+
+
+def _checked(said, compat):
+    """``said`` (a trec_eval name and its parameters), or an error when the trec_eval
+    version of ``compat`` has not the name."""
+    if said[0] is not None and not _in_version(said[0], compat):
+        raise UnknownMeasureError(f"measure {said[0]!r} is not in trec_eval 9.0.8")
+    return said
 
 
 def _library_measure(arg):

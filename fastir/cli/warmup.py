@@ -59,90 +59,94 @@ def _measures():
 
 
 def _files(paths):
-    import fastir
+    from fastir.api import evaluate
+    from fastir.io.trec import read_qrels, read_run
 
     for q, r in [("qrels", "run"), ("int_qrels", "int_run"), ("int_qrels", "msmarco_run")]:
-        qrels = fastir.read_qrels(paths[q])
-        fastir.evaluate(qrels, fastir.read_run(paths[r]), _measures(), num_docs=100)
-        fastir.evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
-                        compat="9.0.8")
+        qrels = read_qrels(paths[q])
+        evaluate(qrels, read_run(paths[r]), _measures(), num_docs=100)
+        evaluate(qrels, paths[r], ["P@5", "map"], max_docs=3, judged_only=True,
+                 compat="9.0.8")
 
 
 def _containers():
-    import fastir
+    from fastir.api import evaluate
+    from fastir.model.data import Qrels, Run
 
     qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
     run = {"q1": {"d1": 0.5, "d2": 0.7}, "q2": {"d3": 1.0, "d4": 1.0}}
-    fastir.evaluate(qrels, run, _measures(), missing="skip", num_docs=100)
-    ints = fastir.Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
-                                  np.array([0.1, 0.2, 0.3]))
-    fastir.evaluate(fastir.Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
-                                             np.array([1, 1])), ints, ["map"])
-    text = fastir.Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
-                                  np.array([1.0, 2.0]))
-    fastir.evaluate(fastir.Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
-                                             np.array([1])), text, ["map"])
+    evaluate(qrels, run, _measures(), missing="skip", num_docs=100)
+    ints = Run.from_arrays(np.array([1, 1, 2]), np.array([5, 6, 7]),
+                           np.array([0.1, 0.2, 0.3]))
+    evaluate(Qrels.from_arrays(np.array([1, 2]), np.array([5, 7]),
+                               np.array([1, 1])), ints, ["map"])
+    text = Run.from_arrays(np.array(["a", "a"]), np.array(["x", "é"]),
+                           np.array([1.0, 2.0]))
+    evaluate(Qrels.from_arrays(np.array(["a"]), np.array(["x"]),
+                               np.array([1])), text, ["map"])
 
 
 def _loops():
-    import fastir
+    from fastir.loops.evaluator import Evaluator, evaluate_matrix
 
     numeric = _examples(lambda f: f.path not in _OTHER_JUDGMENTS and f.aggregate != "none")
-    ev = fastir.Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
+    ev = Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
     ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
     bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
     bound.evaluate(np.array([0.1, 0.2, 0.3]))
     bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
-    fastir.Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
+    Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
         ["q1", "q1"], ["d1", "d2"]).evaluate(np.array([0.1, 0.2]))
     rng = np.random.default_rng(0)
     for batch, width in [(4, 8), (400, 60)]:  # the serial and the parallel kernel
         scores = rng.normal(size=(batch, width))
         labels = rng.integers(0, 3, size=(batch, width))
-        fastir.evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
-        fastir.evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
-                               valid=scores > -2, n_relevant=np.full(batch, 3))
+        evaluate_matrix(scores, labels, ["nDCG@10", "AP", "RR", "P@5"])
+        evaluate_matrix(scores, labels, ["nDCG", "R@5"], ties="average",
+                        valid=scores > -2, n_relevant=np.full(batch, 3))
 
 
 def _diversity():
-    import fastir
+    from fastir.api import evaluate
 
     judged = {"q1": {"d1": {"1": 1, "2": 0}, "d2": {"2": 2}}, "q2": {"d3": {"1": 1}}}
     run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}, "q2": {"d3": 1.0}}
-    fastir.evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
+    evaluate(judged, run, _examples(lambda f: f.path == "subtopics") + ["AP"])
 
 
 def _preferences(folder, paths):
-    import fastir
+    from fastir.api import evaluate
+    from fastir.io.prefs import read_judgment_groups, read_prefs
 
     path = os.path.join(folder, "prefs")
     with open(path, "w") as f:
         f.write("q1 u1 s1 d1 2\nq1 u1 s1 d2 0\nq1 u1 s2 d3 1\nq1 u1 s2 d1 3\n"
                 "q1 u2 s1 d2 1\nq1 u2 s1 d4 0\n")
     run = {"q1": {"d1": 0.5, "d2": 0.7, "d5": 0.1}}
-    fastir.evaluate(fastir.read_prefs(path), run, ["all_prefs"])
-    groups = fastir.read_judgment_groups(paths["qrels"])
-    fastir.evaluate(groups, paths["run"], ["qrels_jg"], judged_only=True)
+    evaluate(read_prefs(path), run, ["all_prefs"])
+    groups = read_judgment_groups(paths["qrels"])
+    evaluate(groups, paths["run"], ["qrels_jg"], judged_only=True)
 
 
 def _significance():
-    import fastir
+    from fastir.analysis.stats import compare
 
     qrels = {f"q{i}": {"d1": i % 2, "d2": 1} for i in range(20)}
     runs = {name: {q: {"d1": float(k), "d2": float(i % 3)} for i, q in enumerate(qrels)}
             for k, name in enumerate(["a", "b", "c"])}
     for test in ("randomization", "tukey"):
-        fastir.compare(qrels, runs, ["AP"], test=test, n_resamples=64)
+        compare(qrels, runs, ["AP"], test=test, n_resamples=64)
 
 
 def _fusion():
-    import fastir
+    from fastir.analysis.fusion import fuse, optimize_fusion
+    from fastir.io.writers import write_run
 
     runs = [{"q1": {"d1": 0.5, "d2": 0.2}, "q2": {"d3": 1.0}},
             {"q1": {"d2": 0.9, "d4": 0.1}, "q2": {"d3": 0.3, "d5": 0.2}}]
-    fastir.write_run(fastir.fuse(runs, "rrf"), io.StringIO())
-    fastir.fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
-    fastir.optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
+    write_run(fuse(runs, "rrf"), io.StringIO())
+    fuse(runs, "wsum", weights=[0.3, 0.7], norm="min-max")
+    optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
 
 #: Each step: what it compiles, and the seconds it adds on a fresh cache to the kernels

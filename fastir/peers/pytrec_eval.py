@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fastir.loops.evaluator import Evaluator
-from fastir.measures import registry
+from fastir.measures import registry, trec_requests
 from fastir.measures.kernels import MIN_GEO_MEAN
 from fastir.model.errors import InputError
 from fastir.model.ids import listed
@@ -209,61 +209,18 @@ def _with_zeros(values, columns):
 def _requested(measures):
     """``(key, Measure)`` pairs of a pytrec_eval request, in trec_eval's print order, then
     fastir's own names as given (``None`` for runid)."""
-    if isinstance(measures, str):
-        measures = [measures]
-    params, own = {}, []
-    for name in measures:
-        for member in _members(name):
-            base, raw = _trec_base(member)
-            if base is None:
-                own.append(member)
-                continue
-            given = params.setdefault(base, set())
-            if raw is not None:  # a cutoff list merges by cutoff, other parameters whole
-                given.update(raw.split(",") if _style(base) == "cut" else [raw])
-    order = {name: i for i, name in enumerate(registry.TREC_ORDER)}
+    given, own = trec_requests.read(
+        measures, has=supported_measures.__contains__,
+        split=lambda name: trec_requests.split_pytrec_eval(name, supported_measures))
     pairs = []
-    for base in sorted(params, key=order.__getitem__):
+    for base, params in trec_requests.pytrec_eval_params(given):
         if base == "runid":
             pairs.append((base, None))
             continue
-        style = _style(base)
-        given = sorted(params[base])
-        if style != "cut" and len(given) > 1:
-            raise ValueError(f"{base} is asked for with {len(given)} parameter sets "
-                             f"({', '.join(given)}); pytrec_eval keeps one of them: give one")
-        text = f"{base}.{','.join(given)}" if given else base
-        for measure in registry.parse_trec(text):
-            pairs.append((measure.trec_name() if style == "cut" else base, measure))
+        text = base if params is None else f"{base}.{params}"
+        cut = trec_requests.style(base) == "cut"
+        pairs += [(measure.trec_name() if cut else base, measure)
+                  for measure in registry.parse_trec(text)]
     for name in own:
         pairs.extend(registry.parse(name))
     return pairs
-
-
-def _style(base):
-    """How a trec_eval name takes parameters (``TrecName.style``; runid takes none)."""
-    return None if base == "runid" else registry.TREC_NAMES[base][1].style
-
-
-def _members(name):
-    """A nickname's trec_eval 9 members (pytrec_eval's ``supported_nicknames``), or the name."""
-    if isinstance(name, str) and name in registry.NICKNAMES:
-        return [n for n in registry.NICKNAMES[name] if n in supported_measures]
-    return [name]
-
-
-def _trec_base(name):
-    """``(base, parameters or None)`` of a trec_eval name as pytrec_eval splits it
-    (``ndcg_cut.1,4`` and ``ndcg_cut_1,4`` -> ``("ndcg_cut", "1,4")``), or ``(None, None)``
-    for any other name (fastir's own, such as ``nDCG@10``)."""
-    if not isinstance(name, str):
-        return None, None
-    if name in supported_measures:
-        return name, None
-    bases = [base for base in supported_measures
-             if name.startswith(base) and name[len(base):len(base) + 1] in (".", "_")
-             and name[len(base) + 1:len(base) + 2] in set("0123456789-")]
-    if not bases:
-        return None, None
-    base = max(bases, key=len)
-    return base, name[len(base) + 1:]
