@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from fastir.io.arrow import ids_to_arrow, pyarrow_module
+from fastir.model.arrow import ids_to_arrow, pyarrow_module
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 from fastir.output.writing import atomic_write

@@ -63,8 +63,8 @@ class Qrels:
     def from_dict(cls, qrels, source="qrels dict"):
         """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
         judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
-        converted in bulk (:mod:`fastir.io.dicts`)."""
-        from fastir.io.dicts import qrels_from_dict
+        converted in bulk (:mod:`fastir.model.dicts`)."""
+        from fastir.model.dicts import qrels_from_dict
 
         return qrels_from_dict(qrels, source)
 
@@ -94,8 +94,8 @@ class Qrels:
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``relevance``
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
         guessed: pass the column names); ``subtopic_col`` names the subtopic column of
-        subtopic judgments (ir_measures calls it ``iteration``). See :mod:`fastir.io.frames`."""
-        from fastir.io.frames import qrels_from_frame
+        subtopic judgments (ir_measures calls it ``iteration``). See :mod:`fastir.model.frames`."""
+        from fastir.model.frames import qrels_from_frame
 
         return qrels_from_frame(frame, query_col, doc_col, label_col, subtopic_col, source)
 
@@ -104,8 +104,8 @@ class Qrels:
                    source="qrels arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels.
-        See :mod:`fastir.io.arrow`."""
-        from fastir.io.arrow import qrels_from_arrow
+        See :mod:`fastir.model.arrow`."""
+        from fastir.model.arrow import qrels_from_arrow
 
         return qrels_from_arrow(data, query_col, doc_col, label_col, source)
 
@@ -222,8 +222,8 @@ class Run:
     @classmethod
     def from_dict(cls, run, name="run", source="run dict"):
         """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape), converted in
-        bulk (:mod:`fastir.io.dicts`)."""
-        from fastir.io.dicts import run_from_dict
+        bulk (:mod:`fastir.model.dicts`)."""
+        from fastir.model.dicts import run_from_dict
 
         return run_from_dict(run, name, source)
 
@@ -238,8 +238,8 @@ class Run:
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", score_col="score",
                     name="run", source="run frame"):
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``score`` (see
-        :mod:`fastir.io.frames`)."""
-        from fastir.io.frames import run_from_frame
+        :mod:`fastir.model.frames`)."""
+        from fastir.model.frames import run_from_frame
 
         return run_from_frame(frame, query_col, doc_col, score_col, name, source)
 
@@ -248,8 +248,8 @@ class Run:
                    name="run", source="run arrow"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, numeric scores.
-        See :mod:`fastir.io.arrow`."""
-        from fastir.io.arrow import run_from_arrow
+        See :mod:`fastir.model.arrow`."""
+        from fastir.model.arrow import run_from_arrow
 
         return run_from_arrow(data, query_col, doc_col, score_col, name, source)
 

@@ -23,8 +23,8 @@ import numpy as np
 from fastir import _jit
 from fastir.engine import Plan
 from fastir.io import _scan, trec
-from fastir.io.arrow import ids_to_arrow
 from fastir.io.inputs import as_qrels
+from fastir.model.arrow import ids_to_arrow
 from fastir.model.data import Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, canonical_text

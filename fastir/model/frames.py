@@ -39,7 +39,7 @@ def frame_ids(column):
     column (pandas' Python-backed ``str``, its storage without pyarrow) as its numpy
     values."""
     if column.dtype != object and getattr(column.dtype, "storage", None) == "pyarrow":
-        from fastir.io import arrow
+        from fastir.model import arrow
 
         pa = arrow.pyarrow_module()
         data = column.array.__arrow_array__()
