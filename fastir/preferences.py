@@ -19,12 +19,13 @@ from fastir.engine import Plan
 from fastir.measures import prefs as PK
 from fastir.measures.kernels import NUM_Q
 from fastir.measures.registry import make
-from fastir.model.data import Run, float32_scores
+from fastir.model.data import Run
 from fastir.model.errors import InputError
 from fastir.model.ids import common_kind, merge_sorted_ids
 from fastir.model.join import join
 from fastir.model.prefs import JudgmentGroups, Prefs, position_ids
 from fastir.model.prefs_join import join_prefs
+from fastir.model.values import float32_scores
 
 #: Per-query values of one evaluation (rows: the evaluated queries, in trec_eval order):
 #: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query

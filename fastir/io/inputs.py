@@ -4,8 +4,8 @@ Every public entry point walks the table (:func:`as_qrels`, :func:`as_run`); a n
 one entry. The conversions themselves are in bulk, without Python work per row: dicts in
 :mod:`fastir.model.dicts`, DataFrames in :mod:`fastir.model.frames`, Arrow in
 :mod:`fastir.model.arrow`, records in :mod:`fastir.io.records`, files in :mod:`fastir.io.trec`;
-every one checks values as :func:`fastir.model.data.run_scores` and
-:func:`~fastir.model.data.qrels_labels` do, so a bad value gets the same error in every form.
+every one checks values as :func:`fastir.model.values.run_scores` and
+:func:`~fastir.model.values.qrels_labels` do, so a bad value gets the same error in every form.
 """
 
 import os
@@ -110,27 +110,27 @@ def _table_columns(table, names, values, what):
 def _frame_qrels(frame, progress):
     from fastir.model.frames import qrels_from_frame
 
-    return qrels_from_frame(frame, *_table_columns(frame, frame.columns, LABEL_COLUMNS,
+    return qrels_from_frame(Qrels, frame, *_table_columns(frame, frame.columns, LABEL_COLUMNS,
                                                    "label"))
 
 
 def _frame_run(frame, progress):
     from fastir.model.frames import run_from_frame
 
-    return run_from_frame(frame, *_table_columns(frame, frame.columns, ("score",), "score"))
+    return run_from_frame(Run, frame, *_table_columns(frame, frame.columns, ("score",), "score"))
 
 
 def _arrow_qrels(table, progress):
     from fastir.model.arrow import qrels_from_arrow
 
-    return qrels_from_arrow(table, *_table_columns(table, table.column_names, LABEL_COLUMNS,
+    return qrels_from_arrow(Qrels, table, *_table_columns(table, table.column_names, LABEL_COLUMNS,
                                                    "label"))
 
 
 def _arrow_run(table, progress):
     from fastir.model.arrow import run_from_arrow
 
-    return run_from_arrow(table, *_table_columns(table, table.column_names, ("score",),
+    return run_from_arrow(Run, table, *_table_columns(table, table.column_names, ("score",),
                                                  "score"))
 
 

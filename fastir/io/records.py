@@ -13,9 +13,10 @@ import operator
 import numpy as np
 
 from fastir import _jit
-from fastir.model.data import Qrels, Run, assemble, qrels_labels, run_scores
+from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, ascii_column, intern_blocks
+from fastir.model.values import assemble, qrels_labels, run_scores
 
 #: The fields a record is read by, per kind (ir_measures' and ir_datasets' names).
 FIELDS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}

@@ -16,9 +16,10 @@ import numpy as np
 from fastir import _jit
 from fastir.io import _scan
 from fastir.model import join
-from fastir.model.data import FastirWarning, InputError, Qrels, Run, assemble
+from fastir.model.data import FastirWarning, InputError, Qrels, Run
 from fastir.model.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.model.subtopics import by_subtopic
+from fastir.model.values import assemble
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
 

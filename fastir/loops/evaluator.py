@@ -14,8 +14,9 @@ from fastir.io.inputs import as_qrels, as_run, records_read, size_hint, warn_if_
 from fastir.measures import dense as BK
 from fastir.measures import kernels, registry
 from fastir.measures.registry import MAX_CUTOFF
-from fastir.model.data import InputError, Run, integer_labels
+from fastir.model.data import InputError, Run
 from fastir.model.join import NO_LIMIT, NOT_POOLED, join
+from fastir.model.values import integer_labels
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 

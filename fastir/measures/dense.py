@@ -37,8 +37,8 @@ from fastir.measures.kernels import (
     query_value,
     summarise,
 )
-from fastir.model.data import float32_score
 from fastir.model.ranking import RankKey, rank_sort, ranks_before
+from fastir.model.values import float32_score
 
 #: Fixed candidates (see :class:`fastir.loops.evaluator.BoundCandidates`): query ``e``'s
 #: candidates are the score columns ``rows[indptr[e]:indptr[e + 1]]``; each score column has
@@ -146,7 +146,7 @@ def _counted_codes(key, candidates, e, m, out, order, buf):
 @helper
 def _weighted_scores(rows, parts, weights, r, as_float32, scores):
     """``scores[row]`` for each of ``rows``: score vector ``r`` of :data:`Weights` over
-    ``parts``, rounded to float32 when ``as_float32`` (:func:`fastir.model.data.float32_score`).
+    ``parts``, rounded to float32 when ``as_float32`` (:func:`fastir.model.values.float32_score`).
     Returns False when one is beyond a double (``scores`` then partly written)."""
     for i in range(len(rows)):
         row = rows[i]

@@ -5,26 +5,26 @@ are :mod:`fastir.io.parquet`'s."""
 
 import numpy as np
 
-from fastir.model.data import Qrels, Run, from_rows, qrels_labels, row_namer, run_scores
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids
+from fastir.model.values import from_rows, qrels_labels, row_namer, run_scores
 
 
-def qrels_from_arrow(data, query_col="query_id", doc_col="doc_id", label_col="relevance",
+def qrels_from_arrow(cls, data, query_col="query_id", doc_col="doc_id", label_col="relevance",
                      source="qrels arrow"):
-    """A :class:`~fastir.Qrels` of three columns of an Arrow table or record batch (or
+    """A :class:`~fastir.Qrels` (``cls``) of three columns of an Arrow table or record batch (or
     ``{column: Arrow array}``)."""
     qids, docs, labels = columns(data, (query_col, doc_col, label_col), source)
-    return from_rows(Qrels, qids, docs, qrels_labels(labels, source, row_namer(qids, docs)),
+    return from_rows(cls, qids, docs, qrels_labels(labels, source, row_namer(qids, docs)),
                   source)
 
 
-def run_from_arrow(data, query_col="query_id", doc_col="doc_id", score_col="score",
+def run_from_arrow(cls, data, query_col="query_id", doc_col="doc_id", score_col="score",
                    name="run", source="run arrow"):
-    """A :class:`~fastir.Run` of three columns of an Arrow table or record batch (or
+    """A :class:`~fastir.Run` (``cls``) of three columns of an Arrow table or record batch (or
     ``{column: Arrow array}``)."""
     qids, docs, scores = columns(data, (query_col, doc_col, score_col), source)
-    return from_rows(Run, qids, docs, run_scores(scores, source, row_namer(qids, docs)), source,
+    return from_rows(cls, qids, docs, run_scores(scores, source, row_namer(qids, docs)), source,
                   name=name)
 
 

@@ -5,7 +5,7 @@ A dict's rows are gathered by C-level operations, once for all queries: the doc 
 into one text (a NUL between ids), encoded once and cut at the NULs by numpy; the values
 copied into a C array by the ``array`` module, which refuses what is not a number. Only a
 dict holding a bad value, or ids that are not text, takes a slower path, which finds the
-bad row and names its query and doc (:func:`fastir.model.data.run_scores`).
+bad row and names its query and doc (:func:`fastir.model.values.run_scores`).
 """
 
 import itertools
@@ -14,25 +14,25 @@ import numpy as np
 
 from fastir import _jit
 from fastir.model import subtopics as subtopic_judgments
-from fastir.model.data import Qrels, Run, assemble, qrels_labels, run_scores
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, intern_blocks, listed
+from fastir.model.values import assemble, qrels_labels, run_scores
 
 
-def run_from_dict(run, name="run", source="run dict"):
-    """A :class:`~fastir.Run` of ``{query_id: {doc_id: score}}``."""
-    return _from_dict(Run, run, "score", run_scores, source, name=name)
+def run_from_dict(cls, run, name="run", source="run dict"):
+    """A :class:`~fastir.Run` (``cls``) of ``{query_id: {doc_id: score}}``."""
+    return _from_dict(cls, run, "score", run_scores, source, name=name)
 
 
-def qrels_from_dict(qrels, source="qrels dict"):
-    """A :class:`~fastir.Qrels` of ``{query_id: {doc_id: label}}``, or of subtopic judgments
-    ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
+def qrels_from_dict(cls, qrels, source="qrels dict"):
+    """A :class:`~fastir.Qrels` (``cls``) of ``{query_id: {doc_id: label}}``, or of subtopic
+    judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
     try:
-        return _from_dict(Qrels, qrels, "label", qrels_labels, source)
+        return _from_dict(cls, qrels, "label", qrels_labels, source)
     except InputError:
         if not _holds_subtopics(qrels):
             raise
-    return _from_subtopic_dict(qrels, source)
+    return _from_subtopic_dict(cls, qrels, source)
 
 
 def _from_dict(cls, mapping, what, checked_values, source, **extra):
@@ -118,7 +118,7 @@ def _holds_subtopics(qrels):
     return dict in set(map(type, itertools.chain.from_iterable(map(dict.values, tables))))
 
 
-def _from_subtopic_dict(judged, source):
+def _from_subtopic_dict(cls, judged, source):
     """From ``{qid: {doc: {subtopic: label}}}`` (labels checked in place): the doc-level
     qrels (a doc's largest label), with their :class:`~fastir.model.subtopics.Subtopics`."""
     doc_level = {}
@@ -131,7 +131,7 @@ def _from_subtopic_dict(judged, source):
                                                  _subtopic_namer(qid, doc, list(pairs)))
                              .tolist()))
         doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
-    qrels = qrels_from_dict(doc_level, source)
+    qrels = qrels_from_dict(cls, doc_level, source)
     qrels.subtopics = subtopic_judgments.of_qrels(qrels, judged)
     return qrels
 

@@ -2,27 +2,26 @@
 where pandas holds them in Arrow buffers (its default ``str`` dtype when pyarrow is
 installed), else from their numpy values; values checked as every form's are."""
 
-from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 
 
-def qrels_from_frame(frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
+def qrels_from_frame(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
                      subtopic_col=None, source="qrels frame"):
-    """A :class:`~fastir.Qrels` of a DataFrame's columns (``subtopic_col``: the subtopics of
-    subtopic judgments)."""
+    """A :class:`~fastir.Qrels` (``cls``) of a DataFrame's columns (``subtopic_col``: the
+    subtopics of subtopic judgments)."""
     columns = (query_col, doc_col, label_col) + ((subtopic_col,) if subtopic_col else ())
     require_columns(frame, columns, source)
-    return Qrels.from_arrays(frame_ids(frame[query_col]), frame_ids(frame[doc_col]),
-                             frame[label_col].to_numpy(),
-                             None if subtopic_col is None else frame[subtopic_col].to_numpy(),
-                             source=source)
+    return cls.from_arrays(frame_ids(frame[query_col]), frame_ids(frame[doc_col]),
+                           frame[label_col].to_numpy(),
+                           None if subtopic_col is None else frame[subtopic_col].to_numpy(),
+                           source=source)
 
 
-def run_from_frame(frame, query_col="query_id", doc_col="doc_id", score_col="score",
+def run_from_frame(cls, frame, query_col="query_id", doc_col="doc_id", score_col="score",
                    name="run", source="run frame"):
-    """A :class:`~fastir.Run` of a DataFrame's columns."""
+    """A :class:`~fastir.Run` (``cls``) of a DataFrame's columns."""
     require_columns(frame, (query_col, doc_col, score_col), source)
-    return Run.from_arrays(frame_ids(frame[query_col]), frame_ids(frame[doc_col]),
+    return cls.from_arrays(frame_ids(frame[query_col]), frame_ids(frame[doc_col]),
                            frame[score_col].to_numpy(), name=name, source=source)
 
 

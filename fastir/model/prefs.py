@@ -16,10 +16,11 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import pjit, prange, python_variant
-from fastir.model.data import Qrels, _columns, finite_scores, integer_labels, qrels_labels
+from fastir.model.data import Qrels
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, id_equal, intern_blocks, order_keys
 from fastir.model.ranking import RankKey, rank_sort, sort_ids
+from fastir.model.values import _columns, finite_scores, integer_labels, qrels_labels
 
 #: Each query's distinct judged documents in strcmp order (``qrels``: a :class:`Qrels` of
 #: them, labels 0, for matching run documents) and, per row, its document's place among

@@ -23,9 +23,10 @@ from fastir import _jit
 from fastir.engine import STRING, Plan
 from fastir.io import _scan, trec
 from fastir.io.inputs import as_qrels, warn_if_disjoint
-from fastir.model.data import InputError, Run, assemble
+from fastir.model.data import InputError, Run
 from fastir.model.ids import common_kind
 from fastir.model.join import Joined, join
+from fastir.model.values import assemble
 from fastir.progress import Progress, wanted
 
 __all__ = ["evaluate_file"]
