@@ -14,7 +14,7 @@ import numpy as np
 from fastir import _jit
 from fastir.analysis.fusion.inputs import depth as checked_depth
 from fastir.analysis.fusion.inputs import load_runs
-from fastir.analysis.fusion.methods import METHODS, PARAMS, checked_params, fused_scores
+from fastir.analysis.fusion.methods import METHODS, PARAMS, checked_k, checked_params, fused_scores
 from fastir.analysis.fusion.methods import method_name as _method_name
 from fastir.analysis.fusion.norms import NORMS, norm_name, normalise
 from fastir.analysis.fusion.pairs import Pairs
@@ -83,9 +83,8 @@ def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=
     names, loaded = load_runs(runs)
     given = {"weights": weights, "k": k, "gamma": gamma, "sigma": sigma, "phi": phi, "w": w,
              "probs": probs, "map_scores": map_scores, "log_odds": log_odds}
+    checked_k(k)  # (whatever the method; None too: k's default is 60, not None)
     params = checked_params(method, len(loaded), given)
-    if "k" not in params:
-        checked_params("rrf", len(loaded), {"k": k})  # (k is checked whatever the method)
     depth = checked_depth(depth)
     with _jit.tier(sum(len(r) for r in loaded)):
         pairs = Pairs(loaded, depth)

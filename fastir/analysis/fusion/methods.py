@@ -111,6 +111,11 @@ def checked_params(method, n_runs, given):
     return params
 
 
+def checked_k(k):
+    """RRF's constant ``k`` as a float, or a ValueError naming it (``None`` too)."""
+    return _CHECKS["k"](k, 0)
+
+
 _RULES = {"k": "a finite number, 0 or more (60 is usual)",
           "gamma": "a finite number (1: CombMNZ, 0: CombSUM)",
           "sigma": "a number in [0, 1] (0.01 by default)",
