@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import fastir
 from fastir import ranx as shim
-from fastir.analysis.fusion import methods, search
+from fastir.analysis.fusion import search
 from fastir.peers.ranx import FUSIONS as RANX_FUSIONS
 from fastir.peers.ranx import SEARCHES as RANX_SEARCHES
 
@@ -314,7 +314,7 @@ def test_fuse_equals_ranx(method):
     params = ranx_params(ranx, judged(runs, 0), runs, method)
     ours = RANX_FUSIONS[method][0]
     for norm in NORMS:
-        if norm == "borda" and ours in methods.BY_RANK:
+        if norm == "borda" and ours in BY_RANK:
             continue
         want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=method,
                          params=params).to_dict()

@@ -2,10 +2,10 @@
 search of its parameters (:func:`optimize_fusion`); the fused runs are written by
 :func:`fastir.write_run` (:mod:`fastir.io.writers`).
 
-Runs are fused over the union of their (query, doc) pairs (:mod:`.pairs`): each run becomes
-one dense row of values over those pairs (absent where the run did not retrieve the doc),
-normalised (:mod:`.norms`), then combined by a method (:mod:`.methods`, which gives each
-definition), a few array operations in run order or one kernel over the queries. Trained
+Runs are fused query by query, each step one parallel kernel over the queries: each run's
+rows of a query ranked and its docs matched with the other runs' (:mod:`.pairs`: the union
+of the runs' (query, doc) pairs), normalised (:mod:`.norms`), then combined pair by pair,
+run after run, by a method (:mod:`.methods`, which gives each definition). Trained
 parameters come from :mod:`.training`, the search from :mod:`.search`.
 """
 
