@@ -25,7 +25,6 @@ from fastir.analysis.fusion.inputs import choice, load_runs, number
 from fastir.analysis.fusion.methods import fused_scores
 from fastir.analysis.fusion.norms import normalise
 from fastir.analysis.fusion.pairs import Pairs
-from fastir.model.ranking import rank_segments
 from fastir.output.writing import atomic_write
 
 STRATEGIES = {"depth": "depth", "topx": "depth", "rrf": "rrf", "rbp": "rbp"}
@@ -87,8 +86,8 @@ def pool(runs, depth=10, strategy="depth", *, k=60, p=0.8, merge="sum", judged_a
         pairs = Pairs(loaded, None)
         if strategy == "depth":
             pooled = np.zeros(pairs.n_pairs, dtype=bool)
-            pooled[pairs.pair[pairs.rank <= depth]] = True
             brought = pairs.rank <= depth
+            pooled[pairs.pair[brought]] = True
         else:
             pooled = _taken(pairs, strategy, depth, k, p, merge)
             brought = np.ones(len(pairs.rank), dtype=bool)
@@ -108,10 +107,9 @@ def _taken(pairs, strategy, n, k, p, merge):
         if merge == "sum":  # (rank-biased centroid: the same weights, summed)
             scores = fused_scores("rbc", scored, pairs, {"phi": p})
         else:
-            weight = np.where(scored.ranks > 0, (1 - p) * np.power(p, scored.ranks - 1),
-                              -np.inf)
-            scores = weight.max(axis=0)
-    order = _jit.launch(rank_segments, pairs.pair_bounds, scores, pairs.tie(pairs.pair_doc))
+            scores = np.full(pairs.n_pairs, -np.inf)
+            np.maximum.at(scores, pairs.pair, (1 - p) * np.power(p, pairs.rank - 1.0))
+    order = pairs.ranked(scores)
     position = np.arange(pairs.n_pairs) - pairs.pair_bounds[pairs.pair_query[order]]
     taken = np.zeros(pairs.n_pairs, dtype=bool)
     taken[order[position < n]] = True
@@ -162,9 +160,10 @@ class Pool:
         trec_eval's order: ascending as strings)."""
         pairs = self._pairs
         chosen = np.flatnonzero(self._pooled)
-        chosen = chosen[np.lexsort((pairs.pair_doc[chosen], pairs.pair_query[chosen]))]
+        query = pairs.pair_query[chosen]
+        chosen = chosen[np.lexsort((pairs.doc_order()[chosen], query))]
         return (pairs.query_ids.take(pairs.pair_query[chosen]).tolist(),
-                pairs.docs.take(pairs.pair_doc[chosen]).tolist())
+                pairs.pair_docs.take(chosen).tolist())
 
     def write(self, file, format="trec", tag="fastir"):
         """Write the pool for judging: ``trec`` (trectools' and Relevation's pool file:
@@ -178,8 +177,9 @@ class Pool:
             raise ValueError(f"tag: one word, got {tag!r}")
         queries, docs = self._rows()
         if format == "docs":
-            chosen = np.unique(self._pairs.pair_doc[self._pooled])
-            text = "".join(f"{d}\n" for d in self._pairs.docs.take(chosen).tolist())
+            pooled = np.flatnonzero(self._pooled)
+            first = np.unique(self._pairs.doc_order()[pooled], return_index=True)[1]
+            text = "".join(f"{d}\n" for d in self._pairs.pair_docs.take(pooled[first]).tolist())
         elif format == "qrels":
             text = "".join(f"{q} 0 {d} -1\n" for q, d in zip(queries, docs))
         else:
@@ -202,17 +202,18 @@ class Pool:
 
 def _run_stats(names, pairs, pooled, brought, judged_at):
     """Each run's :data:`RunStats` (see there), all runs at once."""
-    in_pool = pooled[pairs.pair]
+    pair, run_of = pairs.pair, pairs.run_of
+    in_pool = pooled[pair]
     contributing = in_pool & brought
     by_pair = np.zeros((pairs.n_runs, pairs.n_pairs), dtype=bool)
-    by_pair[pairs.run_of[contributing], pairs.pair[contributing]] = True
+    by_pair[run_of[contributing], pair[contributing]] = True
     only = by_pair & (by_pair.sum(axis=0) == 1)
     retrieved = np.zeros((pairs.n_runs, pairs.n_pairs), dtype=bool)
-    retrieved[pairs.run_of[in_pool], pairs.pair[in_pool]] = True
+    retrieved[run_of[in_pool], pair[in_pool]] = True
     pool_queries = np.zeros(len(pairs.query_ids), dtype=bool)
     pool_queries[pairs.pair_query[pooled]] = True
     top = in_pool & (pairs.rank <= judged_at) & pool_queries[pairs.row_query]
-    judged_docs = np.bincount(pairs.run_of[top], minlength=pairs.n_runs)
+    judged_docs = np.bincount(run_of[top], minlength=pairs.n_runs)
     n_queries, n_docs = max(int(pool_queries.sum()), 1), max(int(pooled.sum()), 1)
     return [RunStats(name, int(by_pair[r].sum()), int(only[r].sum()),
                      float(retrieved[r].sum() / n_docs), float(judged_docs[r] / n_queries))

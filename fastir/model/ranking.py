@@ -8,7 +8,7 @@ descending in byte (``strcmp``) order.
 (:mod:`fastir.measures.dense`). A :data:`RankKey` says what a row's rank depends on: its
 score and, for equal scores, its doc id, or its precomputed tie position (its place in
 its query's docno-descending order) where a path has one: bound candidates (from the
-join) and fusion (its docs' ranks in id order); or the score alone, where the rows come
+join); or the score alone, where the rows come
 in docno-descending order already (dense batches: columns stand for docs in that order),
 so that the stable sort keeps equal scores as they came. Ascending id order (queries) is
 the same sort with equal scores, read backwards (:func:`sort_ids`).
@@ -184,22 +184,25 @@ def _rank_run(starts, stops, scores, docs):
 
 
 @pjit
-def rank_segments(bounds, scores, tie):
+def rank_segments(bounds, scores, docs):
     """The rows of each segment ``bounds[s]:bounds[s + 1]`` in ranking order, by
-    ``scores`` and ``tie`` positions (see :data:`RankKey`)."""
+    ``scores`` and doc ids ``docs`` (an :data:`~fastir.model.ids.IdColumn` of the rows)."""
     order = np.arange(len(scores))
     buf = np.empty(len(scores), dtype=np.int64)
     for s in prange(len(bounds) - 1):
         lo, hi = bounds[s], bounds[s + 1]
-        rank_sort(order[lo:hi], RankKey(scores, tie, None), buf[lo:hi])
+        rank_sort(order[lo:hi], RankKey(scores, None, docs), buf[lo:hi])
     return order
 
 
 @python_variant(rank_segments)
-def rank_segments(bounds, scores, tie):
-    # the same order as sort keys: segment, score descending, tie position ascending
-    segment = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-    return np.lexsort((tie, -scores, segment)).astype(np.int64)
+def rank_segments(bounds, scores, docs):
+    keys = order_keys(docs)
+    score = scores.tolist()
+    out = []
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        out += python_ranked(range(lo, hi), score, keys)
+    return np.array(out, dtype=np.int64)
 
 
 # -- ids in ascending order -----------------------------------------------------------------

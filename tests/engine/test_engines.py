@@ -227,9 +227,9 @@ def test_long_rankings_rank_as_the_python_variants(n, n_scores, given_order, int
     py, nb = _kernel_pair(ranking._rank_run)
     assert np.array_equal(py(*args), nb(*args))
     bounds = np.array([0, n // 3, n], dtype=np.int64)
-    tie = rng.permutation(n).astype(np.int64)
+    args = (bounds, run.scores, run.doc_ids.args())
     py, nb = _kernel_pair(ranking.rank_segments)
-    assert np.array_equal(py(bounds, scores, tie), nb(bounds, scores, tie))
+    assert np.array_equal(py(*args), nb(*args))
 
 
 @settings(max_examples=100, deadline=None)
@@ -238,10 +238,30 @@ def test_segment_ranking_variant_matches_its_kernel(lengths, data):
     n = sum(lengths)
     scores = np.array(data.draw(st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, -2.0]),
                                          min_size=n, max_size=n)))
-    tie = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+    docs = data.draw(st.permutations([b"d1", b"d10", b"d2", b"e", b"D3", b"9", b"10", b"",
+                                      b"\xff", b"a", b"ab", b"b", b"0", b"012", b"12",
+                                      b"-1", b"d3", b"d4", b"d5", b"d6", b"d7", b"d8", b"d9",
+                                      b"z", b"y", b"x", b"w", b"v", b"u", b"t"]))[:n]
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    args = (bounds, scores, ids.Ids.from_strings(docs).args())
     py, nb = _kernel_pair(ranking.rank_segments)
-    assert np.array_equal(py(bounds, scores, tie), nb(bounds, scores, tie))
+    assert np.array_equal(py(*args), nb(*args))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(qrels_and_runs(), min_size=2, max_size=3), st.sampled_from([None, 1, 3]))
+def test_pairing_variant_matches_its_kernel(drawn, depth):
+    """The fusion's pairing of the runs' docs per query (fastir.analysis.fusion.pairs)."""
+    from fastir.analysis.fusion.pairs import Pairs
+
+    runs = [fastir.Run.from_dict(run) for _, run in drawn]
+
+    def paired():
+        p = Pairs(runs, depth)
+        return [a.tolist() for a in (p.src, p.local_pair, p.pair_bounds, p.pair_src)]
+
+    py, nb = both(paired)
+    assert py == nb
 
 
 @settings(max_examples=100, deadline=None)
@@ -287,7 +307,7 @@ def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
               "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
-              "rank_segments", "_judged_docs", "_position_kernel",
+              "rank_segments", "_pair_rows", "_judged_docs", "_position_kernel",
               "field_spans"}  # (the last three: test_prefs_engines.py)
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source}
     assert variants == tested

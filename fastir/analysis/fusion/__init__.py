@@ -2,10 +2,10 @@
 search of its parameters (:func:`optimize_fusion`); the fused runs are written by
 :func:`fastir.write_run` (:mod:`fastir.io.writers`).
 
-Runs are fused over the union of their (query, doc) pairs (:mod:`.pairs`): each run becomes
-one dense row of values over those pairs (absent where the run did not retrieve the doc),
-normalised (:mod:`.norms`), then combined by a method (:mod:`.methods`, which gives each
-definition), a few array operations in run order or one kernel over the queries. Trained
+Runs are fused query by query, each step one parallel kernel over the queries: each run's
+rows of a query ranked and its docs matched with the other runs' (:mod:`.pairs`: the union
+of the runs' (query, doc) pairs), normalised (:mod:`.norms`), then combined pair by pair,
+run after run, by a method (:mod:`.methods`, which gives each definition). Trained
 parameters come from :mod:`.training`, the search from :mod:`.search`.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 from fastir import _jit
 from fastir.analysis.fusion.inputs import depth as checked_depth
 from fastir.analysis.fusion.inputs import load_runs
-from fastir.analysis.fusion.methods import METHODS, PARAMS, checked_params, fused_scores
+from fastir.analysis.fusion.methods import METHODS, PARAMS, checked_k, checked_params, fused_scores
 from fastir.analysis.fusion.methods import method_name as _method_name
 from fastir.analysis.fusion.norms import NORMS, norm_name, normalise
 from fastir.analysis.fusion.pairs import Pairs
@@ -83,9 +83,8 @@ def fuse(runs, method="rrf", *, weights=None, norm=None, k=60, depth=None, name=
     names, loaded = load_runs(runs)
     given = {"weights": weights, "k": k, "gamma": gamma, "sigma": sigma, "phi": phi, "w": w,
              "probs": probs, "map_scores": map_scores, "log_odds": log_odds}
+    checked_k(k)  # (whatever the method; None too: k's default is 60, not None)
     params = checked_params(method, len(loaded), given)
-    if "k" not in params:
-        checked_params("rrf", len(loaded), {"k": k})  # (k is checked whatever the method)
     depth = checked_depth(depth)
     with _jit.tier(sum(len(r) for r in loaded)):
         pairs = Pairs(loaded, depth)

@@ -40,12 +40,15 @@ Methods of ranks, over the runs that retrieved the doc (``c`` of them; ``r`` its
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice, number, numbers, vectors
+from fastir.analysis.fusion.norms import unranked_value
+from fastir.model.ranking import RankKey, rank_sort
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "comb_sum": "sum",
            "mnz": "mnz", "combmnz": "mnz", "comb_mnz": "mnz", "gmnz": "gmnz",
@@ -72,10 +75,6 @@ PARAMS = {"rrf": {"k": 60}, "wrrf": {"weights": None, "k": 60}, "wsum": {"weight
           "probfuse": {"probs": REQUIRED}, "segfuse": {"probs": REQUIRED},
           "slidefuse": {"probs": REQUIRED, "w": REQUIRED},
           "bayesfuse": {"log_odds": REQUIRED}}
-#: The methods that read each run's ranking (and which docs it retrieved), not its values.
-BY_RANK = ("rrf", "wrrf", "isr", "log_isr", "logn_isr", "borda", "w_bordafuse", "condorcet",
-           "w_condorcet", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
-           "bayesfuse")
 #: The methods whose fused score is ``sum(w * part)`` over the runs (weight searches need
 #: not build the scores: :meth:`fastir.BoundCandidates.evaluate_weighted`).
 LINEAR = ("wsum", "wrrf", "w_bordafuse")
@@ -111,6 +110,11 @@ def checked_params(method, n_runs, given):
     return params
 
 
+def checked_k(k):
+    """RRF's constant ``k`` as a float, or a ValueError naming it (``None`` too)."""
+    return _CHECKS["k"](k, 0)
+
+
 _RULES = {"k": "a finite number, 0 or more (60 is usual)",
           "gamma": "a finite number (1: CombMNZ, 0: CombSUM)",
           "sigma": "a number in [0, 1] (0.01 by default)",
@@ -135,200 +139,363 @@ _CHECKS = {
 }
 
 
+#: The kernels' codes of the methods (condorcet has a kernel of its own).
+_CODES = {m: i for i, m in enumerate((
+    "sum", "mnz", "gmnz", "anz", "wmnz", "mixed", "max", "min", "med", "wsum",  # values
+    "rrf", "wrrf", "isr", "log_isr", "logn_isr", "rbc", "mapfuse", "posfuse", "probfuse",
+    "segfuse", "slidefuse", "borda", "w_bordafuse", "bayesfuse"))}
+_WMNZ, _MIXED, _MAX, _MIN, _MED, _WSUM = (_CODES[m] for m in ("wmnz", "mixed", "max",
+                                                              "min", "med", "wsum"))
+_RRF, _WRRF, _RBC, _MAPFUSE, _POSFUSE, _PROBFUSE, _SEGFUSE, _SLIDEFUSE, _BORDA, \
+    _W_BORDAFUSE, _BAYESFUSE = (_CODES[m] for m in (
+        "rrf", "wrrf", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
+        "borda", "w_bordafuse", "bayesfuse"))
+_ISR_FAMILY = (_CODES["isr"], _CODES["log_isr"], _CODES["logn_isr"])
+_FIRST_BY_RANK = _RRF  # codes from here on read ranks, those before values
+
+#: What the kernels take of a method's parameters: ``per_run`` (weights; ``mapfuse``: the
+#: MAP scores), ``k``, ``per_rank`` (``rbc``'s weight of each rank, from 1), ``trained``
+#: (the runs' trained arrays end to end: ``probs``, ``slidefuse``'s cumulative sums of
+#: them from 0, ``log_odds``; run ``r``'s are ``trained[trained_bounds[r]:trained_bounds[r
+#: + 1]]``) and ``w``.
+MethodArgs = namedtuple("MethodArgs", "per_run k per_rank trained trained_bounds w")
+
+
 def fused_scores(method, scored, pairs, params):
-    """Each pair's fused score (float64, ``pairs.n_pairs``)."""
-    values, present, ranks = scored
-    retrieved = ranks > 0
-    if method in LINEAR:
-        return weighted_sum(params["weights"], parts(method, scored, pairs, params))
+    """Each pair's fused score (float64, ``pairs.n_pairs``): one kernel over the queries,
+    then the methods' factors of the number of runs per pair, as numpy computes them."""
     if method in ("condorcet", "w_condorcet"):
-        return condorcet(pairs, ranks, params.get("weights", np.ones(pairs.n_runs)))
-    if method in BY_RANK:
-        return _by_rank(method, scored, pairs, params, retrieved)
-    count = present.sum(axis=0)
-    if method in ("max", "min"):
-        pick = np.max if method == "max" else np.min
-        return pick(np.where(present, values, -np.inf if method == "max" else np.inf), axis=0)
-    if method == "med":
-        ordered = np.sort(np.where(present, values, np.inf), axis=0)
-        cols = np.arange(pairs.n_pairs)
-        return (ordered[(count - 1) // 2, cols] + ordered[count // 2, cols]) / 2
-    if method == "mixed":
-        return _sum(values * params["weights"][:, None], present) * np.sqrt(count)
-    total = _sum(values, present)
-    if method == "mnz":
-        return total * count
-    if method == "gmnz":
-        return total * np.power(count.astype(np.float64), params["gamma"])
-    if method == "anz":
-        return total / count
-    if method == "wmnz":
-        return total * _sum(np.broadcast_to(params["weights"][:, None], present.shape),
-                            present)
-    return total  # sum
-
-
-def _by_rank(method, scored, pairs, params, retrieved):
-    ranks = scored.ranks
-    count = retrieved.sum(axis=0)
+        return condorcet(pairs, scored, params.get("weights", np.ones(pairs.n_runs)))
+    if method == "bayesfuse":
+        _within_training(params["log_odds"], pairs, scored, "log_odds")
+    total, count, extra = _combined(method, scored, pairs, params)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if method == "rrf":
-            return _sum(1 / (params["k"] + ranks), retrieved)
-        if method in ("isr", "log_isr", "logn_isr"):
-            total = _sum(1 / (ranks * ranks), retrieved)
-            if method == "isr":
-                return total * count
-            return total * np.log(count + (params["sigma"] if method == "logn_isr" else 0))
-        if method == "borda":
-            return _sum(parts("borda", scored, pairs, params), np.ones_like(retrieved))
-        if method == "rbc":
-            phi = params["phi"]
-            return _sum((1 - phi) * np.power(phi, ranks - 1), retrieved)
-        if method == "mapfuse":
-            return _sum(params["map_scores"][:, None] / ranks, retrieved)
-        if method == "bayesfuse":
-            return _sum(_at_rank(params["log_odds"], ranks, retrieved, pairs, "log_odds"),
-                        np.ones_like(retrieved))
-    return _sum(_trained_parts(method, scored, pairs, params), retrieved)
-
-
-def _sum(parts, mask):
-    """``sum(parts[r])`` over the runs where ``mask``, in run order from 0.0 (as ranx)."""
-    total = np.zeros(parts.shape[1])
-    for r in range(len(parts)):
-        total = total + np.where(mask[r], parts[r], 0.0)
+        if method in ("mnz", "isr"):
+            return total * count
+        if method == "gmnz":
+            return total * np.power(count.astype(np.float64), params["gamma"])
+        if method == "anz":
+            return total / count
+        if method == "mixed":
+            return total * np.sqrt(count)
+        if method == "wmnz":
+            return total * extra
+        if method == "log_isr":
+            return total * np.log(count)
+        if method == "logn_isr":
+            return total * np.log(count + params["sigma"])
     return total
 
 
-def weighted_sum(weights, parts):
-    """``sum(w[r] * parts[r])`` in run order from 0.0, as
-    :meth:`~fastir.BoundCandidates.evaluate_weighted` sums it (terms of weight 0 left
-    out)."""
-    total = np.zeros(parts.shape[1])
-    for r in range(len(parts)):
-        if weights[r] != 0:
-            total = total + weights[r] * parts[r]
-    return total
+def _combined(method, scored, pairs, params):
+    """Per pair, the kernel's sum (or extreme, or median) over the runs, its number of
+    terms and (``wmnz``) the sum of their weights."""
+    total = np.empty(pairs.n_pairs)
+    count = np.empty(pairs.n_pairs, dtype=np.int64)
+    extra = np.empty(pairs.n_pairs if method == "wmnz" else 0)
+    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+                pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
+                scored.every, _CODES[method], _method_args(method, pairs, params), total,
+                count, extra)
+    return total, count, extra
+
+
+def _ranks(scored):
+    """The kernels' ranks: an empty array for the rows' own ranking."""
+    return np.empty(0, dtype=np.int64) if scored.ranks is None else scored.ranks
+
+
+def _method_args(method, pairs, params):
+    """The kernels' :data:`MethodArgs` of a method's parameters."""
+    per_run = params.get("weights", params.get("map_scores", np.ones(pairs.n_runs)))
+    per_rank = np.zeros(0)
+    if method == "rbc":
+        longest = int(np.diff(pairs.run_bounds).max(initial=0))
+        phi = params["phi"]
+        per_rank = (1 - phi) * np.power(phi, np.arange(longest, dtype=np.float64))
+    arrays = params.get("probs", params.get("log_odds", []))
+    if method == "slidefuse":
+        arrays = [np.concatenate(([0.0], np.cumsum(probs))) for probs in arrays]
+    trained_bounds = np.cumsum([0] + [len(a) for a in arrays]).astype(np.int64)
+    trained = np.concatenate(arrays) if len(arrays) else np.zeros(0)
+    return MethodArgs(np.asarray(per_run, dtype=np.float64), float(params.get("k", 60)),
+                      per_rank, trained.astype(np.float64), trained_bounds,
+                      int(params.get("w", 0)))
 
 
 def parts(method, scored, pairs, params):
     """(n_runs, n_pairs): what a weight multiplies in a :data:`LINEAR` method (``wsum``:
-    the value; ``wrrf``: ``1 / (k + r)``; ``borda``, ``w_bordafuse``: the Borda points)."""
-    values, present, ranks = scored
-    retrieved = ranks > 0
-    if method == "wsum":
-        return np.where(present, values, 0.0)
-    if method == "wrrf":
-        with np.errstate(divide="ignore"):
-            return np.where(retrieved, 1 / (params["k"] + ranks), 0.0)
-    cand = pairs.candidates[pairs.pair_query].astype(np.float64)
-    return np.where(retrieved, cand - (ranks - 1), (cand - pairs.run_lengths() + 1) / 2)
+    the value, 0 where the run has none; ``wrrf``: ``1 / (k + r)``, 0 where not retrieved;
+    ``w_bordafuse``: the Borda points)."""
+    out = np.empty((pairs.n_runs, pairs.n_pairs))
+    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+                pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
+                scored.every, _CODES[method], _method_args(method, pairs, params), out)
+    return out
 
 
-def _at_rank(arrays, ranks, retrieved, pairs, what):
-    """(n_runs, n_pairs): ``arrays[r][rank - 1]`` where retrieved (bayesfuse's
-    :data:`MIN_ODD` elsewhere); a rank beyond the array is refused."""
-    out = np.full(ranks.shape, MIN_ODD)
+def _within_training(arrays, pairs, scored, what):
+    """Refuse a rank beyond a run's trained positions (``arrays[r]``), naming the first
+    run's first such doc."""
+    lengths = np.diff(pairs.run_bounds).reshape(-1, pairs.n_runs)
     for r, array in enumerate(arrays):
-        rows = np.flatnonzero(retrieved[r])
-        position = ranks[r, rows].astype(np.int64) - 1
-        beyond = np.flatnonzero(position >= len(array))
-        if len(beyond):
-            p = rows[beyond[0]]
-            raise ValueError(
-                f"{what}: run {r} ranks {pairs.where(pair=p)} at {position[beyond[0]] + 1}, "
-                f"beyond its {len(array)} trained positions; fuse each run's top "
-                f"{len(array)} (depth={len(array)}) or train on deeper runs")
-        out[r, rows] = array[position]
-    return out
+        over = np.flatnonzero(lengths[:, r] > len(array))
+        if not len(over):
+            continue
+        s = over[0] * pairs.n_runs + r
+        rows = np.arange(pairs.run_bounds[s], pairs.run_bounds[s + 1])
+        ranks = rows - rows[0] + 1 if scored.ranks is None else scored.ranks[pairs.src[rows]]
+        row = rows[np.flatnonzero(ranks == len(array) + 1)[0]]
+        pair = pairs.pair_bounds[over[0]] + pairs.local_pair[row]
+        raise ValueError(
+            f"{what}: run {r} ranks {pairs.where(pair=pair)} at "
+            f"{len(array) + 1}, beyond its {len(array)} trained positions; fuse each run's "
+            f"top {len(array)} (depth={len(array)}) or train on deeper runs")
 
 
-def _trained_parts(method, scored, pairs, params):
-    """(n_runs, n_pairs) per-run scores of ``posfuse``, ``probfuse``, ``segfuse`` and
-    ``slidefuse`` (0 where the run did not retrieve the doc)."""
-    out = np.zeros((pairs.n_runs, pairs.n_pairs))
-    position = scored.ranks[pairs.run_of, pairs.pair].astype(np.int64) - 1  # per row
-    length = pairs.length
-    for r, probs in enumerate(params["probs"]):
-        rows = np.flatnonzero(pairs.run_of == r)
-        i, m = position[rows], length[rows]
-        if method == "posfuse":
-            got = np.where(i < len(probs), probs[np.minimum(i, len(probs) - 1)], 0.0) \
-                if len(probs) else np.zeros(len(rows))
-        elif method == "probfuse":
-            size = -(-m // max(len(probs), 1))  # ceil(m / n_segments)
-            j = i // np.maximum(size, 1)
-            got = probs[j] / (j + 1) if len(probs) else np.zeros(len(rows))
-        elif method == "segfuse":
-            j = np.searchsorted(SEGFUSE_BOUNDS, i, side="right") - 1
-            inside = j < min(len(probs), 10)
-            value = scored.values[r, pairs.pair[rows]]
-            got = np.where(inside, np.append(probs[:10], 0.0)[np.where(inside, j, -1)],
-                           0.0) * (value + 1)
-        else:  # slidefuse
-            w = params["w"]
-            cum = np.concatenate(([0.0], np.cumsum(probs)))
-            a, b = np.maximum(i - w, 0), np.minimum(i + w, m - 1)
-            top = np.minimum(b + 1, len(probs))
-            got = (cum[top] - cum[np.minimum(a, len(probs))]) / (b - a + 1)
-        out[r, pairs.pair[rows]] = got
-    return out
+@pjit
+def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every, code,
+             args, total, count, extra):
+    """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each pair's combination
+    over the runs, in run order: ``total`` (the sum of the runs' parts, their weighted sum,
+    their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
+    sum of their weights). A run gives a part for each doc it ranked and, with the methods
+    of :func:`_gives_unranked`, for each candidate it did not rank."""
+    per_run = args.per_run
+    dense = _gives_unranked(code, every)
+    widest = 0
+    for q in range(len(pair_bounds) - 1):
+        widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])
+    for c in prange(len(bounds) - 1):
+        seen = np.empty(widest if dense else 0, dtype=np.int64)
+        gathered = np.empty(widest * n_runs if code == _MED else 0)
+        for q in range(bounds[c], bounds[c + 1]):
+            base = pair_bounds[q]
+            n = pair_bounds[q + 1] - base
+            for p in range(base, base + n):
+                total[p] = 0.0
+                count[p] = 0
+            if code == _WMNZ:
+                extra[base:base + n] = 0.0
+            seen[:n] = -1
+            for r in range(n_runs):
+                s = q * n_runs + r
+                lo, hi = run_bounds[s], run_bounds[s + 1]
+                for i in range(lo, hi):
+                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+                    part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+                    _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
+                         gathered)
+                    if dense:
+                        seen[pair[i]] = r
+                if dense:
+                    for j in range(n):
+                        if seen[j] != r:
+                            _add(code, per_run[r], _unranked_part(code, hi - lo, n), base,
+                                 j, n_runs, total, count, extra, gathered)
+            if code == _MED:
+                for j in range(n):
+                    total[base + j] = _median(gathered[j * n_runs:j * n_runs +
+                                                       count[base + j]])
 
 
-def condorcet(pairs, ranks, weights):
+@pjit
+def _run_parts(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every,
+               code, args, out):
+    """:func:`parts` per query: ``out[r, p]``, run ``r``'s part of pair ``p`` (see
+    :func:`_combine`; 0 where it gives none)."""
+    dense = _gives_unranked(code, every)
+    for c in prange(len(bounds) - 1):
+        for q in range(bounds[c], bounds[c + 1]):
+            base = pair_bounds[q]
+            n = pair_bounds[q + 1] - base
+            for r in range(n_runs):
+                s = q * n_runs + r
+                lo, hi = run_bounds[s], run_bounds[s + 1]
+                unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
+                for j in range(base, base + n):
+                    out[r, j] = unranked
+                for i in range(lo, hi):
+                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+                    out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank,
+                                                   hi - lo, n)
+
+
+@helper
+def _part(code, args, r, value, rank, m, n):
+    """Run ``r``'s part of a doc it ranked at ``rank`` (its value ``value``; ``m``: the docs
+    it ranked for the query, ``n``: the query's candidates); see the module doc."""
+    if code < _FIRST_BY_RANK:
+        return value
+    if code == _RRF or code == _WRRF:
+        return 1 / (args.k + rank)
+    if code in _ISR_FAMILY:
+        return 1 / (float(rank) * float(rank))
+    if code == _RBC:
+        return args.per_rank[rank - 1]
+    if code == _MAPFUSE:
+        return args.per_run[r] / rank
+    if code == _BORDA or code == _W_BORDAFUSE:
+        return n - (rank - 1.0)
+    lo = args.trained_bounds[r]
+    size = args.trained_bounds[r + 1] - lo
+    i = rank - 1
+    if code == _BAYESFUSE:
+        return args.trained[lo + i]
+    if code == _POSFUSE:
+        return args.trained[lo + i] if i < size else 0.0
+    if code == _PROBFUSE:
+        j = i // max(-(-m // size), 1)  # (segments of ceil(m / size) docs)
+        return args.trained[lo + j] / (j + 1)
+    if code == _SEGFUSE:
+        j = 0
+        while j < 10 and i >= SEGFUSE_BOUNDS[j + 1]:
+            j += 1
+        return (args.trained[lo + j] if j < min(size, 10) else 0.0) * (value + 1)
+    # slidefuse: the mean of probs over the window, from their cumulative sums
+    size -= 1
+    a, b = max(i - args.w, 0), min(i + args.w, m - 1)
+    return (args.trained[lo + min(b + 1, size)] - args.trained[lo + min(a, size)]) / \
+        (b - a + 1)
+
+
+@helper
+def _gives_unranked(code, every):
+    """Whether a run gives a part for each candidate it did not rank
+    (:func:`_unranked_part`): with ``borda``, ``w_bordafuse`` and ``bayesfuse``, and with
+    the methods of values after the ``borda`` normalisation (``every``)."""
+    return code == _BORDA or code == _W_BORDAFUSE or code == _BAYESFUSE or \
+        (every and code < _FIRST_BY_RANK)
+
+
+@helper
+def _unranked_part(code, m, n):
+    """A run's part of a candidate it did not rank (it ranked ``m`` of the ``n``)."""
+    if code == _BORDA or code == _W_BORDAFUSE:
+        return (n - m + 1) / 2.0
+    if code == _BAYESFUSE:
+        return MIN_ODD
+    return unranked_value(m, n)  # (the methods of values, after borda)
+
+
+@helper
+def _add(code, weight, part, base, j, n_runs, total, count, extra, gathered):
+    """Add run ``part`` (of weight ``weight``) to pair ``base + j``'s combination."""
+    p = base + j
+    if code == _MAX:
+        if count[p] == 0 or part > total[p]:
+            total[p] = part
+    elif code == _MIN:
+        if count[p] == 0 or part < total[p]:
+            total[p] = part
+    elif code == _MED:
+        gathered[j * n_runs + count[p]] = part
+    elif code == _WSUM or code == _WRRF or code == _W_BORDAFUSE:
+        if weight != 0:  # (terms of weight 0 left out: evaluate_weighted's sum)
+            total[p] = total[p] + weight * part
+    elif code == _MIXED:
+        total[p] = total[p] + part * weight
+    else:
+        total[p] = total[p] + part
+        if code == _WMNZ:
+            extra[p] = extra[p] + weight
+    count[p] += 1
+
+
+@helper
+def _median(values):
+    """The median of a few values (sorted in place)."""
+    for i in range(1, len(values)):
+        x = values[i]
+        j = i
+        while j > 0 and values[j - 1] > x:
+            values[j] = values[j - 1]
+            j -= 1
+        values[j] = x
+    c = len(values)
+    return (values[(c - 1) // 2] + values[c // 2]) / 2
+
+
+def condorcet(pairs, scored, weights):
     """Condorcet fusion's scores (see the module doc), one kernel over the queries."""
-    order = np.lexsort((pairs.tie(pairs.pair_doc), pairs.pair_query)).astype(np.int64)
-    out = np.zeros(pairs.n_pairs)
-    by_pair = np.ascontiguousarray(ranks.T)
-    _jit.launch(_condorcet_sort, pairs.pair_bounds, order, by_pair,
-                np.asarray(weights, dtype=np.float64), out)
+    out = np.empty(pairs.n_pairs)
+    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+                pairs.local_pair, pairs.pair_bounds, _ranks(scored), np.zeros(pairs.n_pairs),
+                pairs.pair_docs.args(), np.asarray(weights, dtype=np.float64), out)
     return out
 
 
 @pjit
-def _condorcet_sort(pair_bounds, order, ranks, weights, out):
-    """Per query, its pairs ``order[pair_bounds[q]:pair_bounds[q + 1]]`` merge-sorted by
+def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, no_scores,
+                    docs, weights, out):
+    """Per query, its pairs (in doc id descending order first) merge-sorted by
     :func:`_beats` (stable: a later doc goes first only when it beats the earlier);
-    ``out[p]`` is ``n - position``."""
-    for q in prange(len(pair_bounds) - 1):
-        lo, hi = pair_bounds[q], pair_bounds[q + 1]
-        n = hi - lo
-        a = order[lo:hi].copy()
-        b = np.empty(n, dtype=np.int64)
-        width = 1
-        while width < n:
-            for start in range(0, n, 2 * width):
-                mid, end = min(start + width, n), min(start + 2 * width, n)
-                i, j, k = start, mid, start
-                while i < mid and j < end:
-                    if _beats(ranks, weights, a[j], a[i]):
-                        b[k] = a[j]
-                        j += 1
-                    else:
-                        b[k] = a[i]
-                        i += 1
-                    k += 1
-                while i < mid:
-                    b[k] = a[i]
-                    i += 1
-                    k += 1
-                while j < end:
-                    b[k] = a[j]
-                    j += 1
-                    k += 1
-            a, b = b, a
-            width *= 2
-        for position in range(n):
-            out[a[position]] = n - position
+    ``out[p]`` is ``n - position``. ``docs``: the pairs' doc ids."""
+    widest = 0
+    for q in range(len(pair_bounds) - 1):
+        widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])
+    for c in prange(len(bounds) - 1):
+        votes = np.empty(widest * n_runs, dtype=np.int64)
+        a = np.empty(widest, dtype=np.int64)
+        b = np.empty(widest, dtype=np.int64)
+        by_doc = RankKey(no_scores, None, docs)  # (made in the loop: see fastir.model.join)
+        for q in range(bounds[c], bounds[c + 1]):
+            base = pair_bounds[q]
+            n = pair_bounds[q + 1] - base
+            votes[:n * n_runs] = 0
+            for r in range(n_runs):
+                s = q * n_runs + r
+                lo, hi = run_bounds[s], run_bounds[s + 1]
+                for i in range(lo, hi):
+                    votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
+                        ranks[src[i]]
+            for j in range(n):
+                a[j] = base + j
+            rank_sort(a[:n], by_doc, b)  # (equal scores: doc id descending)
+            for j in range(n):
+                a[j] -= base
+            _merge_sort(a[:n], b[:n], votes, n_runs, weights)
+            for position in range(n):
+                out[base + a[position]] = n - position
 
 
 @helper
-def _beats(ranks, weights, x, y):
+def _merge_sort(a, b, votes, n_runs, weights):
+    """Sort the pairs ``a`` stably by :func:`_beats` (``b``: scratch), bottom-up."""
+    n = len(a)
+    width = 1
+    while width < n:
+        for start in range(0, n, 2 * width):
+            mid, end = min(start + width, n), min(start + 2 * width, n)
+            i, j, k = start, mid, start
+            while i < mid and j < end:
+                if _beats(votes, n_runs, weights, a[j], a[i]):
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < end:
+                b[k] = a[j]
+                j += 1
+                k += 1
+        for k in range(n):
+            a[k] = b[k]
+        width *= 2
+
+
+@helper
+def _beats(votes, n_runs, weights, x, y):
     """Whether the runs ranking ``x`` above ``y`` outweigh those ranking ``y`` above ``x``
-    (``ranks[p, r]``: pair ``p``'s rank in run ``r``, 0 where not retrieved)."""
+    (``votes[p * n_runs + r]``: pair ``p``'s rank in run ``r``, 0 where not retrieved)."""
     for_x, for_y = 0.0, 0.0  # (summed apart, in run order: ranx's rounding of the votes)
-    for r in range(ranks.shape[1]):
-        rx, ry = ranks[x, r], ranks[y, r]
+    for r in range(n_runs):
+        rx, ry = votes[x * n_runs + r], votes[y * n_runs + r]
         if rx > 0 and (ry == 0 or rx < ry):
             for_x += weights[r]
         elif ry > 0 and (rx == 0 or ry < rx):

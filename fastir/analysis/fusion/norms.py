@@ -16,23 +16,31 @@ it). The candidates ``borda`` adds to a run have a score, but no rank: the run d
 retrieve them (see :mod:`fastir.analysis.fusion.methods` for what each method reads).
 """
 
+import math
 from collections import namedtuple
 
 import numpy as np
 
+from fastir import _jit
+from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice
+from fastir.model.ranking import RankKey, rank_sort
 
 NORMS = {"min-max": "min-max", "min_max": "min-max", "min-max-inverted": "min-max-inverted",
          "min_max_inverted": "min-max-inverted", "zmuv": "zmuv", "z-score": "zmuv",
          "sum": "sum", "max": "max", "rank": "rank", "borda": "borda"}
 FLOOR = 1e-9  # ranx's floor on normalisation denominators
 _HUGE = 2.0 ** 400  # scores beyond: scaled down before a normalisation (see normalise)
+_CODES = {"min-max": 0, "min-max-inverted": 1, "sum": 2, "max": 3, "zmuv": 4, "rank": 5,
+          "borda": 6}
+_INVERTED, _SUM, _MAX, _ZMUV, _RANK, _BORDA = 1, 2, 3, 4, 5, 6
 
-#: A normalised set of runs, ``(n_runs, n_pairs)`` arrays: ``values`` (0 where absent),
-#: ``present`` (the run has a value for the pair: after ``borda``, every candidate),
-#: ``ranks`` (the pair's rank in the run's normalised ranking, from 1; 0 where the run did
-#: not retrieve the doc).
-Scored = namedtuple("Scored", "values present ranks")
+#: A normalised set of runs (over a :class:`~fastir.analysis.fusion.pairs.Pairs`): per row
+#: of the runs' columns (``Pairs.src``), its normalised value (``values``) and its rank in
+#: its run's normalised ranking (``ranks``; None: the rows' own ranking, ``Pairs.rank``);
+#: ``every``: every candidate has a value in every run (after ``borda``: a run's unranked
+#: candidates get :func:`unranked_value`).
+Scored = namedtuple("Scored", "values ranks every")
 
 
 def norm_name(norm):
@@ -42,59 +50,130 @@ def norm_name(norm):
 
 def normalise(pairs, norm, names=None):
     """The runs of ``pairs`` normalised by ``norm`` (a name of :data:`NORMS` or None), as
-    :data:`Scored`.
+    :data:`Scored`: one kernel over the queries.
 
     The four score normalisations are unchanged by scaling a (run, query)'s scores by a
     power of two: those beyond ``2**400`` in magnitude are scaled down first (and the floor
     with them), exactly, so that no difference, sum or square overflows."""
     norm = norm_name(norm)
-    x = _row_values(pairs, norm)
-    bad = np.flatnonzero(~np.isfinite(x))
-    if len(bad):  # (norm='max' of all-negative scores divides by the floor, 1e-9)
-        i = bad[0]
-        run = pairs.run_of[i]
+    if norm is None:
+        return Scored(pairs.scores, None, False)
+    values = np.empty(len(pairs.scores))
+    ranks = np.empty(len(pairs.scores) if norm == "min-max-inverted" else 0, dtype=np.int64)
+    bad = np.full(len(pairs.run_bounds) - 1, -1, dtype=np.int64)
+    _jit.launch(_normalise_rows, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+                pairs.scores, pairs.candidates, _CODES[norm], pairs.docs.args(), values,
+                ranks, bad)
+    found = np.flatnonzero(bad >= 0)
+    if len(found):  # (norm='max' of all-negative scores divides by the floor, 1e-9)
+        i = int(bad[found[np.argmin(found % pairs.n_runs)]])  # (the first run's first)
+        run = int(np.searchsorted(pairs.run_bounds, i, side="right") - 1) % pairs.n_runs
         raise ValueError(
-            f"norm: {norm!r} takes the score {pairs.score[i]} of "
+            f"norm: {norm!r} takes the score {pairs.scores[pairs.src[i]]} of "
             f"{pairs.where(i)}{f' ({names[run]!r})' if names else ''} beyond a double; "
             f"choose another norm or scale the scores")
-    rank = pairs.ranks_by(x) if norm == "min-max-inverted" else pairs.rank
-    ranks = pairs.spread(rank)
-    if norm == "borda":
-        cand = pairs.candidates.astype(np.float64)
-        values = 0.5 - (pairs.run_lengths() - 1) / (2 * cand[pairs.pair_query])
-        values[pairs.run_of, pairs.pair] = x
-        return Scored(values, np.ones(values.shape, dtype=bool), ranks)
-    return Scored(pairs.spread(x), ranks > 0, ranks)
+    return Scored(values, ranks if norm == "min-max-inverted" else None, norm == "borda")
 
 
-def _row_values(pairs, norm):
-    """Each row's normalised score (its score without a normalisation)."""
-    x, seg = pairs.score, pairs.segment
-    n = pairs.length.astype(np.float64)
-    if norm in ("min-max", "min-max-inverted", "sum", "zmuv", "max"):
-        starts = pairs.segment_starts
-        lo = np.minimum.reduceat(x, starts)[seg] if len(x) else x
-        hi = np.maximum.reduceat(x, starts)[seg] if len(x) else x
-        exp = np.where(np.maximum(-lo, hi) > _HUGE, np.frexp(np.maximum(-lo, hi))[1], 0)
-        x, lo, hi = (np.ldexp(a, -exp) for a in (x, lo, hi))
-        floor = np.ldexp(FLOOR, -exp)
-        total = np.bincount(seg, weights=x)[seg]
-    if norm == "min-max":
-        return (x - lo) / np.maximum(hi - lo, floor)
-    if norm == "min-max-inverted":
-        return (hi - x) / np.maximum(hi - lo, floor)
-    if norm == "sum":
-        return (x - lo) / np.maximum(total - lo * n, floor)
-    if norm == "max":
-        with np.errstate(over="ignore"):
-            return x / np.maximum(hi, floor)
-    if norm == "zmuv":
+def row_ranks(pairs, scored):
+    """Each row's rank (from 1) in its run's normalised ranking of its query."""
+    return pairs.rank if scored.ranks is None else scored.ranks[pairs.src]
+
+
+@helper
+def unranked_value(m, n):
+    """``borda``'s value of a candidate its run did not rank (the run ranked ``m`` of the
+    query's ``n`` candidates)."""
+    return 0.5 - (m - 1.0) / (2.0 * n)
+
+
+@pjit
+def _normalise_rows(bounds, n_runs, run_bounds, src, scores, candidates, code, docs, values,
+                    ranks, bad):
+    """Per (query, run), its rows' normalised values (``values[src[i]]``, normalisation
+    ``code``), their ranks by them with ``min-max-inverted`` (``ranks[src[i]]``) and its
+    first row whose value is not finite (``bad``, -1: none); chunks ``bounds[c]:bounds[c +
+    1]`` of queries."""
+    longest = 0
+    for s in range(len(run_bounds) - 1):
+        longest = max(longest, run_bounds[s + 1] - run_bounds[s])
+    for c in prange(len(bounds) - 1):
+        order = np.empty(longest if code == _INVERTED else 0, dtype=np.int64)
+        buf = np.empty(len(order), dtype=np.int64)
+        ranking = RankKey(values, None, docs)  # (made in the loop: see fastir.model.join)
+        for q in range(bounds[c], bounds[c + 1]):
+            for s in range(q * n_runs, (q + 1) * n_runs):
+                lo, hi = run_bounds[s], run_bounds[s + 1]
+                if code >= _RANK:
+                    _rank_values(code, src, lo, hi, candidates[q], values)
+                elif hi > lo:
+                    _score_values(code, src, lo, hi, scores, values)
+                for i in range(lo, hi):
+                    if not np.isfinite(values[src[i]]):
+                        bad[s] = i
+                        break
+                if code == _INVERTED:
+                    m = hi - lo
+                    order[:m] = src[lo:hi]
+                    rank_sort(order[:m], ranking, buf)
+                    for j in range(m):
+                        ranks[order[j]] = j + 1
+
+
+@helper
+def _rank_values(code, src, lo, hi, n_candidates, values):
+    """``rank``: ``1 - (rank - 1) / m``; ``borda``: ``1 - (rank - 1) / n``."""
+    n = float(n_candidates if code == _BORDA else hi - lo)
+    for i in range(lo, hi):
+        values[src[i]] = 1 - (i - lo) / n
+
+
+@helper
+def _score_values(code, src, lo, hi, scores, values):
+    """The four score normalisations of the rows ``lo:hi`` (see the module doc), scaled
+    down by a power of two first when beyond ``2**400``."""
+    low = high = scores[src[lo]]
+    for i in range(lo, hi):
+        x = scores[src[i]]
+        low = min(low, x)
+        high = max(high, x)
+    biggest = max(-low, high)
+    shift = math.frexp(biggest)[1] if biggest > _HUGE else 0
+    low, high = math.ldexp(low, -shift), math.ldexp(high, -shift)
+    floor = math.ldexp(FLOOR, -shift)
+    n = float(hi - lo)
+    total = 0.0
+    for i in range(lo, hi):
+        total += math.ldexp(scores[src[i]], -shift)
+    mean = 0.0
+    if code == _ZMUV:
         mean = total / n
-        std = np.sqrt(np.bincount(seg, weights=(x - mean) ** 2)[seg] / n)
-        return (x - mean) / np.maximum(std, floor)
-    if norm == "rank":
-        return 1 - (pairs.rank - 1) / n
-    if norm == "borda":
-        cand = pairs.candidates.astype(np.float64)
-        return 1 - (pairs.rank - 1) / cand[pairs.pair_query[pairs.pair]]
-    return x
+        square = 0.0
+        for i in range(lo, hi):
+            d = math.ldexp(scores[src[i]], -shift) - mean
+            square += d * d
+        spread = _floored(math.sqrt(square / n), floor)
+    elif code == _SUM:
+        spread = _floored(total - low * n, floor)
+    elif code == _MAX:
+        spread = _floored(high, floor)
+    else:
+        spread = _floored(high - low, floor)
+    for i in range(lo, hi):
+        x = math.ldexp(scores[src[i]], -shift)
+        if code == _ZMUV:
+            values[src[i]] = (x - mean) / spread
+        elif code == _SUM:
+            values[src[i]] = (x - low) / spread
+        elif code == _MAX:
+            values[src[i]] = x / spread
+        elif code == _INVERTED:
+            values[src[i]] = (high - x) / spread
+        else:
+            values[src[i]] = (x - low) / spread
+
+
+@helper
+def _floored(x, floor):
+    """A denominator at least ``floor`` (numpy's ``maximum``)."""
+    return x if x >= floor else floor

@@ -1,122 +1,158 @@
-"""The union of the runs' (query, doc) pairs: each run's rows ranked, numbered by pair.
+"""The union of the runs' (query, doc) pairs: each run's rows ranked per query and matched
+with the other runs' docs, query by query in one parallel kernel.
 
-Every method and normalisation is a few array operations over ``(n_runs, n_pairs)`` arrays
-built from these rows (absent where a run did not retrieve a pair's doc).
+The runs' columns are concatenated once (``docs``, ``scores``: one row per run row, run
+after run); nothing else is copied per input row. Per query, each run's rows are ranked
+(:mod:`fastir.model.ranking`), cut at the depth, and their docs matched in a hash table of
+the query's own docs: no global numbering of the doc ids.
 """
 
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import jit
+from fastir._jit import pjit, prange, python_variant
 from fastir.model.data import Run
-from fastir.model.ids import Ids, intern_blocks
-from fastir.model.ranking import rank_segments, sort_ids
+from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
+from fastir.model.join import ranked_twice, table_size
+from fastir.model.ranking import RankKey, python_ranked, rank_rows, rank_segments, sort_ids
 
 
 class Pairs:
-    """The union of the runs' (query, doc) pairs, and each run's rows in ranked order.
+    """The union of the runs' (query, doc) pairs, and each run's kept rows ranked.
 
-    Per row (a run's doc for a query, grouped by run then query, ranked): ``run_of``,
-    ``score``, ``rank`` (from 1), ``segment`` (its (run, query) numbered densely),
-    ``length`` (docs of its run and query) and ``pair``. Per pair: ``pair_query`` and
-    ``pair_doc`` (ranks of the ids in ``query_ids`` and ``docs``, trec_eval's order); pairs
-    are numbered query by query, so a query's pairs are ``pair_bounds[q]:pair_bounds[q+1]``.
+    Queries (``query_ids``, the union, in trec_eval's order) come one after another; within
+    a query, run after run; within a run, its kept rows in ranked order (score descending,
+    ties by doc id descending; the top ``depth``). Query ``q``'s rows of run ``r`` are
+    ``run_bounds[q * n_runs + r]:run_bounds[q * n_runs + r + 1]``; per row, ``src`` is its
+    row in ``docs`` and ``scores`` (the runs' columns, concatenated) and ``local_pair`` its
+    doc's place among its query's pairs. Query ``q``'s pairs are
+    ``pair_bounds[q]:pair_bounds[q + 1]``, numbered in the order the runs first retrieve
+    their docs (run by run, rank by rank); ``pair_src[p]`` is a row of pair ``p``'s doc.
     """
 
     def __init__(self, runs, depth):
-        self.n_runs = len(runs)
+        self.n_runs = n_runs = len(runs)
+        self.runs = runs
         queries = one_kind([r.query_ids for r in runs])
         q_codes, q_first = _codes(queries)
         self.query_ids, q_rank = _id_ranks(queries, q_first)
-        q_offset = np.cumsum([0] + [r.n_queries for r in runs])
-        row_query, row_run, row_src = [], [], []
-        for i, r in enumerate(runs):
-            lengths = r.stops - r.starts
-            row_query.append(q_rank[q_codes[q_offset[i]:q_offset[i + 1]]].repeat(lengths))
-            row_src.append(rows_of(r.starts, lengths))
-            row_run.append(np.full(int(lengths.sum()), i))
-        docs = one_kind([r.doc_ids.take(s) for r, s in zip(runs, row_src)])
-        d_codes, d_first = _codes(docs)
-        self.docs, d_rank = _id_ranks(docs, d_first)
-        query, run = np.concatenate(row_query), np.concatenate(row_run)
-        score = np.concatenate([r.scores[s] for r, s in zip(runs, row_src)])
-        doc = d_rank[d_codes]  # each row's doc as its rank in id order
         n_queries = len(self.query_ids)
-        group = run * n_queries + query  # rows come run by run, query by query
-        bounds = _bounds(group, self.n_runs * n_queries)
-        order = _jit.launch(rank_segments, bounds, score, self.tie(doc))
-        score, doc = score[order], doc[order]
-        position = np.arange(len(group)) - bounds[group]
-        if depth is not None:
-            keep = position < depth
-            run, score, doc, group, position = (a[keep] for a in (run, score, doc, group,
-                                                                  position))
-            bounds = _bounds(group, self.n_runs * n_queries)
-        self.rank = position + 1
-        new = np.concatenate(([True], group[1:] != group[:-1])) if len(group) else group > 0
-        self.segment = np.cumsum(new) - 1  # rows' (run, query) numbered densely
-        self.segment_starts = np.flatnonzero(new)
-        self.run_of, self.score, self.row_query = run, score, group % max(n_queries, 1)
-        self.pair, self.pair_query, self.pair_doc = _jit.select(_pair_ids, len(doc))(
-            bounds, self.n_runs, n_queries, doc, len(self.docs))
-        self.n_pairs = len(self.pair_query)
-        self.candidates = np.bincount(self.pair_query, minlength=n_queries)
-        self.pair_bounds = np.concatenate(([0], np.cumsum(self.candidates)))
-        self.length = np.diff(bounds)[group]  # docs of the row's run and query
+        self.docs = one_kind([r.doc_ids for r in runs])
+        self.scores = np.concatenate([r.scores for r in runs])
+        self.run_offsets = np.cumsum([0] + [len(r.scores) for r in runs])
+        seg_lo = np.zeros(n_queries * n_runs, dtype=np.int64)
+        seg_hi = np.zeros(n_queries * n_runs, dtype=np.int64)
+        q_offset = np.cumsum([0] + [r.n_queries for r in runs])
+        for i, r in enumerate(runs):
+            segment = q_rank[q_codes[q_offset[i]:q_offset[i + 1]]] * n_runs + i
+            seg_lo[segment] = r.starts + self.run_offsets[i]
+            seg_hi[segment] = r.stops + self.run_offsets[i]
+        kept = seg_hi - seg_lo if depth is None else np.minimum(seg_hi - seg_lo, depth)
+        self.run_bounds = np.concatenate(([0], np.cumsum(kept)))
+        n_rows = int(self.run_bounds[-1])
+        query_rows = self.run_bounds[::n_runs]  # (n_queries + 1)
+        self.chunks = _jit.chunk_bounds(np.diff(query_rows), _jit.n_threads())
+        self.src = np.empty(n_rows, dtype=np.int64)
+        self.local_pair = np.empty(n_rows, dtype=np.int64)
+        n_pairs = np.empty(n_queries, dtype=np.int64)
+        first_src = np.empty(n_rows, dtype=np.int64)
+        duplicate = np.full(n_queries * n_runs, -1, dtype=np.int64)
+        _jit.launch(_pair_rows, self.chunks, n_runs, seg_lo, seg_hi, self.run_bounds,
+                    self.scores, self.docs.args(), HASH_KEY, self.src, self.local_pair,
+                    n_pairs, first_src, duplicate)
+        self._refuse_duplicates(duplicate)
+        self.pair_bounds = np.concatenate(([0], np.cumsum(n_pairs)))
+        self.n_pairs = int(self.pair_bounds[-1])
+        self.candidates = n_pairs  # (per query)
+        self.pair_src = first_src[rows_of(query_rows[:-1], n_pairs)]
+        self.pair_docs = self.docs.take(self.pair_src)
 
-    def spread(self, row_values, fill=0.0, dtype=np.float64):
-        """(n_runs, n_pairs): per-row values placed at their run and pair, ``fill``
-        elsewhere."""
-        out = np.full((self.n_runs, self.n_pairs), fill, dtype=dtype)
-        out[self.run_of, self.pair] = row_values
-        return out
+    def _refuse_duplicates(self, duplicate):
+        """A run that ranks a doc twice for a query: refused, naming it (first by run)."""
+        found = np.flatnonzero(duplicate >= 0)
+        if not len(found):
+            return
+        segment = found[np.argmin(found % self.n_runs)]
+        r = int(segment % self.n_runs)
+        query = self.query_ids.take([segment // self.n_runs]).tolist()[0]
+        row = int(duplicate[segment] - self.run_offsets[r])
+        raise ValueError(f"runs: run {r}: {ranked_twice(self.runs[r], query, row)}")
 
-    def run_lengths(self):
-        """(n_runs, n_pairs): docs each run retrieved for each pair's query."""
-        counts = np.zeros((self.n_runs, len(self.query_ids)))
-        np.add.at(counts, (self.run_of, self.row_query), 1)
-        return counts[:, self.pair_query]
+    # -- per row and per pair, as arrays (for numpy callers) ----------------------------
+    def _per_row(self, per_segment):
+        return np.repeat(per_segment, np.diff(self.run_bounds))
+
+    @property
+    def run_of(self):
+        """Each row's run."""
+        return self._per_row(np.tile(np.arange(self.n_runs), len(self.query_ids)))
+
+    @property
+    def row_query(self):
+        """Each row's query."""
+        return self._per_row(np.repeat(np.arange(len(self.query_ids)), self.n_runs))
+
+    @property
+    def length(self):
+        """Each row's number of kept rows of its run and query."""
+        return self._per_row(np.diff(self.run_bounds))
+
+    @property
+    def rank(self):
+        """Each row's rank (from 1) in its run's ranking of its query."""
+        starts = self.run_bounds[:-1]
+        return np.arange(len(self.src)) - self._per_row(starts) + 1
+
+    @property
+    def pair(self):
+        """Each row's pair."""
+        return self.local_pair + self.pair_bounds[:-1][self.row_query]
+
+    @property
+    def pair_query(self):
+        """Each pair's query."""
+        return np.repeat(np.arange(len(self.query_ids)), self.candidates)
+
+    def doc_order(self):
+        """Each pair's doc as its rank among the distinct docs in id order."""
+        codes, first = _codes(self.pair_docs)
+        return _id_ranks(self.pair_docs, first)[1][codes]
 
     def candidate_arrays(self):
         """Query ids and doc ids of every pair, as arrays for :meth:`Evaluator.bind`."""
-        def array(ids, index):
+        def array(ids, index=None):
+            ids = ids if index is None else ids.take(index)
             if ids.is_int and not ids.text:
-                return ids.values[index]
-            return np.array(ids.take(index).tolist(), dtype=object)
-        return array(self.query_ids, self.pair_query), array(self.docs, self.pair_doc)
-
-    def tie(self, doc):
-        """Docs (ranks in id order) as tie positions: their places in docno-descending
-        order (see :data:`fastir.model.ranking.RankKey`)."""
-        return len(self.docs) - 1 - doc
-
-    def ranks_by(self, values):
-        """Each row's rank (from 1) within its (run, query) by ``values`` descending, ties
-        as fastir ranks them (doc id descending)."""
-        bounds = np.append(self.segment_starts, len(values))
-        order = _jit.launch(rank_segments, bounds, values, self.tie(self.pair_doc[self.pair]))
-        rank = np.empty(len(values), dtype=np.int64)
-        rank[order] = np.arange(len(values)) - self.segment_starts[self.segment[order]] + 1
-        return rank
+                return ids.values
+            return np.array(ids.tolist(), dtype=object)
+        return array(self.query_ids, self.pair_query), array(self.pair_docs)
 
     def where(self, row=None, pair=None):
         """``run r, query 'q' doc 'd'`` of a row (or ``query 'q' doc 'd'`` of a pair), for
         messages."""
-        p = self.pair[row] if pair is None else pair
-        query = self.query_ids.take([self.pair_query[p]]).tolist()[0]
-        doc = self.docs.take([self.pair_doc[p]]).tolist()[0]
-        return (f"run {self.run_of[row]}, " if row is not None else "") + \
+        if pair is None:
+            segment = int(np.searchsorted(self.run_bounds, row, side="right")) - 1
+            q = segment // self.n_runs
+            pair = self.pair_bounds[q] + self.local_pair[row]
+        q = int(np.searchsorted(self.pair_bounds, pair, side="right")) - 1
+        query = self.query_ids.take([q]).tolist()[0]
+        doc = self.pair_docs.take([pair]).tolist()[0]
+        return (f"run {segment % self.n_runs}, " if row is not None else "") + \
             f"query {query!r} doc {doc!r}"
 
+    def ranked(self, scores):
+        """The pairs of each query ranked by ``scores`` (ties by doc id descending)."""
+        return _jit.launch(rank_segments, self.pair_bounds, scores, self.pair_docs.args())
+
     def run(self, scores, name):
-        """The fused run: rows ranked within each query."""
+        """The fused run: pairs ranked within each query."""
         counts = self.candidates
-        order = _jit.launch(rank_segments, self.pair_bounds, scores, self.tie(self.pair_doc))
+        order = self.ranked(scores)
         starts = self.pair_bounds[:-1]
         keep = counts > 0
         return Run(self.query_ids.take(np.flatnonzero(keep)), starts[keep],
-                   (starts + counts)[keep], self.docs.take(self.pair_doc[order]),
-                   scores[order], name=name, source="fuse")
+                   (starts + counts)[keep], self.pair_docs.take(order), scores[order],
+                   name=name, source="fuse")
 
 
 def one_kind(columns):
@@ -157,33 +193,82 @@ def rows_of(starts, lengths):
     return np.arange(total, dtype=np.int64) + shift
 
 
-def _bounds(group, n_groups):
-    """Row bounds of each group of rows sorted by group."""
-    return np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
-
-
-@jit
-def _pair_ids(bounds, n_runs, n_queries, doc, n_docs):
-    """Number the distinct (query, doc) pairs of rows grouped by run then query (group
-    ``r * n_queries + q`` is ``bounds[g]:bounds[g + 1]``): query by query, each query's
-    docs in the order the runs first retrieve them. Returns each row's pair, and each
-    pair's query and doc."""
-    pair = np.empty(len(doc), dtype=np.int64)
-    pair_query = np.empty(len(doc), dtype=np.int64)
-    pair_doc = np.empty(len(doc), dtype=np.int64)
-    slot = np.full(n_docs, -1, dtype=np.int64)
-    n = 0
+@pjit
+def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
+               n_pairs, first_src, duplicate):
+    """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each run's rows
+    ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``) ranked and cut to
+    ``run_bounds[s + 1] - run_bounds[s]``, written from ``run_bounds[s]`` on (``src``), and
+    each row's doc matched with the query's docs so far (``pair``: its place among them).
+    Per query: ``n_pairs`` and, from its first row on, ``first_src`` (a row of each pair's
+    doc); per (query, run), ``duplicate``: a row whose doc the run ranked before, or -1."""
+    n_queries = len(n_pairs)
+    longest = 0
+    widest = 0
+    for s in range(len(seg_lo)):
+        longest = max(longest, seg_hi[s] - seg_lo[s])
     for q in range(n_queries):
-        first = n
+        widest = max(widest, run_bounds[(q + 1) * n_runs] - run_bounds[q * n_runs])
+    for c in prange(len(bounds) - 1):
+        order = np.empty(longest, dtype=np.int64)
+        buf = np.empty(longest, dtype=np.int64)
+        table = np.empty(table_size(widest), dtype=np.int64)
+        pair_hash = np.empty(widest, dtype=np.uint64)
+        last_run = np.empty(widest, dtype=np.int64)
+        ranking = RankKey(scores, None, docs)  # (made in the loop: see fastir.model.join)
+        for q in range(bounds[c], bounds[c + 1]):
+            first = run_bounds[q * n_runs]
+            size = table_size(run_bounds[(q + 1) * n_runs] - first)
+            mask = np.uint64(size - 1)
+            table[:size] = -1
+            n = 0
+            for r in range(n_runs):
+                s = q * n_runs + r
+                at = run_bounds[s]
+                rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
+                for i in range(run_bounds[s + 1] - at):
+                    row = order[i]
+                    src[at + i] = row
+                    h = id_hash(docs, row, key)
+                    slot = h & mask
+                    p = table[slot]
+                    while p >= 0 and not (pair_hash[p] == h and
+                                          id_equal(docs, first_src[first + p], docs, row)):
+                        slot = (slot + np.uint64(1)) & mask
+                        p = table[slot]
+                    if p < 0:
+                        p = n
+                        n += 1
+                        table[slot] = p
+                        pair_hash[p] = h
+                        first_src[first + p] = row
+                    elif last_run[p] == r and duplicate[s] < 0:
+                        duplicate[s] = row
+                    last_run[p] = r
+                    pair[at + i] = p
+            n_pairs[q] = n
+
+
+@python_variant(_pair_rows)
+def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
+               n_pairs, first_src, duplicate):
+    """The same in Python: a sort per run and query, the query's docs in a dict."""
+    ranking_keys, ids, score = order_keys(docs), _keys(docs), scores.tolist()
+    lo, hi, bound = seg_lo.tolist(), seg_hi.tolist(), run_bounds.tolist()
+    for q in range(len(n_pairs)):
+        first = bound[q * n_runs]
+        seen = {}  # doc -> (pair, last run)
         for r in range(n_runs):
-            g = r * n_queries + q
-            for i in range(bounds[g], bounds[g + 1]):
-                if slot[doc[i]] < 0:
-                    slot[doc[i]] = n
-                    pair_doc[n] = doc[i]
-                    pair_query[n] = q
-                    n += 1
-                pair[i] = slot[doc[i]]
-        for p in range(first, n):
-            slot[pair_doc[p]] = -1
-    return pair, pair_query[:n].copy(), pair_doc[:n].copy()
+            s = q * n_runs + r
+            at = bound[s]
+            ranked = python_ranked(range(lo[s], hi[s]), score, ranking_keys)[:bound[s + 1] - at]
+            src[at:at + len(ranked)] = ranked
+            for i, row in enumerate(ranked):
+                p, last = seen.get(ids[row], (len(seen), -1))
+                if last < 0:
+                    first_src[first + p] = row
+                elif last == r and duplicate[s] < 0:
+                    duplicate[s] = row
+                seen[ids[row]] = (p, r)
+                pair[at + i] = p
+        n_pairs[q] = len(seen)

@@ -21,7 +21,7 @@ from fastir.analysis.fusion.methods import (
     method_name,
     parts,
 )
-from fastir.analysis.fusion.norms import norm_name, normalise
+from fastir.analysis.fusion.norms import norm_name, normalise, row_ranks
 from fastir.analysis.fusion.pairs import Pairs, rows_of
 from fastir.analysis.fusion.training import Hits
 from fastir.io.inputs import as_qrels, size_hint
@@ -139,7 +139,7 @@ class _Settings:
         if method in ("slidefuse", "probfuse"):
             ours = set(str(q) for q in pairs.query_ids.tolist())
             queries = [q for q in map(str, train_qrels.query_ids.tolist()) if q in ours]
-            self.hits = Hits(train_qrels, pairs, scored.ranks, queries)
+            self.hits = Hits(train_qrels, pairs, row_ranks(pairs, scored), queries)
             if method == "slidefuse":
                 self.trained = self.hits.learn("slidefuse")
 

@@ -25,7 +25,7 @@ import numpy as np
 from fastir.analysis.fusion.inputs import depth as checked_depth
 from fastir.analysis.fusion.inputs import load_runs, number
 from fastir.analysis.fusion.methods import SEGFUSE_BOUNDS, method_name
-from fastir.analysis.fusion.norms import norm_name, normalise
+from fastir.analysis.fusion.norms import norm_name, normalise, row_ranks
 from fastir.analysis.fusion.pairs import Pairs, rows_of
 from fastir.io.inputs import as_qrels
 from fastir.model.data import Run
@@ -83,13 +83,15 @@ def train_fusion(qrels, runs, method, *, norm=None, queries=None, n_segments=Non
         raise ValueError(f"n_segments: only 'probfuse' takes n_segments, not {method!r}")
     _, loaded = load_runs(runs)
     pairs = Pairs(loaded, checked_depth(depth))
-    hits = Hits(as_qrels(qrels), pairs, normalise(pairs, norm_name(norm)).ranks, queries)
+    ranks = row_ranks(pairs, normalise(pairs, norm_name(norm)))
+    hits = Hits(as_qrels(qrels), pairs, ranks, queries)
     return {TRAINABLE[method]: hits.learn(method, n_segments)}
 
 
 class Hits:
     """The runs' hit lists over the training queries, as rows: per row its run, training
-    query (``query``: its place among them), position (from 0) and whether it is a hit."""
+    query (``query``: its place among them), position (from 0) and whether it is a hit
+    (``ranks``: each row of ``pairs``' rank in its run's ranking)."""
 
     def __init__(self, qrels, pairs, ranks, queries=None):
         train, self.n_relevant = _training_queries(qrels, pairs, queries)
@@ -99,7 +101,7 @@ class Hits:
         self.n_runs = pairs.n_runs
         self.run = pairs.run_of[keep]
         self.query = row_train[keep]
-        self.position = ranks[pairs.run_of, pairs.pair][keep].astype(np.int64) - 1
+        self.position = ranks[keep].astype(np.int64) - 1
         self.hit = (_pair_labels(qrels, pairs)[pairs.pair] >= 1)[keep].astype(np.float64)
         self.length = pairs.length[keep]
 
