@@ -12,7 +12,9 @@ same files (``-o`` and ``--write`` of fuse, plot and example) with the same mode
 worker must have run it (its count of commands served), unless the call says it runs
 in-process (``served=False``). ``cli`` calls are checked every one; ``in_process`` calls the
 first three of each test and one in 25 after. ``FASTIR_TEST_WORKER``: ``all`` checks
-every call, ``off`` none (as where workers are not supported).
+every call, ``off`` none (as where workers are not supported). Calls under the python
+engine (FASTIR_JIT=python) are not checked: a worker's commands run compiled kernels, and
+every call is checked under the numba engine.
 """
 
 import contextlib
@@ -50,7 +52,9 @@ class Done(NamedTuple):
 def checking():
     """``"all"``, ``"sample"`` or ``"off"``: which calls are checked against the worker."""
     value = os.environ.get("FASTIR_TEST_WORKER", "sample")
-    return "off" if not common.supported() else value
+    if not common.supported() or os.environ.get("FASTIR_JIT") == "python":
+        return "off"
+    return value
 
 
 def cli(*args, stdin=None, cwd=None, env=None, text=False, served=True, timeout=300):
