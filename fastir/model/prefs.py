@@ -303,6 +303,8 @@ def _label(row, source):
     an InputError naming the row."""
     q, g, doc, label = row
     try:
+        if isinstance(label, (bool, np.bool_)):  # (a judgment group's label: no bool)
+            raise InputError(source)
         return int(qrels_labels([label], source, str)[0])
     except InputError:
         raise InputError(f"{source}: query {q!r} group {g!r} doc {doc!r}: label "

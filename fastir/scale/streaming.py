@@ -269,10 +269,11 @@ def _query_chunks(path, source, chunk_bytes, progress=None):
     plain file is mapped a window at a time (:func:`_mapped_chunks`: no copy); compressed
     data, standard input and file objects are read and carried (:func:`_read_chunks`)."""
     if isinstance(path, (str, os.PathLike)) and str(path) != "-":
-        try:
-            with open(path, "rb") as f:
-                plain = stat.S_ISREG(os.fstat(f.fileno()).st_mode) and \
-                    trec._compression(f.read(10)) is None
+        try:  # (a named pipe is opened once only: read as a stream, never peeked at first)
+            plain = stat.S_ISREG(os.stat(path).st_mode)
+            if plain:
+                with open(path, "rb") as f:
+                    plain = trec._compression(f.read(10)) is None
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         if plain:
