@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from fastir.measures import registry
+from fastir.options import checked_level
 from fastir.output.tables import markdown_row
 
 #: Reading kappa as Manning, Raghavan & Schuetze (IIR 8.5) do: above 0.8, from 0.67 to
@@ -42,7 +43,7 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP"):
 
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
-    level = registry.relevance_level(relevance_level)
+    level = checked_level(relevance_level)
     if names is None:
         names = [f"qrels {i + 1}" for i in range(len(qrels))]
     if isinstance(names, (str, bytes)) or not hasattr(names, "__len__") or \
