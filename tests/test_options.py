@@ -119,3 +119,13 @@ def test_options_are_one_value_made_once():
     assert type(Options(relevance_level=2.0).relevance_level) is int
     with pytest.raises(ValueError, match="missing"):
         Options().replace(missing="never")
+
+
+def test_trec_eval_takes_any_level_when_it_prints_runid_alone(files, capsys):
+    """trec_eval reads no relevance level for runid alone: -l -1 is taken there, as the
+    binary takes it (elsewhere fastir refuses a negative level)."""
+    from fastir.cli.main import main
+
+    qrels, run = files
+    assert main(["trec_eval", "-l", "-1", "-m", "runid", qrels, run]) == 0
+    assert capsys.readouterr().out.split() == ["runid", "all", "r"]
