@@ -3,16 +3,9 @@
 
 from fastir import _jit, preferences
 from fastir.engine import Plan
-from fastir.io.inputs import (
-    as_qrels,
-    as_run,
-    is_several_runs,
-    records_read,
-    size_hint,
-    warn_if_disjoint,
-)
-from fastir.model.join import join
+from fastir.io.inputs import as_qrels, as_run, is_several_runs, records_read, size_hint
 from fastir.model.prefs import JudgmentGroups, Prefs
+from fastir.options import Options
 from fastir.progress import Progress, wanted
 from fastir.results import Results, ResultsByRun
 
@@ -87,29 +80,27 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> {k: round(v, 4) for k, v in res.mean.items()}
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
+    options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
+                      judged_only=judged_only, num_docs=num_docs, compat=compat)
+    return evaluate_with(qrels, run, measures, options, progress)
+
+
+def evaluate_with(qrels, run, measures, options, progress=False):
+    """:func:`evaluate` with its options made (:class:`~fastir.options.Options`)."""
     other = isinstance(qrels, (Prefs, JudgmentGroups))
-    plan = None if other else Plan.of(measures, relevance_level, num_docs, compat)
+    plan = None if other else Plan.of(measures, options)
     qrels = qrels if other else records_read(qrels, "qrels")
     run = records_read(run, "run")
     if other and not is_several_runs(run):
-        return preferences.evaluate(qrels, as_run(run, compat, progress), measures,
-                                    relevance_level=relevance_level, missing=missing,
-                                    max_docs=max_docs, judged_only=judged_only,
-                                    num_docs=num_docs, compat=compat)
+        return preferences.evaluate(qrels, as_run(run, options.compat, progress), measures,
+                                    options)
     if is_several_runs(run):
-        options = {"relevance_level": relevance_level, "missing": missing,
-                   "max_docs": max_docs, "judged_only": judged_only, "num_docs": num_docs,
-                   "compat": compat, "progress": progress}
         qrels = qrels if other else as_qrels(qrels, progress)
-        return ResultsByRun((name, evaluate(qrels, r, measures, **options))
+        return ResultsByRun((name, evaluate_with(qrels, r, measures, options, progress))
                             for name, r in run.items())
     with _jit.tier(size_hint(qrels) + size_hint(run)):
         qrels = as_qrels(qrels, progress)
-        run = as_run(run, compat, progress)
+        run = as_run(run, options.compat, progress)
         with Progress(len(run), "evaluating", wanted(progress), unit="row") as bar, \
                 bar.stage("evaluating", len(run)):
-            joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only,
-                          missing=missing)
-            warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
-            values = plan.values(joined, qrels)
-    return plan.results(joined, values, missing)
+            return plan.evaluate(qrels, run, options)[0]

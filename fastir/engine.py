@@ -1,6 +1,7 @@
 """The engine: measures prepared once (:class:`Plan`), then from a join to values and
-:class:`~fastir.results.Results`. One path for ``evaluate``, ``Evaluator``, bound candidates,
-dense batches and the trec_eval formatter.
+:class:`~fastir.results.Results` (:meth:`Plan.evaluate`: inputs, join, values, Results, the
+one path of ``evaluate``, ``Evaluator``, the curves, streaming, dask and the trec_eval
+formatter). Bound candidates and dense batches share the plan and its kernels.
 
 What the kernel computes for a measure is read from the registry (:mod:`fastir.measures.registry`):
 its kernel case, the cumulative rows it reads, its parameters, how much of the ideal it
@@ -13,11 +14,28 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import chunk_bounds
+from fastir.io.inputs import warn_if_disjoint
 from fastir.measures import diversity as DK
-from fastir.measures import kernels, registry
-from fastir.measures.registry import GAINS, JUDGED_ONLY, MULT, RANK, RECALL, STRING, parse_all
-from fastir.model.join import only_judged
-from fastir.results import Results, how
+from fastir.measures import kernels
+from fastir.measures.registry import (
+    GAINS,
+    JUDGED_ONLY,
+    MULT,
+    RANK,
+    RECALL,
+    STRING,
+    how,
+    parse_all,
+)
+from fastir.model.join import join, only_judged
+from fastir.options import DEFAULT, Options
+from fastir.results import Results
+
+
+def disjoint_warning(joined, qrels, run):
+    """The warning when a run and the qrels share no query (:meth:`Plan.evaluate`'s
+    default check)."""
+    warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
 
 
 class Plan:
@@ -27,28 +45,28 @@ class Plan:
     ----------
     measures : str, Measure or list of them
         As for :func:`fastir.evaluate`.
-    relevance_level, num_docs, compat
-        As for :func:`fastir.evaluate`.
+    options : Options
+        The plan reads ``relevance_level``, ``num_docs`` and ``compat``
+        (:class:`fastir.options.Options`).
     judgments : {"qrels", "prefs", "groups"}
         What the measures will read: qrels (by every entry point), or preference judgments
         or judgment groups (:mod:`fastir.preferences`); a measure that needs others is
         refused here, saying what it needs.
     """
 
-    def __init__(self, measures, *, relevance_level=1, num_docs=0, compat=None,
-                 judgments="qrels"):
+    def __init__(self, measures, options=DEFAULT, *, judgments="qrels"):
         self.keys, self.parsed = parse_all(measures)
-        check_options(self.parsed, relevance_level, compat)
+        check_compat(self.parsed, options.compat)
         check_judgments(self.parsed, judgments)
         needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
-        if needs_n and not num_docs > 0:
+        if needs_n and not options.num_docs > 0:
             raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
                              "(trec_eval -N); got none")
-        self.relevance_level = int(relevance_level)
-        self.num_docs = num_docs
-        self.compat = compat
-        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=num_docs,
-                                 compat=compat)
+        self.relevance_level = options.relevance_level
+        self.num_docs = options.num_docs
+        self.compat = options.compat
+        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=self.num_docs,
+                                 compat=self.compat)
         self.how = how(self.parsed)
         #: the columns of the diversity kernel's measures
         self.diverse = np.array([j for j, m in enumerate(self.parsed)
@@ -60,16 +78,26 @@ class Plan:
                                dtype=np.int64)
 
     @staticmethod
-    def of(measures, relevance_level=1, num_docs=0, compat=None, judgments="qrels"):
+    def of(measures, options=DEFAULT, judgments="qrels"):
         """The plan of these measures and options: built once per distinct request (a loop
         that evaluates the same measures pays for parsing them once)."""
         names = (measures,) if isinstance(measures, str) else measures
-        level = registry.relevance_level(relevance_level)  # (True == 1 as a cache key)
         try:
-            return _plan(tuple(names), level, num_docs, compat, judgments)
+            return _plan(tuple(names), options.relevance_level, options.num_docs,
+                         options.compat, judgments)
         except TypeError:  # (unhashable: a measure given as something else) not cached
-            return Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
-                        compat=compat, judgments=judgments)
+            return Plan(measures, options, judgments=judgments)
+
+    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise"):
+        """The evaluation path of every entry point: ``run`` (a Run) joined with ``qrels``
+        (a Qrels) under ``options`` (:class:`~fastir.options.Options`), then these
+        measures' values on the join; (:class:`Results`, the join). ``check(joined, qrels,
+        run)`` looks at the join before any value is computed (None: nothing);
+        ``duplicates`` is as for :func:`~fastir.model.join.join`."""
+        joined = join(qrels, run, options, duplicates=duplicates)
+        if check is not None:
+            check(joined, qrels, run)
+        return self.results(joined, self.values(joined, qrels), options.missing), joined
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
@@ -111,10 +139,14 @@ class Plan:
         for columns in (rest, self.judged):
             measures = [self.parsed[j] for j in columns]
             unique = list(dict.fromkeys(measures))  # (two names of one measure: computed once)
-            part = Plan.of(tuple(unique), self.relevance_level, self.num_docs, self.compat)
+            part = Plan.of(tuple(unique), self.options())
             values = part.values(joined, qrels)
             out[:, columns] = values[:, [unique.index(m) for m in measures]]
         return out
+
+    def options(self):
+        """The options this plan was made with (those it reads)."""
+        return Options(self.relevance_level, num_docs=self.num_docs, compat=self.compat)
 
     def refuse_diversity(self, why):
         """The error for diversity measures without subtopic judgments."""
@@ -159,17 +191,19 @@ class Plan:
                 raise ValueError(f"{m} on {where}: {m.spec.invalid}")
 
     def results(self, joined, values, missing):
-        """A :class:`Results` of a join's ``values``."""
+        """A :class:`Results` of ``values`` on a join (or on anything that has its
+        ``query_ids``, ``in_run``, ``ignored_run_queries`` and ``missing_queries``, such as
+        :data:`fastir.preferences.Evaluated`; text measures read its labels)."""
         return self.results_of(joined.query_ids, values, joined.in_run, missing,
                                joined.ignored_run_queries, joined.missing_queries,
                                self.texts(joined))
 
     def results_of(self, query_ids, values, in_run, missing, ignored, missing_queries,
                    texts):
-        """A :class:`Results` of these measures: ``values`` of the queries ``query_ids``
-        (an id column), ``texts`` as :meth:`texts` gives (see :func:`results_of`)."""
-        return results_of(self.keys, self.parsed, query_ids, values, in_run, missing,
-                          ignored, missing_queries, texts)
+        """A :class:`Results` of these measures (the one place one is made): ``values`` of
+        the queries ``query_ids`` (an id column), ``texts`` as :meth:`texts` gives."""
+        return Results(query_ids, list(self.keys), list(self.parsed), values, ignored,
+                       missing_queries, missing, in_run, texts)
 
     def texts(self, joined):
         """``{key: [text per query]}`` of the text measures (relstring) on a join."""
@@ -177,20 +211,12 @@ class Plan:
                 for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
 
 
-def results_of(keys, parsed, query_ids, values, in_run, missing, ignored, missing_queries,
-               texts):
-    """A :class:`Results` (the one place one is built) of the measures ``parsed`` (under
-    ``keys``; none for trec_eval's ``-m runid`` alone): as :meth:`Plan.results_of`."""
-    return Results(query_ids, list(keys), list(parsed), values, ignored, missing_queries,
-                   missing, in_run, texts)
-
-
 _NAN_KEEPING = (kernels.HOW["mean"], kernels.HOW["sum"])  # summaries NaN when a value is
 
 
 @functools.lru_cache(maxsize=128)
 def _plan(names, relevance_level, num_docs, compat, judgments):
-    return Plan(list(names), relevance_level=relevance_level, num_docs=num_docs, compat=compat,
+    return Plan(list(names), Options(relevance_level, num_docs=num_docs, compat=compat),
                 judgments=judgments)
 
 
@@ -224,10 +250,8 @@ def needs(m):
     return m.spec.path if m.spec.path in ("prefs", "groups") else "qrels"
 
 
-def check_options(parsed, relevance_level, compat):
-    registry.relevance_level(relevance_level)
-    if compat not in (None, "10.0", "9.0.8"):
-        raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {compat!r}")
+def check_compat(parsed, compat):
+    """A ValueError naming the measures that trec_eval 9.0.8 lacks, under its ``compat``."""
     if compat == "9.0.8":
         newer = [str(m) for m in parsed if "9.0.8" not in m.spec.versions]
         if newer:

@@ -26,6 +26,7 @@ from fastir.model.join import join
 from fastir.model.prefs import JudgmentGroups, Prefs, position_ids
 from fastir.model.prefs_join import join_prefs
 from fastir.model.values import float32_scores
+from fastir.options import DEFAULT
 
 #: Per-query values of one evaluation (rows: the evaluated queries, in trec_eval order):
 #: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query
@@ -37,24 +38,32 @@ Evaluated = namedtuple("Evaluated", "query_ids in_run values ignored_run_queries
                                     "missing_queries duplicate errors reasons undefined")
 
 
-def evaluate(judgments, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
-             judged_only=False, num_docs=0, compat=None):
+def evaluate(judgments, run, measures, options=DEFAULT):
     """:func:`fastir.evaluate` on :class:`Prefs` or :class:`JudgmentGroups` (``run`` a
-    :class:`~fastir.model.data.Run`); a query trec_eval stops at is an error here."""
-    kind = "prefs" if isinstance(judgments, Prefs) else "groups"
-    plan = Plan.of(measures, relevance_level, num_docs, compat, judgments=kind)
-    if kind == "prefs" and (judged_only or relevance_level != 1):
+    :class:`~fastir.model.data.Run`, ``options`` an :class:`~fastir.options.Options`); a
+    query trec_eval stops at is an error here."""
+    kind = kind_of(judgments)
+    plan = Plan.of(measures, options, judgments=kind)
+    if kind == "prefs" and (options.judged_only or options.relevance_level != 1):
         raise ValueError("judged_only and relevance_level do not apply to preference "
                          "judgments (levels only order documents; trec_eval ignores -J and "
                          "-l for them)")
-    options = {"max_docs": max_docs, "missing": missing, "compat": compat}
-    if kind == "prefs":
-        done = evaluate_prefs(plan, judgments, run, **options)
-    else:
-        done = evaluate_groups(plan, judgments, run, judged_only=judged_only, **options)
+    done = evaluated(plan, judgments, run, options)
     refuse_stops(done, run)
-    return plan.results_of(done.query_ids, done.values, done.in_run, missing,
-                           done.ignored_run_queries, done.missing_queries, {})
+    return plan.results(done, done.values, options.missing)
+
+
+def kind_of(judgments):
+    """The kind of judgments (:data:`fastir.engine.NEEDS`): "prefs" or "groups"."""
+    return "prefs" if isinstance(judgments, Prefs) else "groups"
+
+
+def evaluated(plan, judgments, run, options):
+    """The :data:`Evaluated` of ``plan``'s measures on :class:`Prefs` or
+    :class:`JudgmentGroups` (the one path of :func:`evaluate` and ``fastir trec_eval -R``)."""
+    if kind_of(judgments) == "prefs":
+        return evaluate_prefs(plan, judgments, run, options)
+    return evaluate_groups(plan, judgments, run, options)
 
 
 def refuse_stops(done, run):
@@ -70,16 +79,17 @@ def refuse_stops(done, run):
         raise InputError(done.reasons[e])
 
 
-def evaluate_prefs(plan, prefs, run, *, max_docs=None, missing="zero", compat=None):
+def evaluate_prefs(plan, prefs, run, options=DEFAULT):
     """Values of ``plan``'s measures (preference measures and NumQ) on preference
     judgments, as :data:`Evaluated` (9.0.8 keeps levels in a C float, as scores: rounded to
     float32, beyond its range +-inf)."""
+    compat = options.compat
     judged = prefs.judged()
     columns = [j for j, m in enumerate(plan.parsed) if m.spec.path == "prefs"]
     kinds = np.array([plan.parsed[j].spec.kind for j in columns], dtype=np.int64)
     want_pairs = bool(np.isin(kinds, PK.PAIR_KINDS).any())
     with _jit.tier(len(run) + _work(prefs, want_pairs)):
-        joined = join_prefs(judged.qrels, run, max_docs=max_docs, missing=missing)
+        joined = join_prefs(judged.qrels, run, options)
         n = len(joined.in_run)
         stats = np.zeros((n, PK.N_STATS))
         errors = np.zeros(n, dtype=np.int64)
@@ -184,8 +194,7 @@ def _with_counts(plan, columns, found, n):
     return values
 
 
-def evaluate_groups(plan, groups, run, *, max_docs=None, judged_only=False, missing="zero",
-                    compat=None):
+def evaluate_groups(plan, groups, run, options=DEFAULT):
     """Values of ``plan``'s measures (judgment-group measures and NumQ) on judgment groups,
     as :data:`Evaluated`."""
     qrels, owner, n_groups = groups.expanded()
@@ -199,15 +208,14 @@ def evaluate_groups(plan, groups, run, *, max_docs=None, judged_only=False, miss
     inner = [make(plan.parsed[j].spec.per_group, plan.parsed[j].cutoff,
                   **dict(plan.parsed[j].values)) for j in columns]
     with _jit.tier(len(qrels.labels) + len(spread.scores)):
-        joined = join(qrels, spread, max_docs=max_docs, judged_only=judged_only,
-                      missing="zero", duplicates="mark")
-        per_group = Plan(inner, relevance_level=plan.relevance_level, compat=compat).values(
-            joined, qrels) if inner else np.zeros((len(owner), 0))
+        joined = join(qrels, spread, options.replace(missing="zero"), duplicates="mark")
+        per_group = Plan(inner, options).values(joined, qrels) if inner else \
+            np.zeros((len(owner), 0))
     values = _with_counts(plan, columns, _average(per_group, n_groups), groups.n_queries)
     duplicate = np.full(groups.n_queries, -1, dtype=np.int64)
     for k in np.flatnonzero(joined.duplicate >= 0)[::-1]:  # (the first group's, if several)
         duplicate[owner[k]] = joined.duplicate[k]
-    keep = np.ones(groups.n_queries, dtype=bool) if missing == "zero" else in_run
+    keep = np.ones(groups.n_queries, dtype=bool) if options.missing == "zero" else in_run
     q_qids, r_qids = common_kind(groups.query_ids, run.query_ids)
     judged_ids = set(q_qids.keys())
     ignored = [qid for qid, key in zip(r_qids.tolist(), r_qids.keys()) if key not in
@@ -243,4 +251,4 @@ def _average(per_group, n_groups):
 
 
 __all__ = ["Evaluated", "JudgmentGroups", "Prefs", "evaluate", "evaluate_groups",
-           "evaluate_prefs"]
+           "evaluate_prefs", "evaluated"]

@@ -7,13 +7,9 @@ import numpy as np
 
 from fastir import _jit
 from fastir.measures import kernels
+from fastir.measures.registry import how
 from fastir.output.plots import Curve, plot_pr
 from fastir.output.tables import format_rows
-
-
-def how(parsed):
-    """The aggregation code of each measure (:data:`fastir.measures.kernels.HOW`)."""
-    return np.array([kernels.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
 
 
 class Results:

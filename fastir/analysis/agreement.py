@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from fastir.analysis.meta import ALPHA, RBO_P, meta_evaluate, qrels_names
-from fastir.measures import registry
+from fastir.options import checked_level
 from fastir.output.tables import markdown_row
 
 #: Reading kappa as Manning, Raghavan & Schuetze (IIR 8.5) do: above 0.8, from 0.67 to
@@ -49,7 +49,7 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP", al
 
     if len(qrels) < 2:
         raise ValueError(f"agreement needs at least two qrels, got {len(qrels)}")
-    level = registry.relevance_level(relevance_level)
+    level = checked_level(relevance_level)
     names = qrels_names(names, len(qrels))
     loaded = [as_qrels(q) for q in qrels]
     judged = [_judgments(q) for q in loaded]

@@ -9,19 +9,17 @@ import numpy as np
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run
 from fastir.measures.registry import FAMILIES, RANK, make
-from fastir.model.join import join
+from fastir.options import Options
 from fastir.output.plots import eleven_points, plot_cutoffs, plot_pr
 
 
 def _evaluate(qrels, run, measures, options):
-    """(Results, the join, the qrels) of one evaluation (what fastir.evaluate does)."""
-    plan = Plan.of(measures, options.get("relevance_level", 1))
+    """(Results, the join, the qrels) of one evaluation (what fastir.evaluate does, without
+    its warning when the run and the qrels share no query)."""
+    plan = Plan.of(measures, options)
     qrels = as_qrels(qrels)
-    run = as_run(run)
-    missing = options.get("missing", "zero")
-    joined = join(qrels, run, max_docs=options.get("max_docs"),
-                  judged_only=options.get("judged_only", False), missing=missing)
-    return plan.results(joined, plan.values(joined, qrels), missing), joined, qrels
+    results, joined = plan.evaluate(qrels, as_run(run, options.compat), options, check=None)
+    return results, joined, qrels
 
 
 def _name(run, name):
@@ -37,16 +35,17 @@ def pr_curve(qrels, run, *, levels=101, name=None, **options):
     and averaged, and the raw (recall, precision) point of every relevant document
     retrieved.
 
-    ``options``: ``relevance_level``, ``missing``, ``max_docs``, ``judged_only`` (as for
-    :func:`fastir.evaluate`). With ``levels - 1`` a multiple of 10 the curve holds the
-    eleven standard points.
+    ``options``: ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``,
+    ``num_docs``, ``compat`` (as for :func:`fastir.evaluate`). With ``levels - 1`` a
+    multiple of 10 the curve holds the eleven standard points.
     """
     if not isinstance(levels, int) or not 2 <= levels <= 1001:
         raise ValueError(f"levels must be an integer from 2 to 1001, got {levels!r}")
+    options = Options(**options)
     recall = np.array([i / (levels - 1) for i in range(levels)])
     measures = [make("IPrec", float(r)) for r in recall]
     res, joined, qrels = _evaluate(qrels, run, measures, options)
-    level = options.get("relevance_level", 1)
+    level = options.relevance_level
     relevant = _relevant_per_query(qrels, level)
     raw = {}
     for e, qid in enumerate(res.query_ids):
@@ -100,7 +99,7 @@ class PRCurve:
 
 def cutoff_curve(qrels, run, *, measures=("P", "R", "nDCG"), k=100, name=None, **options):
     """Mean ``P@k``, ``R@k``, ``nDCG@k`` (or other families taking a rank cutoff) for
-    k = 1..``k``: a :class:`CutoffCurve`."""
+    k = 1..``k``: a :class:`CutoffCurve` (``options`` as for :func:`pr_curve`)."""
     if not isinstance(k, int) or not 1 <= k <= 10_000:
         raise ValueError(f"k must be an integer from 1 to 10000, got {k!r}")
     families = [measures] if isinstance(measures, str) else list(measures)
@@ -109,7 +108,7 @@ def cutoff_curve(qrels, run, *, measures=("P", "R", "nDCG"), k=100, name=None, *
             raise ValueError(f"{family!r} is not a measure family with a rank cutoff (e.g. "
                              "P, R, nDCG, AP, RR, Success)")
     parsed = [make(f, c) for f in families for c in range(1, k + 1)]
-    res = _evaluate(qrels, run, parsed, options)[0]
+    res = _evaluate(qrels, run, parsed, Options(**options))[0]
     means = np.array(res.summary()).reshape(len(families), k)
     return CutoffCurve(_name(run, name), np.arange(1, k + 1), dict(zip(families, means)))
 

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from fastir.measures import registry
+from fastir.options import checked_level
 
 #: The persistence of RBO between system orders by default: the top ten weigh 0.65.
 RBO_P = 0.9
@@ -74,7 +75,7 @@ def meta_evaluate(*qrels, runs, measure="AP", names=None, relevance_level=1, mis
     if len(parsed) != 1 or parsed[0].spec.aggregate == "none":
         raise ValueError(f"measure must be one numeric measure (its means rank the systems), "
                          f"got {measure!r}")
-    level = registry.relevance_level(relevance_level)
+    level = checked_level(relevance_level)
     values = []
     for q in qrels:
         evaluator = Evaluator(as_qrels(q), parsed, relevance_level=level, missing=missing)

@@ -9,6 +9,7 @@ import warnings
 from fastir.io.trec import read_zscores
 from fastir.measures.registry import UnknownMeasureError
 from fastir.model.errors import FastirWarning, InputError
+from fastir.options import Options
 from fastir.output.writing import write_stdout
 
 USAGE = ("fastir trec_eval [-h] [-v] [-q] [-c] [-n] [-l N] [-M N] [-N N] [-J] [-Z FILE] "
@@ -259,11 +260,10 @@ def _evaluate(formatter, args, names, zscores, compat):
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", FastirWarning)
         try:
-            text = formatter(args["qrels"], args["run"], names, per_query=args["q"],
-                             complete=args["c"], relevance_level=args["l"],
-                             max_docs=args["M"], judged_only=args["J"],
-                             summary=not args["n"], num_docs=args["N"],
-                             zscores=zscores, compat=compat, notes=notes)
+            options = _options(args, names, compat)
+            text = formatter(args["qrels"], args["run"], names, options, per_query=args["q"],
+                             complete=args["c"], summary=not args["n"], zscores=zscores,
+                             notes=notes)
         except TrecEvalStop as stop:
             _write(stop.output)  # what trec_eval prints before it stops
             raise _Stop(stop, stop.status) from None
@@ -276,6 +276,14 @@ def _evaluate(formatter, args, names, zscores, compat):
     _write(text)  # byte-identical to trec_eval; notes go to stderr
     for note in notes + [str(w.message) for w in said if issubclass(w.category, FastirWarning)]:
         print(f"fastir trec_eval: note: {note}", file=sys.stderr)
+
+
+def _options(args, names, compat):
+    """The :class:`~fastir.options.Options` of trec_eval's flags. Printing runid alone from
+    qrels reads no relevance level: any -l is taken then, as trec_eval takes it."""
+    runid_alone = args["R"] == "qrels" and all(base == "runid" for base, _ in names)
+    return Options(relevance_level=1 if runid_alone else args["l"], max_docs=args["M"],
+                   judged_only=args["J"], num_docs=args["N"], compat=compat)
 
 
 def _unsupported(args):

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from fastir import _jit
-from fastir.engine import Plan, results_of
+from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run
 from fastir.io.trec import NoResultLines, read_qrels, source_name
 from fastir.measures import kernels, trec_requests
@@ -21,7 +21,6 @@ from fastir.measures.registry import (
     parse_trec,
 )
 from fastir.model.data import Run
-from fastir.model.join import join
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's MISSING_ZSCORE_VALUE
 
@@ -118,11 +117,13 @@ class TrecEvalStop(Exception):
         self.output = output
 
 
-def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, relevance_level=1,
-                     max_docs=None, judged_only=False, summary=True, num_docs=0, zscores=None,
-                     compat=None, notes=None):
+def format_trec_eval(qrels, run, names, options, *, per_query=False, complete=False,
+                     summary=True, zscores=None, notes=None):
     """trec_eval's output for the measures ``names`` (from :func:`trec_measures`) on qrels
-    (``-R qrels``; the other formats: :mod:`fastir.cli.trec_prefs`).
+    (``-R qrels``; the other formats: :mod:`fastir.cli.trec_prefs`) under ``options``
+    (:class:`~fastir.options.Options` of -l, -M, -J, -N and --compat: every judged query
+    is joined, ``missing="zero"``, to find where trec_eval stops; ``complete`` (-c) says
+    which count).
 
     Queries are evaluated in trec_eval's order: 10.0 goes through the judged queries (one
     absent from the run stops it, exit status 4, unless ``complete``: then it scores 0);
@@ -137,25 +138,21 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     """
     columns, cannot = trec_columns(names, "qrels")
     measures = [m for _, _, m in columns if m is not None]
-    # (runid alone is no measure: trec_eval goes through the queries and prints it)
-    plan = Plan(measures, relevance_level=relevance_level, num_docs=num_docs,
-                compat=compat) if measures else None
+    plan = printed_plan(measures, options, "qrels")
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels(qrels, allow_duplicates=True)  # trec_eval stops at the query
     qrels = as_qrels(qrels)
-    run, blank = read_trec_run(run, compat)
-    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="zero",
-                  duplicates="mark")
-    old = compat == "9.0.8"
+    run, blank = read_trec_run(run, options.compat)
+    old = options.compat == "9.0.8"
+
+    def start(joined, qrels, run):  # (trec_eval's stops before its first query, first)
+        check_start(evaluated_queries(joined.in_run, old, complete), old, cannot, blank)
+
+    results, joined = plan.evaluate(qrels, run, options, check=start, duplicates="mark")
     evaluated = evaluated_queries(joined.in_run, old, complete)
     stop, why = _stop(joined, qrels, measures, old, complete, run)
-    check_start(evaluated, old, cannot, blank)
     add_notes(notes, columns, blank, old and not complete, joined.missing_queries,
               joined.ignored_run_queries)
-    missing = "zero" if complete else "skip"
-    results = plan.results(joined, plan.values(joined, qrels), missing) if plan else \
-        results_of((), (), joined.query_ids, np.zeros((len(joined.in_run), 0)), joined.in_run,
-                   missing, joined.ignored_run_queries, joined.missing_queries, {})
     texts = {j: results.strings[key] for j, key in enumerate(results.measures)
              if key in results.strings}
     # trec_eval -c: the summary counts every judgment with label > 0, whatever -l says
@@ -163,6 +160,13 @@ def format_trec_eval(qrels, run, names, *, per_query=False, complete=False, rele
     return trec_lines(columns, results, evaluated, (stop, blank + why), run.name,
                       per_query=per_query, summary=summary, zscores=zscores, old=old,
                       complete=complete, texts=texts, all_rel=all_rel)
+
+
+def printed_plan(measures, options, judgments):
+    """The plan of the measures trec_eval prints; of ``num_q`` when none but runid is
+    asked for (trec_eval goes through the queries and prints runid alone: no measure's
+    line is printed, as :func:`trec_lines` prints the columns')."""
+    return Plan(measures or ["num_q"], options, judgments=judgments)
 
 
 def trec_columns(names, rel_format):

@@ -2,60 +2,50 @@
 judgments and judgment groups (evaluated by :mod:`fastir.preferences`, printed as
 :mod:`fastir.cli.trec_output` prints the qrels' measures)."""
 
-import numpy as np
 
+from fastir import preferences
 from fastir.cli.trec_output import (
     absent,
     add_notes,
     check_start,
     evaluated_queries,
+    printed_plan,
     read_trec_run,
     trec_columns,
     trec_lines,
 )
-from fastir.engine import Plan, needs, results_of
+from fastir.engine import needs
 from fastir.io.prefs import read_judgment_groups, read_prefs
 from fastir.measures import prefs as PK
-from fastir.preferences import evaluate_groups, evaluate_prefs
 
 #: The -R formats read here, and the judgments they give.
 FORMATS = {"prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "groups"}
 
 
-def format_judgments(path, run, names, *, rel_format, per_query=False, complete=False,
-                     relevance_level=1, max_docs=None, judged_only=False, summary=True,
-                     num_docs=0, zscores=None, compat=None, notes=None):
+def format_judgments(path, run, names, options, *, rel_format, per_query=False,
+                     complete=False, summary=True, zscores=None, notes=None):
     """trec_eval's output for the measures ``names`` on the ``rel_format`` judgments of
-    ``path`` (see :func:`fastir.cli.trec_output.format_trec_eval`: the same queries, stops
-    and exit statuses). trec_eval ignores -J and -l for the preference measures, and -N for
-    all of these."""
+    ``path`` under ``options`` (see :func:`fastir.cli.trec_output.format_trec_eval`: the
+    same options, queries, stops and exit statuses). trec_eval ignores -J and -l for the
+    preference measures, and -N for all of these."""
     columns, cannot = trec_columns(names, rel_format)
     measures = [m for _, _, m in columns if m is not None]
     kind = FORMATS[rel_format]
-    plan = Plan(measures or ["num_q"], relevance_level=relevance_level, compat=compat,
-                judgments=kind)
+    plan = printed_plan(measures, options, kind)
     if kind == "prefs":
         judgments = read_prefs(path, format=rel_format)
     else:
         judgments = read_judgment_groups(path)
-    run, blank = read_trec_run(run, compat)
-    options = {"max_docs": max_docs, "missing": "zero", "compat": compat}
-    if kind == "prefs":
-        done = evaluate_prefs(plan, judgments, run, **options)
-    else:
-        done = evaluate_groups(plan, judgments, run, judged_only=judged_only, **options)
-    old = compat == "9.0.8"
+    run, blank = read_trec_run(run, options.compat)
+    done = preferences.evaluated(plan, judgments, run, options)
+    old = options.compat == "9.0.8"
     evaluated = evaluated_queries(done.in_run, old, complete)
     stop = _stop(done, evaluated, measures, old, complete, run)
     check_start(evaluated, old, cannot, blank)
     add_notes(notes, columns, blank, old and not complete, done.missing_queries,
               done.ignored_run_queries)
     _note_undefined(notes, done, evaluated, measures)
-    values = done.values if measures else np.zeros((len(done.in_run), 0))
-    # (runid alone: the plan computed num_q, and no column is shown)
-    results = results_of(plan.keys if measures else (), measures, done.query_ids, values,
-                         done.in_run, "zero" if complete else "skip",
-                         done.ignored_run_queries, done.missing_queries, {})
+    results = plan.results(done, done.values, options.missing)
     return trec_lines(columns, results, evaluated, (stop[0], blank + stop[1]), run.name,
                       per_query=per_query, summary=summary, zscores=zscores, old=old,
                       complete=complete)

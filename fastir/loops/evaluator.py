@@ -10,13 +10,14 @@ import numpy as np
 
 from fastir import _jit, engine
 from fastir._jit import chunk_bounds
-from fastir.io.inputs import as_qrels, as_run, records_read, size_hint, warn_if_disjoint
+from fastir.io.inputs import as_qrels, as_run, records_read, size_hint
 from fastir.measures import dense as BK
-from fastir.measures import kernels, registry
+from fastir.measures import kernels
 from fastir.measures.registry import MAX_CUTOFF
 from fastir.model.data import InputError, Run
-from fastir.model.join import NO_LIMIT, NOT_POOLED, join
+from fastir.model.join import NOT_POOLED, depth, join
 from fastir.model.values import integer_labels
+from fastir.options import Options, checked_level
 
 _SERIAL_BELOW = 20_000  # batch cells under which evaluate_matrix stays in the calling thread
 
@@ -43,29 +44,26 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
                  judged_only=False, num_docs=0, compat=None):
-        self.plan = engine.Plan.of(measures, relevance_level, num_docs, compat)
-        if missing not in ("zero", "skip"):
-            raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
+        self.options = Options(relevance_level=relevance_level, missing=missing,
+                               max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
+                               compat=compat)
+        self.plan = engine.Plan.of(measures, self.options)
         qrels = records_read(qrels, "qrels")
         with _jit.tier(size_hint(qrels)):
             self.qrels = as_qrels(qrels)
             self.qrels.docs_matching(self.qrels.doc_ids)
             self.qrels.ideal_labels()
-        self.options = {"max_docs": max_docs, "judged_only": judged_only, "missing": missing}
 
     @property
     def compat(self):
-        return self.plan.compat
+        return self.options.compat
 
     def evaluate(self, run):
         """Evaluate one run (any form :func:`fastir.evaluate` takes): a :class:`Results`."""
         run = records_read(run, "run")
         with _jit.tier(size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
-            joined = join(self.qrels, run, **self.options)
-            warn_if_disjoint(joined.in_run, self.qrels, run.n_queries, run.source)
-            values = self.plan.values(joined, self.qrels)
-        return self.plan.results(joined, values, self.options["missing"])
+            return self.plan.evaluate(self.qrels, run, self.options)[0]
 
     def bind(self, query_ids, doc_ids):
         """Fix the candidate rows (one per (query, doc), any order) and join them once.
@@ -96,7 +94,8 @@ class BoundCandidates:
             raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
                              "candidates (evaluate a run instead)")
         judged = [str(evaluator.plan.parsed[j]) for j in evaluator.plan.judged]
-        if judged and not evaluator.options["judged_only"]:
+        options = evaluator.options
+        if judged and not options.judged_only:
             raise ValueError(f"{', '.join(judged)}: judged_only for some measures only is not "
                              "available for bound candidates (give Evaluator(...,"
                              " judged_only=True), or evaluate a run)")
@@ -105,7 +104,8 @@ class BoundCandidates:
         with _jit.tier(self.n_rows + len(evaluator.qrels)):
             run = Run.from_arrays(query_ids, doc_ids, np.arange(self.n_rows, dtype=np.float64),
                                   source="candidates")
-            joined = join(evaluator.qrels, run, missing=evaluator.options["missing"],
+            joined = join(evaluator.qrels, run,
+                          options.replace(max_docs=None, judged_only=False),
                           as_candidates=True)
         self.joined = joined
         # Per candidate its score column (the run's scores are the bind order); per score
@@ -120,12 +120,10 @@ class BoundCandidates:
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
         self.spec = evaluator.plan.sized(self.longest)
         judged = np.flatnonzero(joined.labels != NOT_POOLED)  # (positions in join order)
-        limit = evaluator.options["max_docs"]
         self.candidates = BK.Candidates(
             joined.indptr, columns, codes, tie, joined.qrels_query,
             np.searchsorted(judged, joined.indptr).astype(np.int64), columns[judged],
-            NO_LIMIT if limit is None else int(limit), bool(evaluator.options["judged_only"]),
-            engine.rank_depth(self.spec))
+            depth(options), bool(options.judged_only), engine.rank_depth(self.spec))
 
     @property
     def query_ids(self):
@@ -159,7 +157,7 @@ class BoundCandidates:
         values = self._values(np.ascontiguousarray(matrix), each)
         if one:
             plan = self.evaluator.plan
-            return plan.results(self.joined, values[0], self.evaluator.options["missing"])
+            return plan.results(self.joined, values[0], self.evaluator.options.missing)
         return self._means(values, per_query)
 
     def evaluate_weighted(self, parts, weights, *, per_query=False):
@@ -272,7 +270,7 @@ MAX_IDEAL = 1 << 24
 def _matrix_plan(measures, relevance_level):
     """The plan of a dense batch's measures, with the ranks it orders and how much of the
     ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`)."""
-    plan = engine.Plan.of(measures, relevance_level)
+    plan = engine.Plan.of(measures, Options(relevance_level))
     for m in plan.parsed:
         if m.spec.unjudged:
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
@@ -330,7 +328,7 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     if ties not in ("column", "average"):
         raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
-    level = registry.relevance_level(relevance_level)
+    level = checked_level(relevance_level)
     plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level)
     average = ties == "average"
     if average:

@@ -18,7 +18,8 @@ from fastir.loops.evaluator import (
     evaluate_matrix,
     matrix_labels,
 )
-from fastir.measures import kernels, registry
+from fastir.measures import kernels
+from fastir.options import checked_level
 
 
 def _names(measures):
@@ -133,7 +134,7 @@ class MetricAccumulator:
         if ties not in ("column", "average"):
             raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
         self.measures = _names(measures)
-        self.relevance_level = registry.relevance_level(relevance_level)
+        self.relevance_level = checked_level(relevance_level)
         self.ties = ties
         self.plan = _matrix_plan(self.measures, self.relevance_level)[0]
         self.keys = list(self.plan.keys)

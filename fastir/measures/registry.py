@@ -25,16 +25,15 @@ naive reference (``tests/naive.py``).
 """
 
 import math
-import numbers
 import re
+
+import numpy as np
 
 from fastir.measures import kernels as K
 from fastir.measures import prefs as PK
 
 #: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
 MAX_CUTOFF = 2**31 - 1
-#: The largest evaluation-wide relevance level (trec_eval's -l is a long).
-MAX_LEVEL = 2**63 - 1
 
 #: trec_eval's default parameters of its cutoff measures.
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -57,22 +56,6 @@ FORMULA_NOTATION = (
     "labels their own). log2 is the base-2 logarithm: rank i is discounted by log2(i + 1). "
     "A division by 0 gives 0 unless said otherwise.")
 STRING = -1  # kernel kind of measures whose value is text (relstring)
-
-
-def relevance_level(value):
-    """``value`` as a relevance level (an integer from 0 to 2**63 - 1, a float that holds
-    one accepted; above the largest label, 2**31 - 1, no document is relevant), or a
-    ValueError naming ``relevance_level``."""
-    if type(value) is int and 0 <= value <= MAX_LEVEL:
-        return value
-    level = value
-    if isinstance(level, float) and level.is_integer():
-        level = int(level)
-    if isinstance(level, bool) or not isinstance(level, numbers.Integral) or not \
-            0 <= level <= MAX_LEVEL:
-        raise ValueError(f"relevance_level must be an integer from 0 to 2**63 - 1, got "
-                         f"{value!r}")
-    return int(level)
 
 
 class UnknownMeasureError(ValueError):
@@ -818,6 +801,12 @@ class Measure:
         if self.family == "RelString":
             return plain if self.cut() == DEPTH.default else f"{plain}_{self.cutoff}"
         return plain if self.cutoff is None else f"{cut}_{self.cutoff}"
+
+
+def how(parsed):
+    """How each measure of ``parsed`` is summarised over queries: its ``aggregate``'s code
+    for the summary kernel (:data:`fastir.measures.kernels.HOW`)."""
+    return np.array([K.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
 
 
 def _measure(family, cutoff, values, label):

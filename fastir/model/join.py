@@ -9,7 +9,6 @@ when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``
 are then dropped, keeping the order.
 """
 
-import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -27,6 +26,7 @@ from fastir.model.ids import (
     order_keys,
 )
 from fastir.model.ranking import RankKey, python_ranked, rank_rows
+from fastir.options import DEFAULT
 
 NOT_POOLED = -1
 UNJUDGED = -2
@@ -85,21 +85,20 @@ class Joined:
         self.subtopic_codes = None
 
 
-def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_candidates=False,
-         duplicates="raise"):
+def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
     ----------
     qrels : Qrels
     run : Run
-    max_docs : int, optional
-        Keep only the first ``max_docs`` ranked docs of each query (trec_eval ``-M``).
-    judged_only : bool
-        Drop ranked docs absent from the qrels or with a negative label (trec_eval ``-J``).
-    missing : {"zero", "skip"}
-        ``"zero"``: every judged query counts, one absent from the run has an empty ranking
-        (trec_eval ``-c``). ``"skip"``: only queries in both count (trec_eval's default).
+    options : Options
+        The join reads three (:class:`fastir.options.Options`). ``max_docs``: keep only
+        the first ``max_docs`` ranked docs of each query (trec_eval ``-M``).
+        ``judged_only``: drop ranked docs absent from the qrels or with a negative label
+        (trec_eval ``-J``). ``missing``: ``"zero"``, every judged query counts, one absent
+        from the run has an empty ranking (trec_eval ``-c``); ``"skip"``, only queries in
+        both count (trec_eval's default).
     as_candidates : bool
         Do not rank (the run's scores are ignored): keep each query's rows in input order,
         with their run row (``Joined.rows``) and their position in docno-descending order
@@ -110,9 +109,10 @@ def join(qrels, run, *, max_docs=None, judged_only=False, missing="zero", as_can
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
     """
-    limit = checked_limit(missing, max_docs, judged_only)
+    limit = depth(options)
+    judged_only = options.judged_only
     query_ids, qrels_query, run_query, ignored, missing_queries = evaluated_queries(
-        qrels, run, missing)
+        qrels, run, options.missing)
     lengths = ranking_lengths(run, run_query)
     bounded = np.minimum(lengths, limit)
     indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
@@ -173,15 +173,10 @@ def ranked_twice(run, qid, row):
             f"on line {lines[0]}); {fix}")
 
 
-def checked_limit(missing, max_docs, judged_only):
-    """The ranking depth of :func:`join`'s options (``NO_LIMIT``: none), checked."""
-    if missing not in ("zero", "skip"):
-        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(
-            max_docs, numbers.Real) or not max_docs >= 0 or int(max_docs) != max_docs):
-        raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
-    if not isinstance(judged_only, (bool, np.bool_)):
-        raise ValueError(f"judged_only must be True or False, got {judged_only!r}")
+def depth(options):
+    """How many ranked docs of each query the join keeps: ``options.max_docs``, or
+    ``NO_LIMIT``."""
+    max_docs = options.max_docs
     return NO_LIMIT if max_docs is None else int(min(max_docs, NO_LIMIT))
 
 

@@ -23,7 +23,7 @@ from fastir.model.ids import (
 )
 from fastir.model.join import (
     RunRows,
-    checked_limit,
+    depth,
     evaluated_queries,
     judged_row,
     judged_table,
@@ -32,6 +32,7 @@ from fastir.model.join import (
     table_size,
 )
 from fastir.model.ranking import RankKey, rank_rows
+from fastir.options import DEFAULT
 
 #: The judged side of :func:`_position_kernel`: per evaluated query its row in the judged
 #: documents (``query``); per such row ``q`` its documents ``indptr[q]:indptr[q + 1]``, each
@@ -70,17 +71,17 @@ class PrefsJoined:
         self.missing_queries = missing_queries
 
 
-def join_prefs(judged, run, *, max_docs=None, missing="zero"):
+def join_prefs(judged, run, options=DEFAULT):
     """Rank ``run`` as form_prefs_counts.c does and position the judged documents.
 
     ``judged`` is a :class:`~fastir.model.data.Qrels` of each query's distinct judged
-    documents (:meth:`fastir.model.prefs.Prefs.judged`); ``missing`` as for
-    :func:`fastir.model.join.join` (``"zero"``: a judged query absent from the run is
-    evaluated, with no document retrieved).
+    documents (:meth:`fastir.model.prefs.Prefs.judged`); ``options``' ``max_docs`` and
+    ``missing`` as for :func:`fastir.model.join.join` (``"zero"``: a judged query absent
+    from the run is evaluated, with no document retrieved; ``judged_only`` does not apply).
     """
-    limit = checked_limit(missing, max_docs, False)
+    limit = depth(options)
     query_ids, judged_query, run_query, ignored, missing_queries = evaluated_queries(
-        judged, run, missing)
+        judged, run, options.missing)
     q_docs, r_docs, row_hash = judged.docs_matching(run.doc_ids)
     lengths = ranking_lengths(run, run_query)
     position = np.full(len(judged.labels), -1, dtype=np.int64)

@@ -28,11 +28,16 @@ from fastir.model.arrow import ids_to_arrow
 from fastir.model.data import Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, canonical_text
+from fastir.options import Options
 from fastir.scale.streaming import Combined, _shifted, evaluate_part
 
 __all__ = ["evaluate", "read_trec_run"]
 
 _LOCK = threading.Lock()  # one numba section at a time per worker process
+
+Columns = collections.namedtuple("Columns", "query doc score options")
+Columns.__doc__ = """What every task reads besides its partition: the run's column names and
+the evaluation's :class:`~fastir.options.Options`."""
 
 Piece = collections.namedtuple("Piece", "part ids edges edge_ids")
 Piece.__doc__ = """What one partition's task gives: the :class:`~fastir.scale.streaming.Part`
@@ -57,21 +62,21 @@ def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc
         ``{measure: mean}``, or with ``per_query`` the :class:`~fastir.Results` (queries in
         trec_eval order), exactly as :func:`fastir.evaluate` on the whole run.
     """
-    plan = Plan.of(measures, relevance_level, num_docs, compat)
+    options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
+                      judged_only=judged_only, num_docs=num_docs, compat=compat)
+    plan = Plan.of(measures, options)
     qrels = as_qrels(qrels)
-    if missing not in ("zero", "skip"):
-        raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
     absent = [c for c in (query_col, doc_col, score_col) if c not in run.columns]
     if absent:
         raise InputError(f"dask DataFrame: no column {absent[0]!r} (columns: "
                          f"{list(run.columns)}); pass query_col=, doc_col=, score_col=")
     run = run[[query_col, doc_col, score_col]]
-    options = (query_col, doc_col, score_col, max_docs, judged_only, compat)
-    _compile(qrels, plan, run._meta, options)
-    pieces = _pieces(run, qrels, plan, options, whole=False)
+    columns = Columns(query_col, doc_col, score_col, options)
+    _compile(qrels, plan, run._meta, columns)
+    pieces = _pieces(run, qrels, plan, columns, whole=False)
     if not _queries_complete(pieces):
-        pieces = _pieces(run.shuffle(on=query_col), qrels, plan, options, whole=True)
-    combined = Combined(qrels, plan, missing)
+        pieces = _pieces(run.shuffle(on=query_col), qrels, plan, columns, whole=True)
+    combined = Combined(qrels, plan, options.missing)
     for piece in pieces:
         if piece.part is not None:
             combined.add(piece.part)
@@ -79,12 +84,12 @@ def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc
     if edges:
         import pandas as pd
 
-        combined.add(_evaluate_rows(pd.concat(edges), qrels, plan, options)[0])
+        combined.add(_evaluate_rows(pd.concat(edges), qrels, plan, columns)[0])
     results = combined.results("dask DataFrame")
     return results if per_query else results.mean
 
 
-def _pieces(run, qrels, plan, options, whole):
+def _pieces(run, qrels, plan, columns, whole):
     """The :class:`Piece` of every partition, computed with dask's current scheduler (the
     partition is made and evaluated in one task: only its piece comes back). Tasks go to
     local worker processes one at a time unless ``chunksize`` is configured (each is a
@@ -92,7 +97,7 @@ def _pieces(run, qrels, plan, options, whole):
     import dask
 
     tasks = run.map_partitions(_evaluate_partition, dask.delayed(qrels), dask.delayed(plan),
-                               options, whole, meta=(None, object), enforce_metadata=False)
+                               columns, whole, meta=(None, object), enforce_metadata=False)
     with dask.config.set(chunksize=dask.config.get("chunksize", 1)):
         return dask.compute(*tasks.to_delayed())
 
@@ -108,17 +113,17 @@ def _queries_complete(pieces):
         [q for piece in pieces for q in piece.edge_ids])
 
 
-def _evaluate_partition(frame, qrels, plan, options, whole):
+def _evaluate_partition(frame, qrels, plan, columns, whole):
     """The :class:`Piece` of one pandas partition: all its queries evaluated (``whole``:
     the partition holds complete queries), or all but its first and last, whose rows are
     left to the caller."""
     if whole:
         inner, edges, edge_ids = frame, frame.iloc[:0], []
     else:
-        inner, edges, edge_ids = _split_edges(frame, frame[options[0]])
+        inner, edges, edge_ids = _split_edges(frame, frame[columns.query])
     if not len(inner):
         return Piece(None, [], edges, edge_ids)
-    return Piece(*_evaluate_rows(inner, qrels, plan, options), edges, edge_ids)
+    return Piece(*_evaluate_rows(inner, qrels, plan, columns), edges, edge_ids)
 
 
 def _split_edges(frame, queries):
@@ -157,15 +162,16 @@ def _ids_of(values):
     return Ids.from_array(array).tolist()
 
 
-def _evaluate_rows(frame, qrels, plan, options):
+def _evaluate_rows(frame, qrels, plan, columns):
     """(:class:`~fastir.scale.streaming.Part`, query ids) of a pandas frame of complete
     queries."""
-    query_col, doc_col, score_col, max_docs, judged_only, compat = options
+    options = columns.options
     with _numba_section():
-        run = Run.from_pandas(frame, query_col, doc_col, score_col, source="dask partition")
-        if compat == "9.0.8":
+        run = Run.from_pandas(frame, columns.query, columns.doc, columns.score,
+                              source="dask partition")
+        if options.compat == "9.0.8":
             run = run.in_float32()
-        return evaluate_part(qrels, plan, run, max_docs, judged_only), run.query_ids.tolist()
+        return evaluate_part(qrels, plan, run, options), run.query_ids.tolist()
 
 
 @contextlib.contextmanager
@@ -183,21 +189,21 @@ def _numba_section():
             numba.set_num_threads(before)
 
 
-def _compile(qrels, plan, meta, options):
+def _compile(qrels, plan, meta, columns):
     """Evaluate a one-row frame of the run's dtypes with compiled kernels, so that numba's
     disk cache holds them before workers start."""
     import pandas as pd
 
     if _jit._forced_mode() == "python":
         return
-    query_col, doc_col, score_col = options[:3]
+    query_col, doc_col, score_col = columns[:3]
     row = {}
     for col, value in ((query_col, qrels.query_ids[0] if qrels.n_queries else "q"),
                        (doc_col, "d"), (score_col, 1.0)):
         kind = meta[col].dtype.kind
         row[col] = pd.Series([1 if kind in "iu" else value], dtype=meta[col].dtype)
     with _jit.tier(1 << 40):
-        _evaluate_rows(pd.DataFrame(row), qrels, plan, options)
+        _evaluate_rows(pd.DataFrame(row), qrels, plan, columns)
 
 
 # -- reading TREC run files --------------------------------------------------------------

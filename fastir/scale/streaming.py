@@ -25,8 +25,9 @@ from fastir.io import _scan, trec
 from fastir.io.inputs import as_qrels, warn_if_disjoint
 from fastir.model.data import InputError, Run
 from fastir.model.ids import common_kind
-from fastir.model.join import Joined, join
+from fastir.model.join import Joined
 from fastir.model.values import assemble
+from fastir.options import Options
 from fastir.progress import Progress, wanted
 
 __all__ = ["evaluate_file"]
@@ -62,10 +63,12 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     if third_column not in ("auto", "rank", "score"):
         raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
                          f"{third_column!r}")
-    plan = Plan.of(measures, relevance_level, num_docs, compat)
+    options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
+                      judged_only=judged_only, num_docs=num_docs, compat=compat)
+    plan = Plan.of(measures, options)
     source = trec.source_name(run_path)
     qrels = as_qrels(qrels)
-    state = Combined(qrels, plan, missing)
+    state = Combined(qrels, plan, options.missing)
     reader = _ChunkReader(source, third_column)
     size = _size(run_path)
     own = not isinstance(progress, Progress)
@@ -78,9 +81,9 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
             del chunk  # (a mapped window is unmapped once nothing holds it)
             if run is None:
                 continue
-            if compat == "9.0.8":
+            if options.compat == "9.0.8":
                 run = run.in_float32()
-            state.add(evaluate_part(qrels, plan, run, max_docs, judged_only))
+            state.add(evaluate_part(qrels, plan, run, options))
         if reader.layout is None:
             raise InputError(f"{source}: empty run file (no result lines)")
         return state.results(source)
@@ -99,15 +102,15 @@ queries, their values, ``{key: texts}`` of text measures, its run queries withou
 judgments, whether integer qrels ids matched its ids as text, and its number of queries."""
 
 
-def evaluate_part(qrels, plan, run, max_docs, judged_only):
-    """The :class:`Part` of ``run``, whose queries are complete (in no other part)."""
-    joined = join(qrels, run, max_docs=max_docs, judged_only=judged_only, missing="skip")
-    values = plan.values(joined, qrels)
-    strings = plan.texts(joined)
+def evaluate_part(qrels, plan, run, options):
+    """The :class:`Part` of ``run``, whose queries are complete (in no other part): its
+    queries in both, evaluated under ``options``."""
+    results, joined = plan.evaluate(qrels, run, options.replace(missing="skip"),
+                                    check=None)
     text_ids = qrels.query_ids.is_int and not common_kind(qrels.query_ids,
                                                           run.query_ids)[0].is_int
-    return Part(joined.qrels_query, values, strings, joined.ignored_run_queries, text_ids,
-                run.n_queries)
+    return Part(joined.qrels_query, results.values, results.strings,
+                joined.ignored_run_queries, text_ids, run.n_queries)
 
 
 class Combined:
@@ -115,8 +118,6 @@ class Combined:
     gives what :func:`fastir.evaluate` gives on the whole run."""
 
     def __init__(self, qrels, plan, missing):
-        if missing not in ("zero", "skip"):
-            raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
         self.qrels, self.plan, self.missing = qrels, plan, missing
         self.values = np.zeros((qrels.n_queries, len(plan.parsed)))
         self.in_run = np.zeros(qrels.n_queries, dtype=bool)

@@ -22,6 +22,7 @@ import fastir
 from fastir import _jit
 from fastir.engine import Plan
 from fastir.measures.registry import parse
+from fastir.options import Options
 from fastir.preferences import evaluate_prefs
 
 pytestmark = [pytest.mark.one_engine,
@@ -135,8 +136,8 @@ def undefined_recount(fmt, judged, run):
         return False
     prefs = fastir.read_prefs(judged, format=fmt)
     plan = Plan(["all_prefs"], judgments="prefs")
-    return any(evaluate_prefs(plan, prefs, fastir.read_run(run), max_docs=m).undefined.any()
-               for m in (None, 2, 3))
+    return any(evaluate_prefs(plan, prefs, fastir.read_run(run),
+                              Options(max_docs=m)).undefined.any() for m in (None, 2, 3))
 
 
 @pytest.mark.parametrize("engine_, seeds", [("python", range(0, 40)),

@@ -11,6 +11,7 @@ from fastir import _jit
 from fastir.io import _scan
 from fastir.model import prefs as prefs_model
 from fastir.model.prefs_join import join_prefs
+from fastir.options import Options
 
 DOCS = st.sampled_from(["d1", "d10", "d2", "D3", "é", "e#5", "7", "70", "x"])
 LINES = st.lists(st.tuples(st.sampled_from(["q1", "q2", "10"]), st.sampled_from(["u1", "u2"]),
@@ -59,7 +60,7 @@ def test_positions_and_values_agree_in_both_engines(lines, run, max_docs):
     for mode in ("python", "numba"):
         with _jit.forced(mode):
             joined = join_prefs(prefs.judged().qrels, fastir.Run.from_dict(run),
-                                max_docs=max_docs)
+                                Options(max_docs=max_docs))
             try:
                 values = fastir.evaluate(prefs, run, ["all_prefs"], max_docs=max_docs).values
             except fastir.InputError as exc:

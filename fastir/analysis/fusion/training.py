@@ -220,7 +220,7 @@ def _pair_labels(qrels, pairs):
     qids, dids = pairs.candidate_arrays()
     candidates = Run.from_arrays(qids, dids, np.arange(len(qids), dtype=np.float64),
                                  source="candidates")
-    joined = join(qrels, candidates, missing="zero", as_candidates=True)
+    joined = join(qrels, candidates, as_candidates=True)
     codes = np.full(pairs.n_pairs, -1, dtype=np.int64)
     codes[candidates.scores[joined.rows].astype(np.int64)] = joined.labels
     return codes
