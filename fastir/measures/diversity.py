@@ -14,18 +14,8 @@ import math
 from collections import namedtuple
 
 from fastir._jit import helper, pjit, prange
-from fastir.measures.kernels import (
-    ALPHA_DCG,
-    CUTOFF,
-    ERR_IA,
-    KIND,
-    LEVEL,
-    NERR_IA,
-    NNRBP,
-    NRBP,
-    P_IA,
-    ST_RECALL,
-)
+from fastir.measures.kernels import CUTOFF, KIND, LEVEL
+from fastir.measures.registry import ALPHA_DCG, ERR_IA, NERR_IA, NNRBP, NRBP, P_IA, ST_RECALL
 
 #: A query's subtopic judgments (see :class:`fastir.model.subtopics.Subtopics`): documents at
 #: ``indptr[q]:indptr[q + 1]`` (the qrels rows' bounds), each with its pairs
