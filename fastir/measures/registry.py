@@ -20,8 +20,22 @@ Names are accepted in three dialects:
 - ranx: ``ndcg@10``, ``ndcg_burges@10``, ``precision@5``, ``recall@100``, ``mrr@10``,
   ``map@100``, ``hit_rate@5``, ``r-precision``, ``bpref``, with ``-l2`` for relevance level 2.
 
-Adding a measure is one :class:`Family` here, its kernel case (``fastir/kernels.py``) and its
-naive reference (``tests/naive.py``).
+Adding a measure touches three places (AP_IA was added so: ``git log -S 'AP_IA = '``):
+
+1. Here: its case number, one more constant in the block of its helper module under "kernel
+   cases" below, and one :class:`Family` in ``FAMILIES`` (``path``: which kernel computes it;
+   ``formula``: its value on a query; ``examples``: the names the tests evaluate).
+2. Its case in the helper module of its family, which the path's switch calls:
+   ``fastir/measures/precision.py`` (paths "ranks" and "set"), ``dcg.py`` ("gains", and its
+   loops beside the ideal gains), ``own.py``, ``err.py``, ``cwl.py`` ("own": a family module
+   the "own" switch, ``fastir/measures/kernels.py``, does not call yet needs a line there),
+   ``diversity.py`` ("subtopics") or ``prefs.py`` ("prefs").
+3. Its naive reference: one function in the family's module of ``tests/naive/``, named in
+   ``REFERENCES`` (``tests/naive/table.py``; the diversity and C/W/L families by their
+   module's tuple of names).
+
+The tests then check it against the reference on drawn inputs and requests, on both
+engines; a peer that has it gets a test against that peer too.
 """
 
 import math
@@ -425,7 +439,7 @@ class Family:
     it is not defined on), raised as an error naming the measure and the query.
     ``versions``: the trec_eval versions that have it. ``examples``: names the tests
     evaluate (the last is listed). ``formula``: what its value is on a query, in the
-    notation of :data:`FORMULA_NOTATION` (checked against tests/naive.py; the catalogue and
+    notation of :data:`FORMULA_NOTATION` (checked against tests/naive/; the catalogue and
     ``fastir measures`` show it).
 
     Two paths read other judgments than qrels (trec_eval's other ``-R`` formats): "prefs"
