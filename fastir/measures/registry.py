@@ -142,6 +142,7 @@ NRBP = 51
 NNRBP = 52
 P_IA = 53
 ST_RECALL = 54
+AP_IA = 58
 STRING = -1  # measures whose value is text (relstring): no kernel case
 
 
@@ -779,6 +780,12 @@ FAMILIES = {f.name: f for f in (
            "(ndeval's strec)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
            cutoff_required=True, examples=("StRecall@5", "StRecall@1"),
            formula="|{s : some d_i, i <= k, is relevant to s}| / |S|"),
+    Family("AP_IA", AP_IA, "Intent-aware average precision (ndeval's MAP-IA): each intent's "
+           "AP over the whole ranking, averaged over the intents." + DIVERSITY_NOTE,
+           path="subtopics", aliases=("MAP_IA",), examples=("AP_IA", "AP_IA(rel=2)"),
+           formula="mean over the intents s of (sum of P_s@i over the ranks i <= n with d_i "
+                   "relevant to s, divided by R_s); P_s@i: the documents relevant to s in the "
+                   "top i, over i; R_s: the judged documents relevant to s"),
     Family("Unj", UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),

@@ -6,7 +6,7 @@ import math
 
 #: ndeval's intent-aware measures (TREC Web track; pyndeval, ir_measures' diversity).
 DIVERSITY_FAMILIES = ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP",
-                      "P_IA", "StRecall")
+                      "P_IA", "StRecall", "AP_IA")
 
 
 def _subtopic_order(names) -> list:
@@ -35,6 +35,9 @@ def diversity(family: str, judged: dict, ranked: list, *, cutoff: int | None = N
       nNRBP: over the greedy ideal's (0 when that is 0; ndeval gives NaN).
     - P_IA@k: relevant (doc, subtopic) pairs in the top k over k S; StRecall@k: subtopics
       with a relevant doc in the top k over S.
+    - AP_IA (ndeval's MAP-IA): per intent s with R_s judged docs relevant to it, the sum of
+      (docs relevant to s in the top i) / i at each rank i of a doc relevant to s, over
+      R_s; the mean of these over the S intents.
     """
     subtopics = _subtopic_order({s for pairs in judged.values() for s in pairs})
     relevant = {doc: [s for s in subtopics if pairs.get(s, rel - 1) >= rel]
@@ -83,6 +86,19 @@ def diversity(family: str, judged: dict, ranked: list, *, cutoff: int | None = N
 
     if family == "P_IA":
         return sum(len(relevant.get(doc, [])) for doc in top) / (k * intents)
+    if family == "AP_IA":  # ndeval's MAP-IA: each intent's AP (over its R_s), their mean
+        total = 0.0
+        for s in subtopics:
+            r_s = sum(1 for doc in relevant if s in relevant[doc])
+            if r_s == 0:
+                continue
+            found, ap = 0, 0.0
+            for i, doc in enumerate(ranked):
+                if s in relevant.get(doc, []):
+                    found += 1
+                    ap += found / (i + 1.0)
+            total += ap / r_s
+        return total / intents
     if family == "StRecall":
         return len({s for doc in top for s in relevant.get(doc, [])}) / intents
     if family in ("NRBP", "nNRBP"):
