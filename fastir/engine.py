@@ -19,6 +19,7 @@ from fastir.measures import diversity as DK
 from fastir.measures import kernels
 from fastir.measures.registry import (
     GAINS,
+    HOW,
     JUDGED_ONLY,
     MULT,
     RANK,
@@ -211,7 +212,7 @@ class Plan:
                 for key, m in zip(self.keys, self.parsed) if m.spec.kind == STRING}
 
 
-_NAN_KEEPING = (kernels.HOW["mean"], kernels.HOW["sum"])  # summaries NaN when a value is
+_NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 
 @functools.lru_cache(maxsize=128)

@@ -17,8 +17,7 @@ import numpy as np
 from fastir import _jit
 from fastir.engine import Plan
 from fastir.measures import prefs as PK
-from fastir.measures.kernels import NUM_Q
-from fastir.measures.registry import make
+from fastir.measures.registry import NUM_Q, make
 from fastir.model.data import Run
 from fastir.model.errors import InputError
 from fastir.model.ids import common_kind, merge_sorted_ids

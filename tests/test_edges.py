@@ -8,7 +8,7 @@ from conftest import sigint_default
 from test_adversarial import useful
 
 import fastir
-from fastir.measures.kernels import MAX_EXP_LABEL
+from fastir.measures.common import MAX_EXP_LABEL
 
 pytestmark = pytest.mark.one_engine
 

@@ -13,6 +13,7 @@ from fastir.io.trec import NoResultLines, read_qrels, source_name
 from fastir.measures import kernels, trec_requests
 from fastir.measures.registry import (
     FAMILIES,
+    HOW,
     NICKNAMES,
     TREC_NAMES,
     UncomputableMeasureError,
@@ -321,7 +322,7 @@ def _summaries(parsed, values, divisor, zscores):
     divided by ``divisor`` (9.0.8 -c: every judged query; geometric means then count each
     missing query as the floor 1e-5, in one step, as 9.0.8 does). Z-scores of geometric
     measures are already logs: their mean is exponentiated."""
-    sums = np.array([kernels.HOW["sum"]] * values.shape[1], dtype=np.int64)
+    sums = np.array([HOW["sum"]] * values.shape[1], dtype=np.int64)
     totals = _jit.select(kernels.summaries, values.size)(values[None], sums)[0]
     means = np.zeros(values.shape[1])
     for j, m in enumerate(parsed):

@@ -1,6 +1,8 @@
-"""The measures: the registry (``registry``: the one place a measure is described, and the
-three name dialects), the fused kernel (``kernels``), the diversity pass (``diversity``) and
-the kernels of dense batches and bound candidates (``dense``).
+"""The measures: the registry (``registry``: the one place a measure is described, its kernel
+case included, and the three name dialects), the fused kernel (``kernels``: the driver, which
+calls the families' helper modules ``precision``, ``dcg``, ``own``, ``err`` and ``cwl``;
+``common``: what they share), the diversity pass (``diversity``) and the kernels of dense
+batches and bound candidates (``dense``).
 
 The registry's public names are importable from here too (``from fastir.measures import
 parse``).

@@ -26,10 +26,8 @@ import numpy as np
 from fastir._jit import helper, pjit, prange
 from fastir.measures.kernels import (
     CUTOFF,
-    DCG,
     GAIN,
     KIND,
-    NDCG,
     Spec,
     Work,
     count_at_least,
@@ -37,6 +35,7 @@ from fastir.measures.kernels import (
     query_value,
     summarise,
 )
+from fastir.measures.registry import DCG, NDCG
 from fastir.model.ranking import RankKey, rank_sort, ranks_before
 from fastir.model.values import float32_score
 

@@ -14,12 +14,11 @@ import math
 from collections import namedtuple
 
 from fastir._jit import helper, pjit, prange
-from fastir.measures.kernels import (
+from fastir.measures.kernels import CUTOFF, KIND, LEVEL
+from fastir.measures.registry import (
     ALPHA_DCG,
-    CUTOFF,
+    AP_IA,
     ERR_IA,
-    KIND,
-    LEVEL,
     NERR_IA,
     NNRBP,
     NRBP,
@@ -118,6 +117,8 @@ def diversity_value(spec, m, ranked, lo, hi, judgments, sc, n_subtopics):
     n_intents = _intents(lo, hi, level, judgments, sc[COVERED], n_subtopics)
     if n_intents == 0:
         return 0.0
+    if kind == AP_IA:
+        return _ap_ia(ranked, lo, hi, level, judgments, sc, n_subtopics, n_intents)
     top = len(ranked) if k == 0 else min(k, len(ranked))
     gain = sc[GAIN]
     for s in range(n_subtopics):
@@ -131,6 +132,34 @@ def diversity_value(spec, m, ranked, lo, hi, judgments, sc, n_subtopics):
                      judgments, sc, n_subtopics, n_intents)
     return _alpha_dcg(kind, ranked, top, k, lo, hi, level, spec.params[m, 0], judgments, sc,
                       n_subtopics, n_intents)
+
+
+@helper
+def _ap_ia(ranked, lo, hi, level, judgments, sc, n_subtopics, n_intents):
+    """MAP-IA as ndeval computes it: per intent, the sum over the ranks i (from 0) of the
+    documents relevant to it so far / (i + 1) at each one relevant to it, over its
+    relevant judged documents; these summed in subtopic order, over the intents."""
+    judged, found, total = sc[TAKEN], sc[GAIN], sc[IDEAL]
+    for s in range(n_subtopics):
+        judged[s] = 0.0
+        found[s] = 0.0
+        total[s] = 0.0
+    for t in range(judgments.pairs[lo], judgments.pairs[hi]):
+        if judgments.label[t] >= level:
+            judged[judgments.subtopic[t]] += 1.0
+    for i in range(len(ranked)):
+        if ranked[i] >= 0:
+            p = lo + ranked[i]
+            for t in range(judgments.pairs[p], judgments.pairs[p + 1]):
+                if judgments.label[t] >= level:
+                    s = judgments.subtopic[t]
+                    found[s] += 1.0
+                    total[s] += found[s] / (i + 1.0)
+    value = 0.0
+    for s in range(n_subtopics):
+        if judged[s] > 0.0:
+            value += total[s] / judged[s]
+    return value / n_intents
 
 
 @helper

@@ -20,8 +20,22 @@ Names are accepted in three dialects:
 - ranx: ``ndcg@10``, ``ndcg_burges@10``, ``precision@5``, ``recall@100``, ``mrr@10``,
   ``map@100``, ``hit_rate@5``, ``r-precision``, ``bpref``, with ``-l2`` for relevance level 2.
 
-Adding a measure is one :class:`Family` here, its kernel case (``fastir/kernels.py``) and its
-naive reference (``tests/naive.py``).
+Adding a measure touches three places (AP_IA was added so: ``git log -S 'AP_IA = '``):
+
+1. Here: its case number, one more constant in the block of its helper module under "kernel
+   cases" below, and one :class:`Family` in ``FAMILIES`` (``path``: which kernel computes it;
+   ``formula``: its value on a query; ``examples``: the names the tests evaluate).
+2. Its case in the helper module of its family, which the path's switch calls:
+   ``fastir/measures/precision.py`` (paths "ranks" and "set"), ``dcg.py`` ("gains", and its
+   loops beside the ideal gains), ``own.py``, ``err.py``, ``cwl.py`` ("own": a family module
+   the "own" switch, ``fastir/measures/kernels.py``, does not call yet needs a line there),
+   ``diversity.py`` ("subtopics") or ``prefs.py`` ("prefs").
+3. Its naive reference: one function in the family's module of ``tests/naive/``, named in
+   ``REFERENCES`` (``tests/naive/table.py``; the diversity and C/W/L families by their
+   module's tuple of names).
+
+The tests then check it against the reference on drawn inputs and requests, on both
+engines; a peer that has it gets a test against that peer too.
 """
 
 import math
@@ -29,7 +43,7 @@ import re
 
 import numpy as np
 
-from fastir.measures import kernels as K
+from fastir.measures import common
 from fastir.measures import prefs as PK
 
 #: The largest rank cutoff, relevance level or gain label (labels are 32-bit integers).
@@ -40,7 +54,7 @@ TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 TREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
-GAINS = {"log2": K.GAIN_LINEAR, "exp-log2": K.GAIN_EXP}
+GAINS = {"log2": common.GAIN_LINEAR, "exp-log2": common.GAIN_EXP}
 
 #: The notation of the families' formulas (:attr:`Family.formula`).
 FORMULA_NOTATION = (
@@ -55,7 +69,84 @@ FORMULA_NOTATION = (
     "and l >= 1, else 0 (dcg='exp-log2': 2^l - 1; gains='1=3,2=9': the table's gain, other "
     "labels their own). log2 is the base-2 logarithm: rank i is discounted by log2(i + 1). "
     "A division by 0 gives 0 unless said otherwise.")
-STRING = -1  # kernel kind of measures whose value is text (relstring)
+
+
+#: A family's ``aggregate`` as the case of the summary kernel
+#: (:func:`fastir.measures.kernels.summarise`).
+HOW = {"mean": 0, "sum": 1, "gmean": 2, "none": 3}
+
+# -- kernel cases ----------------------------------------------------------------------
+# A family's ``kind``: the case of its path's kernel function that computes it, one number
+# each (shared by the families that differ only in how they are summarised or judged:
+# GMAP, APAvgJG are AP). The kernels import these names from here; each block is one
+# helper module's cases (``fastir/measures/<module>.py``).
+# counts (fastir.measures.kernels: the query's counts only)
+NUM_Q = 0
+NUM_RET = 1
+NUM_REL = 2
+# precision (the rank prefix rows: at the cutoff, or anywhere down to the end)
+NUM_REL_RET = 3
+NUM_NONREL_JUDGED_RET = 4
+AP = 5
+RPREC = 6
+RR = 8
+IPREC = 9
+P = 10
+RECALL_AT = 11
+SUCCESS = 13
+SET_P = 14
+SET_R = 15
+SET_F = 16
+RPREC_MULT = 20
+UTILITY = 21
+IPREC_AVG = 22
+REL_P = 27
+SET_REL_P = 28
+SET_AP = 29
+UNJ = 32
+YAAP = 33
+ACCURACY = 37
+HITS = 55  # ranx's
+F1 = 56  # ranx's
+FALLOUT = 57  # torchmetrics' RetrievalFallOut
+# dcg (the gain prefix rows, and the loops beside the ideal gains)
+NDCG = 12
+DCG = 17
+IDEAL_DCG = 18
+BING = 23
+G = 24
+NDCG_REL = 25
+RNDCG = 26
+# own (loops of their own over the ranking's labels)
+BPREF = 7
+INFAP = 19
+RBP = 30
+RBP_RESID = 31
+JUDGED = 36
+COMPATIBILITY = 38
+# err
+ERR = 34
+NERR = 35
+# cwl (the C/W/L family, BPM .. INSQ: one helper)
+BPM = 39
+SDCG = 40
+NERR8 = 41
+NERR9 = 42
+NERR10 = 43
+NERR11 = 44
+INST = 45
+INSQ = 46
+# diversity (its own kernel, over subtopic judgments)
+ALPHA_DCG = 47
+ALPHA_NDCG = 48
+ERR_IA = 49
+NERR_IA = 50
+NRBP = 51
+NNRBP = 52
+P_IA = 53
+ST_RECALL = 54
+AP_IA = 58
+STRING = -1  # measures whose value is text (relstring): no kernel case
 
 
 class UnknownMeasureError(ValueError):
@@ -187,7 +278,7 @@ JUDGED_ONLY = Param("judged_only", "bool", False, doc="drop the unjudged documen
                     "judged_only)")
 
 MAX_GRADE = Param("max_grade", "rank", 4, high=64, doc="the largest label (gdeval: 4)")
-EXP_GAIN_OVERFLOW = (f"a judged label is {K.MAX_EXP_LABEL} or more, whose exponential gain "
+EXP_GAIN_OVERFLOW = (f"a judged label is {common.MAX_EXP_LABEL} or more, whose exponential gain "
                      "2**label - 1 overflows (dcg='exp-log2'); use dcg='log2' or smaller labels")
 LABEL_ABOVE_MAX_GRADE = ("a judged label is above max_grade; give the largest label, e.g. "
                          "ERR(max_grade=5)@20")
@@ -286,7 +377,7 @@ JUDGMENT_FORMATS = {"prefs": ("prefs", "qrels_prefs"), "groups": ("qrels_jg",)}
 
 def judgment_formats(family):
     """The trec_eval ``-R`` formats a family's judgments come in (``num_q``: any)."""
-    if family.kind == K.NUM_Q and family.path == "counts":
+    if family.kind == NUM_Q and family.path == "counts":
         return ("qrels", "prefs", "qrels_prefs", "qrels_jg")
     return JUDGMENT_FORMATS.get(family.path, ("qrels",))
 
@@ -336,7 +427,7 @@ class Family:
     it is not defined on), raised as an error naming the measure and the query.
     ``versions``: the trec_eval versions that have it. ``examples``: names the tests
     evaluate (the last is listed). ``formula``: what its value is on a query, in the
-    notation of :data:`FORMULA_NOTATION` (checked against tests/naive.py; the catalogue and
+    notation of :data:`FORMULA_NOTATION` (checked against tests/naive/; the catalogue and
     ``fastir measures`` show it).
 
     Two paths read other judgments than qrels (trec_eval's other ``-R`` formats): "prefs"
@@ -366,49 +457,49 @@ class Family:
 
 
 FAMILIES = {f.name: f for f in (
-    Family("NumQ", K.NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
+    Family("NumQ", NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
            aggregate="sum", integer=True, empty="value",
            trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query"),
-    Family("NumRet", K.NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
+    Family("NumRet", NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
            path="counts", params=(), aggregate="sum", integer=True,
            trec=(TrecName("num_ret", 2),), formula="n"),
-    Family("NumRel", K.NUM_REL, "Number of judged documents with label >= rel.",
+    Family("NumRel", NUM_REL, "Number of judged documents with label >= rel.",
            path="counts", aggregate="sum", integer=True, empty="value",
            trec=(TrecName("num_rel", 3),), formula="R"),
-    Family("NumRelRet", K.NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
+    Family("NumRelRet", NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
            aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),), formula="r(n)"),
-    Family("NumNonRelJudgedRet", K.NUM_NONREL_JUDGED_RET,
+    Family("NumNonRelJudgedRet", NUM_NONREL_JUDGED_RET,
            "Number of judged non-relevant documents retrieved.", path="set", aggregate="sum",
            integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),),
            formula="#{i <= n : 0 <= l_i < rel}"),
-    Family("AP", K.AP, "Average precision (divided by the number of relevant documents R).",
+    Family("AP", AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
                                                           cut=True)),
            aliases=("MAP",), ranx=("map",),
            examples=("AP", "AP@3"),
            formula="sum of P@i over the ranks i <= k with rel_i = 1, divided by R (map: k = n; "
                    "map_cut_k: the top k, still over R)"),
-    Family("GMAP", K.AP, "Average precision, summarised by the geometric mean (values floored "
+    Family("GMAP", AP, "Average precision, summarised by the geometric mean (values floored "
            "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),),
            formula="exp(mean over the queries of log(max(AP, 1e-5)))"),
-    Family("Rprec", K.RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
+    Family("Rprec", RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
            aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R"),
-    Family("Bpref", K.BPREF, "Binary preference (Buckley & Voorhees).", path="own",
+    Family("Bpref", BPREF, "Binary preference (Buckley & Voorhees).", path="own",
            unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",),
            formula="sum over the relevant retrieved d of (1 - min(m_d, R) / min(N, R)), divided by "
                    "R; m_d: the judged non-relevant documents ranked above d (a term is 1 when m_d "
                    "= 0; unjudged documents are skipped)"),
-    Family("RR", K.RR, "Reciprocal rank of the first relevant document (within the cutoff).",
+    Family("RR", RR, "Reciprocal rank of the first relevant document (within the cutoff).",
            cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
            examples=("RR", "RR@2"), formula="1 / i for the first i <= k with rel_i = 1; 0 if none"),
-    Family("IPrec", K.IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
+    Family("IPrec", IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
            "rounding).", path="set", cutoff=RECALL, cutoff_required=True,
            trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
            examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0"),
            formula="max of P@i over the ranks i >= i_c: c = lround(x R) (x the recall level; "
                    "9.0.8: (long)(x R + 0.9)), i_c the rank of the c-th relevant document "
                    "retrieved (the first for c = 0); 0 when c > r(n)"),
-    Family("P", K.P, "Precision at k.", cutoff=RANK, cutoff_required=True,
+    Family("P", P, "Precision at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
            ranx=("precision",),
            examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k"),
@@ -418,61 +509,61 @@ FAMILIES = {f.name: f for f in (
            examples=("RelString@3",),
            formula="the labels of d_1 .. d_k as characters: 0-9, '>' above 9, '-' a document not "
                    "judged, '.' a negative label"),
-    Family("R", K.RECALL, "Recall at k.", cutoff=RANK, cutoff_required=True,
+    Family("R", RECALL_AT, "Recall at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
            ranx=("recall",),
            examples=("R@3", "R@50"), formula="r(k) / R"),
-    Family("infAP", K.INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
+    Family("infAP", INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
            "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),),
            formula="sum over the relevant retrieved d_j (j its 0-based rank) of 1 if j = 0, else "
                    "1/(j+1) + (j/(j+1)) (a/j) ((b + e)/(b + c + 2e)), divided by R: above d_j, b "
                    "relevant and c judged non-relevant documents, a = b + c + the documents of "
                    "negative label; e = 1e-5 (documents not in the qrels count in j only)"),
-    Family("GMBpref", K.BPREF, "Bpref, summarised by the geometric mean (values floored at "
+    Family("GMBpref", BPREF, "Bpref, summarised by the geometric mean (values floored at "
            "1e-5).", path="own", aggregate="gmean", unjudged=True,
            trec=(TrecName("gm_bpref", 15, per_query=False),),
            formula="exp(mean over the queries of log(max(Bpref, 1e-5)))"),
-    Family("RprecMult", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).", path="set",
+    Family("RprecMult", RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).", path="set",
            cutoff=MULT, cutoff_required=True,
            trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
            examples=("RprecMult@0.2", "RprecMult@1.5"),
            formula="P@c, c = (long)(x R + 0.9) (x the multiple; r(n) / c when c > n); 0 when c = "
                    "0"),
-    Family("Utility", K.UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
+    Family("Utility", UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
            "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
            num_docs="read", empty="emptied", trec=(TrecName("utility", 17, "single"),),
            examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)"),
            formula="a r(n) + b (n - r(n)) + c (R - r(n)) + d (num_docs - n - R + r(n))"),
-    Family("IPrecAvg", K.IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
+    Family("IPrecAvg", IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
            path="own", trec=(TrecName("11pt_avg", 18, "single"),),
            examples=("IPrecAvg", "IPrecAvg(recalls='0.25,0.5,0.75')"),
            formula="mean of IPrec@x over the recall levels x (0, 0.1, ..., 1)"),
-    Family("BinG", K.BING, "Binary G (trec_eval binG).", path="own",
+    Family("BinG", BING, "Binary G (trec_eval binG).", path="own",
            trec=(TrecName("binG", 19),), aliases=("binG",),
            formula="sum over the relevant retrieved d_i of 1 / log2(2 + m_i), divided by R; m_i: "
                    "the documents above d_i that are not relevant; 0 when none is retrieved"),
-    Family("G", K.G, "Gain discounted by the ideal gain still missing (trec_eval G).",
+    Family("G", G, "Gain discounted by the ideal gain still missing (trec_eval G).",
            path="own", params=(REL, GAIN_TABLE), level_free=True, ideal="whole",
            trec=(TrecName("G", 20, "single"),),
            formula="sum over i <= n of g_i / log2(2 + C_i - (g_1 + ... + g_i)), divided by the sum "
                    "of the ideal gains: g_i = l_i (0 below 1), C_i = sum over j <= i of max(I_j, "
                    "1), I the judged documents' gains descending (0 beyond them)"),
-    Family("DCG", K.DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
+    Family("DCG", DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
            invalid=EXP_GAIN_OVERFLOW, trec=(TrecName("dcg", 21, "single", all_trec=False),),
            versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')"),
            formula="sum over i <= k of g(l_i) / log2(i + 1)"),
-    Family("IDCG", K.IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
+    Family("IDCG", IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, invalid=EXP_GAIN_OVERFLOW,
            empty="value", ideal="cutoff",
            trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2"),
            formula="sum over i <= k of I_i / log2(i + 1); I: the positive gains of every judged "
                    "document, descending"),
-    Family("nDCG", K.NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
+    Family("nDCG", NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
            level_free=True, invalid=EXP_GAIN_OVERFLOW, ideal="cutoff",
@@ -485,57 +576,57 @@ FAMILIES = {f.name: f for f in (
                    "sum over I, the positive gains of every judged document (retrieved or not) "
                    "descending; 0 when that is 0. trec_eval's ndcg: g(l) = l for l >= 1 (whatever "
                    "-l), k = n for the run and all of I"),
-    Family("nDCGRel", K.NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
+    Family("nDCGRel", NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("ndcg_rel", 24, "single"),),
            formula="mean over the R' documents of positive gain of nDCG@i at the rank i of each "
                    "retrieved one, and of nDCG@n for each one not retrieved"),
-    Family("RnDCG", K.RNDCG, "nDCG averaged at the R levels where the ideal gain changes.",
+    Family("RnDCG", RNDCG, "nDCG averaged at the R levels where the ideal gain changes.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("Rndcg", 25, "single"),),
            aliases=("Rndcg",),
            formula="mean of nDCG@b over the ranks b that end a grade of the ideal ranking (its "
                    "gain drops after b), and over n when the ranking is longer than the ideal; 0 "
                    "when R = 0"),
-    Family("RelP", K.REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
+    Family("RelP", REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
            cutoff_required=True,
            trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
            examples=("RelP@3",), formula="r(k) / min(k, R)"),
-    Family("Success", K.SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
+    Family("Success", SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
            ranx=("hit_rate",),
            examples=("Success@2",), formula="1 if r(k) > 0, else 0"),
-    Family("Hits", K.HITS, "Relevant documents in the top k (the whole ranking without k), "
+    Family("Hits", HITS, "Relevant documents in the top k (the whole ranking without k), "
            "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5"),
            formula="r(k)"),
-    Family("F1", K.F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
+    Family("F1", F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
            examples=("F1", "F1@5"), formula="2 P Q / (P + Q), P = r(k) / k, Q = r(k) / R"),
-    Family("FallOut", K.FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
+    Family("FallOut", FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
            "top k over all judged non-relevant documents (label < rel); 0 without one "
            "(torchmetrics' RetrievalFallOut with empty_target_action='neg').", cutoff=RANK,
            ideal="whole",
            examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5"),
            formula="#{i <= k : 0 <= l_i < rel} / N"),
-    Family("SetP", K.SET_P, "Precision of the whole ranking.", path="set",
+    Family("SetP", SET_P, "Precision of the whole ranking.", path="set",
            trec=(TrecName("set_P", 30),), formula="r(n) / n"),
-    Family("SetRelP", K.SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
+    Family("SetRelP", SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            path="set",
            trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)"),
-    Family("SetR", K.SET_R, "Recall of the whole ranking.", path="set",
+    Family("SetR", SET_R, "Recall of the whole ranking.", path="set",
            trec=(TrecName("set_recall", 32),), formula="r(n) / R"),
-    Family("SetAP", K.SET_AP, "Set precision times set recall.", path="set",
+    Family("SetAP", SET_AP, "Set precision times set recall.", path="set",
            trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)"),
-    Family("SetF", K.SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
+    Family("SetF", SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
            "as trec_eval.", path="set", params=(REL, Param("beta", "float", 1.0, low=0.0)),
            trec=(TrecName("set_F", 34, "single"),),
            examples=("SetF", "SetF(beta=0.5)"),
            formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R"),
-    Family("YAAP", K.YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
+    Family("YAAP", YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            path="set",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),),
            formula="ln((1 + s) / (1 + R - s)), s = sum of P@i over the ranks i with rel_i = 1"),
-    Family("RBP", K.RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
+    Family("RBP", RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
            path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True), REL,
                                Param("scaled", "bool", True, doc="gains divided by the "
                                      "query's largest label (trec_eval); False: the labels "
@@ -545,37 +636,37 @@ FAMILIES = {f.name: f for f in (
            examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)"),
            formula="(1 - p) sum over i <= n of g_i p^(i-1): g_i = l_i / L (L the query's largest "
                    "label when above 1), 0 below rel and below 1; scaled=False: g_i = l_i"),
-    Family("RBPResid", K.RBP_RESID, "Rank-biased precision's residual from unjudged "
+    Family("RBPResid", RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",),
            formula="p^n + (1 - p) sum over the unjudged d_i (not judged, or a negative label) of "
                    "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged"),
-    Family("ERR", K.ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
+    Family("ERR", ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
            "user stops at a document with probability (2^label - 1) / 2^max_grade; labels "
            "above max_grade are refused, as gdeval refuses them.", path="own", cutoff=RANK,
            params=(MAX_GRADE,), level_free=True, ideal="top", invalid=LABEL_ABOVE_MAX_GRADE,
            examples=("ERR", "ERR(max_grade=3)@3", "ERR@5"),
            formula="sum over i <= k of (R_i / i) prod over j < i of (1 - R_j), R_i = (2^l_i - 1) / "
                    "2^max_grade (0 when l_i <= 0)"),
-    Family("nERR", K.NERR, "ERR divided by the ERR of the ideal ranking (judged labels > 0, "
+    Family("nERR", NERR, "ERR divided by the ERR of the ideal ranking (judged labels > 0, "
            "descending; NTCIREVAL's nERR with gdeval's stop probabilities).", path="own",
            cutoff=RANK, params=(MAX_GRADE,), level_free=True, ideal="cutoff",
            invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5"),
            formula="ERR@k divided by ERR@k of the ideal ranking (the positive labels, descending); "
                    "0 without a positive label"),
-    Family("Judged", K.JUDGED, "Share of the top k with a judgment (any label, negative "
+    Family("Judged", JUDGED, "Share of the top k with a judgment (any label, negative "
            "ones too), over min(k, n) (ir_measures' Judged; trec_eval's unj divides by k and "
            "counts negative labels as unjudged).", path="own", cutoff=RANK, params=(),
            unjudged=True, examples=("Judged", "Judged@3"),
            formula="#{i <= min(k, n) : d_i judged} / min(k, n)"),
-    Family("Accuracy", K.ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
+    Family("Accuracy", ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
            "N the collection size (num_docs, trec_eval -N): the seed documents' Boolean "
            "accuracy, not ir_measures' pairwise Accuracy.", cutoff=RANK, empty="value",
            num_docs="required", invalid="num_docs is smaller than the documents retrieved "
            "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5"),
            formula="(TP + TN) / num_docs: TP = r(k), FP = min(k, n) - TP, FN = R - TP, TN = "
                    "num_docs - TP - FP - FN"),
-    Family("Compat", K.COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
+    Family("Compat", COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
            "2021): rank-biased overlap (persistence p) with the judged documents by label, "
            "normalised by the ideal's own (ir_measures' depth max(n, |ideal|)).", path="own",
            params=(Param("p", "float", 0.95, low=0.0, high=1.0, open=True),
@@ -586,97 +677,103 @@ FAMILIES = {f.name: f for f in (
                    "{b_1..b_i}| / i, divided by sum over i <= D of p^(i-1); I: the documents of "
                    "positive label, label descending (ties in ranking order, those not retrieved "
                    "last); D = max(n, |I|); normalize=False: RBO(d, I)"),
-    Family("BPM", K.BPM, "Bejewelled player model, static (Zhang et al. 2017), as cwl_eval: "
+    Family("BPM", BPM, "Bejewelled player model, static (Zhang et al. 2017), as cwl_eval: "
            "the user stops once the gain reaches T or at rank k; C/W/L expected utility per "
            "item." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS + (Param("T", "float", 1.0, low=0.0, doc="target gain"),),
            level_free=True, check=_cwl_check, examples=("BPM(max_rel=3)@5",
                                                         "BPM(T=2,max_rel=2)@10"),
            formula=CWL_FORMULA + "C(i) = 1 while g_1 + ... + g_i < T and i < k, else 0"),
-    Family("SDCG", K.SDCG, "Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains in [0, 1] over "
+    Family("SDCG", SDCG, "Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains in [0, 1] over "
            "the DCG@k of k fully relevant documents." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS + (Param("dcg", "choice", "log2",
                                                             choices=("log2",)),),
            level_free=True, check=_cwl_check,
            examples=("SDCG(max_rel=3)@5", "SDCG(min_rel=1,max_rel=2)@3"),
            formula=CWL_FORMULA + "C(i) = log2(i + 1) / log2(i + 2) for i < k, else 0"),
-    Family("NERR8", K.NERR8, "Not (but nearly) ERR, eq. 8 of Azzopardi, Mackenzie & Moffat "
+    Family("NERR8", NERR8, "Not (but nearly) ERR, eq. 8 of Azzopardi, Mackenzie & Moffat "
            "2021: C(i) = 1 - g(i) before rank k." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS, level_free=True, check=_cwl_check,
            examples=("NERR8(max_rel=3)@5",),
            formula=CWL_FORMULA + "C(i) = 1 - g_i for i < k, else 0"),
-    Family("NERR9", K.NERR9, "Not (but nearly) ERR, eq. 9: C(i) = i/(i+1) (1 - g(i)) before "
+    Family("NERR9", NERR9, "Not (but nearly) ERR, eq. 9: C(i) = i/(i+1) (1 - g(i)) before "
            "rank k." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS, level_free=True, check=_cwl_check,
            examples=("NERR9(max_rel=3)@5",),
            formula=CWL_FORMULA + "C(i) = i / (i + 1) (1 - g_i) for i < k, else 0"),
-    Family("NERR10", K.NERR10, "Not (but nearly) ERR, eq. 10: C(i) = p (1 - g(i))."
+    Family("NERR10", NERR10, "Not (but nearly) ERR, eq. 10: C(i) = p (1 - g(i))."
            + CWL_NOTE, path="own",
            params=CWL_PARAMS + (Param("p", "float", 0.9, low=0.0, high=1.0),),
            level_free=True, check=_cwl_check,
            examples=("NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)"),
            formula=CWL_FORMULA + "C(i) = p (1 - g_i)"),
-    Family("NERR11", K.NERR11, "Not (but nearly) ERR, eq. 11: C(i) = ((i + 2T - 1) / "
+    Family("NERR11", NERR11, "Not (but nearly) ERR, eq. 11: C(i) = ((i + 2T - 1) / "
            "(i + 2T))^2 (1 - g(i))." + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,),
            level_free=True, check=_cwl_check,
            examples=("NERR11(max_rel=3)", "NERR11(T=2,max_rel=2)"),
            formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)"),
-    Family("INST", K.INST, "INST (Moffat et al. 2015): C(i) = ((i + T + T_i - 1) / "
+    Family("INST", INST, "INST (Moffat et al. 2015): C(i) = ((i + T + T_i - 1) / "
            "(i + T + T_i))^2, T_i = T - the gain so far." + CWL_NOTE, path="own",
            params=CWL_PARAMS + (CWL_T,), level_free=True, check=_cwl_check,
            examples=("INST(max_rel=3)", "INST(T=3,max_rel=3)"),
            formula=CWL_FORMULA + "C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - (g_1 + "
                    "... + g_i)"),
-    Family("INSQ", K.INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
+    Family("INSQ", INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
            + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,), level_free=True,
            check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)"),
            formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2"),
-    Family("alpha_nDCG", K.ALPHA_NDCG, "alpha-nDCG (Clarke et al. 2008) as ndeval: novelty-"
+    Family("alpha_nDCG", ALPHA_NDCG, "alpha-nDCG (Clarke et al. 2008) as ndeval: novelty-"
            "discounted gains over the greedy ideal's." + DIVERSITY_NOTE, path="subtopics",
            cutoff=RANK, cutoff_required=True, params=(REL, ALPHA),
            examples=("alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@3", "alpha_nDCG(rel=2)@10"),
            formula="sum over i <= k of gain_i / log2(i + 1), divided by the same sum of the "
                    "greedy ideal ranking (at each rank the judged document of the largest "
                    "gain); 0 when the run gains nothing" + DIVERSITY_GAIN),
-    Family("alpha_DCG", K.ALPHA_DCG, "alpha-DCG as ndeval: over the DCG of a ranking relevant "
+    Family("alpha_DCG", ALPHA_DCG, "alpha-DCG as ndeval: over the DCG of a ranking relevant "
            "to every intent at every rank." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
            cutoff_required=True, params=(REL, ALPHA), examples=("alpha_DCG@5",),
            formula="sum over i <= k of gain_i / log2(i + 1), divided by the sum over i <= k "
                    "of |S| (1 - alpha)^(i-1) / log2(i + 1)" + DIVERSITY_GAIN),
-    Family("ERR_IA", K.ERR_IA, "Intent-aware ERR as ndeval: alpha is each intent's stop "
+    Family("ERR_IA", ERR_IA, "Intent-aware ERR as ndeval: alpha is each intent's stop "
            "probability, over a ranking relevant to every intent at every rank."
            + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
            params=(REL, ALPHA), examples=("ERR_IA@5", "ERR_IA(alpha=0.7)@2"),
            formula="sum over i <= k of gain_i / i, divided by the sum over i <= k of |S| "
                    "(1 - alpha)^(i-1) / i" + DIVERSITY_GAIN),
-    Family("nERR_IA", K.NERR_IA, "Intent-aware ERR over the greedy ideal's (ndeval)."
+    Family("nERR_IA", NERR_IA, "Intent-aware ERR over the greedy ideal's (ndeval)."
            + DIVERSITY_NOTE, path="subtopics", cutoff=RANK, cutoff_required=True,
            params=(REL, ALPHA), examples=("nERR_IA@5", "nERR_IA@1"),
            formula="sum over i <= k of gain_i / i, divided by the same sum of the greedy "
                    "ideal ranking" + DIVERSITY_GAIN),
-    Family("NRBP", K.NRBP, "Novelty- and rank-biased precision (Clarke et al. 2009) as "
+    Family("NRBP", NRBP, "Novelty- and rank-biased precision (Clarke et al. 2009) as "
            "ndeval, over the whole ranking." + DIVERSITY_NOTE, path="subtopics",
            params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
                                      doc="persistence")),
            examples=("NRBP", "NRBP(alpha=0.3,beta=0.8)"),
            formula="(1 - (1 - alpha) beta) / |S| sum over i <= n of beta^(i-1) gain_i"
                    + DIVERSITY_GAIN),
-    Family("nNRBP", K.NNRBP, "NRBP over the greedy ideal's (ndeval; 0 where it has no "
+    Family("nNRBP", NNRBP, "NRBP over the greedy ideal's (ndeval; 0 where it has no "
            "intent, where ndeval divides 0 by 0)." + DIVERSITY_NOTE, path="subtopics",
            params=(REL, ALPHA, Param("beta", "float", 0.5, low=0.0, high=1.0,
                                      doc="persistence")),
            examples=("nNRBP", "nNRBP(beta=0.8)"),
            formula="NRBP divided by the NRBP of the greedy ideal ranking; 0 when that is 0"
                    + DIVERSITY_GAIN),
-    Family("P_IA", K.P_IA, "Intent-aware precision: relevant (document, intent) pairs in the "
+    Family("P_IA", P_IA, "Intent-aware precision: relevant (document, intent) pairs in the "
            "top k over k S (ndeval)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
            cutoff_required=True, examples=("P_IA@5", "P_IA(rel=2)@3"),
            formula="sum over i <= k of |{s : d_i relevant to s}|, divided by k |S|"),
-    Family("StRecall", K.ST_RECALL, "Subtopic recall: the intents covered in the top k over S "
+    Family("StRecall", ST_RECALL, "Subtopic recall: the intents covered in the top k over S "
            "(ndeval's strec)." + DIVERSITY_NOTE, path="subtopics", cutoff=RANK,
            cutoff_required=True, examples=("StRecall@5", "StRecall@1"),
            formula="|{s : some d_i, i <= k, is relevant to s}| / |S|"),
-    Family("Unj", K.UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
+    Family("AP_IA", AP_IA, "Intent-aware average precision (ndeval's MAP-IA): each intent's "
+           "AP over the whole ranking, averaged over the intents." + DIVERSITY_NOTE,
+           path="subtopics", aliases=("MAP_IA",), examples=("AP_IA", "AP_IA(rel=2)"),
+           formula="mean over the intents s of (sum of P_s@i over the ranks i <= n with d_i "
+                   "relevant to s, divided by R_s); P_s@i: the documents relevant to s in the "
+                   "top i, over i; R_s: the judged documents relevant to s"),
+    Family("Unj", UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
            examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k"),
@@ -686,17 +783,17 @@ FAMILIES = {f.name: f for f in (
                                                           all_trec=False),),
              formula=formula + PREFS_FULFILLED)
       for k, (name, kind, trec, doc, formula) in enumerate(PREFS_FAMILIES, 1)),
-    Family("APAvgJG", K.AP, "Average precision averaged over the query's judgment groups "
+    Family("APAvgJG", AP, "Average precision averaged over the query's judgment groups "
            "(trec_eval's map_avgjg)." + GROUPS_NOTE, path="groups", per_group="AP",
            trec=(TrecName("map_avgjg", 36.15, all_trec=False),),
            formula="mean over the query's judgment groups of AP on the group's judgments"),
-    Family("PAvgJG", K.P, "Precision at k averaged over the query's judgment groups "
+    Family("PAvgJG", P, "Precision at k averaged over the query's judgment groups "
            "(trec_eval's P_avgjg)." + GROUPS_NOTE, path="groups", per_group="P", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("P_avgjg", 36.16, "cut", TREC_CUTOFFS,
                                                 cut=True, all_trec=False),),
            examples=("PAvgJG@1", "PAvgJG@5"),
            formula="mean over the query's judgment groups of P@k on the group's judgments"),
-    Family("RprecMultAvgJG", K.RPREC_MULT, "Precision at rank (long)(mult * R + 0.9) "
+    Family("RprecMultAvgJG", RPREC_MULT, "Precision at rank (long)(mult * R + 0.9) "
            "averaged over the query's judgment groups (trec_eval's Rprec_mult_avgjg)."
            + GROUPS_NOTE, path="groups", per_group="RprecMult", cutoff=MULT,
            cutoff_required=True, trec=(TrecName("Rprec_mult_avgjg", 36.17, "cut", TREC_MULTS,
@@ -805,8 +902,8 @@ class Measure:
 
 def how(parsed):
     """How each measure of ``parsed`` is summarised over queries: its ``aggregate``'s code
-    for the summary kernel (:data:`fastir.measures.kernels.HOW`)."""
-    return np.array([K.HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
+    for the summary kernel (:data:`HOW`)."""
+    return np.array([HOW[m.spec.aggregate] for m in parsed], dtype=np.int64)
 
 
 def _measure(family, cutoff, values, label):

@@ -150,7 +150,7 @@ def subtopic_runs(draw):
 
 
 DIVERSITY = ["alpha_nDCG@{k}", "alpha_DCG@{k}", "ERR_IA@{k}", "nERR_IA@{k}", "P_IA@{k}",
-             "StRecall@{k}", "NRBP", "nNRBP"]
+             "StRecall@{k}", "NRBP", "nNRBP", "AP_IA"]
 
 
 @settings(max_examples=40, deadline=None)

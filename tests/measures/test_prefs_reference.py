@@ -1,4 +1,4 @@
-"""The preference and judgment-group measures against the naive reference (tests/naive.py:
+"""The preference and judgment-group measures against the naive reference (tests/naive/prefs.py:
 form_prefs_counts.c, m_prefs_*.c and m_*_avgjg.c written out plainly), on generated
 judgments with ties, several groups and subgroups, documents not retrieved, levels of 0,
 conflicts trec_eval stops at, and drawn subsets and orders of the measures."""
