@@ -588,8 +588,8 @@ FAMILIES = {f.name: f for f in (
            formula="mean of nDCG@b over the ranks b that end a grade of the ideal ranking (its "
                    "gain drops after b), and over n when the ranking is longer than the ideal; 0 "
                    "when R = 0"),
-    Family("RelP", REL_P, "Relevant in the top k divided by min(k, R).", cutoff=RANK,
-           cutoff_required=True,
+    Family("RelP", REL_P, "Relevant in the top k divided by min(k, R) (BEIR's and MTEB's "
+           "recall_cap, R_cap@k).", cutoff=RANK, cutoff_required=True, aliases=("R_cap",),
            trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
            examples=("RelP@3",), formula="r(k) / min(k, R)"),
     Family("Success", SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,

@@ -182,3 +182,26 @@ def test_diversity_matches_pyndeval(data, k, alpha_beta, rel):
                 assert got[qid] == 0.0
                 continue
             assert math.isclose(got[qid], value, abs_tol=1e-12), (ours, qid, got[qid], value)
+
+
+def beir_recall_cap(qrels, run, k):
+    """BEIR's ``recall_cap`` (beir.retrieval.custom_metrics), per query of the run: of the
+    top k by score, the relevant (label > 0) over min(k, the query's relevant)."""
+    values = {}
+    for qid, scores in run.items():
+        relevant = {doc for doc, label in qrels.get(qid, {}).items() if label > 0}
+        top = sorted(scores, key=scores.get, reverse=True)[:k]
+        values[qid] = sum(doc in relevant for doc in top) / min(len(relevant), k)
+    return values
+
+
+@settings(max_examples=40, deadline=None)
+@given(judged_runs(), st.integers(1, 12))
+def test_r_cap_is_beirs_recall_cap(data, k):
+    qrels, run = data
+    run = {q: r for q, r in run.items() if r and any(v > 0 for v in qrels[q].values())}
+    if not run:  # (BEIR divides by zero on a query without relevant documents)
+        return
+    got = fastir.evaluate(qrels, run, [f"R_cap@{k}"], missing="skip")
+    assert_close({q: row[f"R_cap@{k}"] for q, row in got.to_dict().items()},
+                 beir_recall_cap(qrels, run, k), f"R_cap@{k}", 1e-12)
