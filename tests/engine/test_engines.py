@@ -187,7 +187,7 @@ def test_join_variant_matches_its_kernel(data, candidates):
     q, r = fastir.Qrels.from_dict(qrels), fastir.Run.from_dict(run)
 
     def joined():
-        j = join.join(q, r, missing="zero", as_candidates=candidates)
+        j = join.join(q, r, as_candidates=candidates)
         extra = (j.rows.tolist(), j.tie.tolist()) if candidates else ()
         return j.indptr.tolist(), j.labels.tolist(), j.qrels_query.tolist(), extra
 
