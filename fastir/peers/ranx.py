@@ -339,7 +339,7 @@ def _weight_grid(step, n_runs):
                          f"scan about {tuples:.3g} weight tuples, more than "
                          f"{100 * _MAX_WEIGHT_TUPLES:.0e}; take a larger step")
     digits = str(step)[::-1].find(".")
-    weights = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
+    weights = [round(x, digits) for x in np.arange(0, 1 + step, step)]  # (np.float64, as ranx)
     grid = [w for w in itertools.product(weights, repeat=n_runs) if sum(w) == 1.0]
     if not grid:
         raise ValueError(f"step: no {n_runs} multiples of {step!r} sum to 1, so there are no "
