@@ -1,7 +1,7 @@
 """fastir as an ir_measures provider: :func:`register` puts it first in ir_measures' default
 pipeline, so ``ir_measures.calc_aggregate``, ``iter_calc``, ``evaluator`` and PyTerrier's
 ``pt.Experiment`` compute every measure fastir has on fastir, ir_measures' own providers
-taking the rest (``Accuracy``, ``AP_IA``, ``RBP``, measures defined at runtime...).
+taking the rest (``Accuracy``, ``RBP``, measures defined at runtime...).
 
 Values are those of the provider ir_measures would have chosen (``tests/peers/
 test_ir_measures_provider.py`` compares them): trec_eval 9.0.8's (the version inside
@@ -32,7 +32,7 @@ from fastir.peers.ir_measures import metrics
 TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetAP", "SetF",
              "SetP", "SetR", "Success", "IPrec", "infAP"}
 DIVERSITY = {"ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "P_IA",
-             "StRecall"}
+             "AP_IA", "StRecall"}
 CWL = {"BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ"}
 #: The place in ir_measures' default pipeline of the provider it would give a measure to:
 #: metrics are yielded in that order (PyTerrier's columns follow it).
@@ -57,7 +57,8 @@ class FastirProvider(providers.Provider):
                                 M._SetF, M._SetP, M._IPrec, M._ERR, M._Judged, M._Compat,
                                 M._BPM, M._SDCG, M._NERR8, M._NERR9, M._NERR10, M._NERR11,
                                 M._INST, M._INSQ, M._ERR_IA, M._nERR_IA, M._alpha_DCG,
-                                M._alpha_nDCG, M._NRBP, M._nNRBP, M._P_IA, M._StRecall)),
+                                M._alpha_nDCG, M._NRBP, M._nNRBP, M._P_IA, M._StRecall,
+                                M._AP_IA)),
         _any(M._nDCG, dcg=Choices("log2")),
         _any(M._nDCG, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED)),
     ]

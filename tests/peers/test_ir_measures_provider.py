@@ -71,11 +71,11 @@ def test_register_puts_fastir_first_and_unregister_takes_it_out():
 
 
 def test_what_fastir_claims():
-    claimed = TREC_EVAL + OTHERS + GDEVAL + [M.alpha_nDCG @ 5, M.StRecall @ 5]
+    claimed = TREC_EVAL + OTHERS + GDEVAL + [M.alpha_nDCG @ 5, M.StRecall @ 5, M.AP_IA]
     assert all(P.provider.supports(m) for m in claimed)
     # ir_measures' Accuracy is another measure than fastir's; RBP is cwl_eval's binary one;
-    # AP_IA and a diversity measure without a cutoff fastir lacks; rel=-1 it refuses
-    for measure in (M.Accuracy(), M.RBP(rel=1), M.AP_IA, M.alpha_nDCG, M.P(rel=-1) @ 5):
+    # a diversity measure without a cutoff fastir lacks; rel=-1 it refuses
+    for measure in (M.Accuracy(), M.RBP(rel=1), M.alpha_nDCG, M.P(rel=-1) @ 5):
         assert not P.provider.supports(measure), measure
 
 
@@ -187,7 +187,7 @@ def test_diversity_measures_read_the_iteration_as_the_subtopic(registered):
             for d in range(12) for s in range(3) if rng.random() < 0.6]
     run = {q: dict(zip([f"d{d}" for d in range(10)], map(float, rng.permutation(10))))
            for q in "12"}  # (no ties: pyndeval breaks them by docno ascending)
-    measures = [M.alpha_nDCG @ 5, M.nERR_IA @ 5, M.StRecall @ 5]
+    measures = [M.alpha_nDCG @ 5, M.nERR_IA @ 5, M.StRecall @ 5, M.AP_IA]
     ours = per_query(P.provider.iter_calc(measures, rows, run))
     theirs = {}
     for m in measures:  # (pyndeval: one measure per call; several, and ir_measures mixes them)
