@@ -84,16 +84,9 @@ class ResultsByDataset(ResultsByRun):
     def format(self, fmt="table", digits=4):
         """The means as text, the macro average last (``fmt`` as
         :meth:`~fastir.results.ResultsByRun.format`)."""
-        from fastir.output.tables import format_rows
-
-        first = next(iter(self.values()), None)
-        if first is None:
+        if not self:
             return ""
-        keys = list(first.mean)
-        integers = [m.spec.integer for m in first.parsed if m.spec.aggregate != "none"]
-        rows = [(name, None, list(res.mean.values())) for name, res in self.items()]
-        rows.append((AVERAGE, None, list(self.macro.values())))
-        return format_rows(rows, keys, integers, fmt, digits, False, label="dataset")
+        return self._format(fmt, digits, [(AVERAGE, self.macro.values())], label="dataset")
 
     def __repr__(self):
         return f"ResultsByDataset({len(self)} datasets)\n{self.format()}"

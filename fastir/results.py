@@ -132,13 +132,19 @@ class ResultsByRun(dict):
     def format(self, fmt="table", digits=4):
         """The means as text: ``fmt`` one of ``fastir.output.tables.FORMATS`` (as
         ``fastir eval``)."""
+        return self._format(fmt, digits)
+
+    def _format(self, fmt, digits, after=(), **labels):
+        """:meth:`format`'s text, with the rows ``after`` ((name, values) pairs) below the
+        runs' (``labels``: :func:`~fastir.output.tables.format_rows`' own)."""
         first = next(iter(self.values()), None)
         if first is None:
             return ""
         keys = list(first.mean)
         integers = [m.spec.integer for m in first.parsed if m.spec.aggregate != "none"]
         rows = [(name, None, list(res.mean.values())) for name, res in self.items()]
-        return format_rows(rows, keys, integers, fmt, digits, False)
+        rows += [(name, None, list(values)) for name, values in after]
+        return format_rows(rows, keys, integers, fmt, digits, False, **labels)
 
     def __str__(self):
         return self.format()
