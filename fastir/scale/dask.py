@@ -29,7 +29,7 @@ from fastir.model.data import Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, canonical_text
 from fastir.options import Options
-from fastir.scale.streaming import Combined, _shifted, evaluate_part
+from fastir.scale.streaming import Combined, _shifted, count_newlines, evaluate_part
 
 __all__ = ["evaluate", "read_trec_run"]
 
@@ -294,19 +294,7 @@ def _lines_before(path, start, stop):
         f.seek(start - 1)
         first = f.read(stop - start + 1).find(b"\n") + start  # (the block's lines start after)
         f.seek(0)
-        return _count_newlines(f, first)
-
-
-def _count_newlines(f, n):
-    """Newlines in the next ``n`` bytes of ``f``."""
-    count = 0
-    while n > 0:
-        data = f.read(min(n, 1 << 20))
-        if not data:
-            break
-        count += data.count(b"\n")
-        n -= len(data)
-    return count
+        return count_newlines(f, first)
 
 
 def _parse_block(buf, source):

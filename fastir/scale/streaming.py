@@ -340,14 +340,19 @@ def _last_query_start_in(data, lo, hi):
 
 def _lines_before(path, start):
     """Newlines in the first ``start`` bytes of a file (the lines before a chunk)."""
-    count = 0
     with open(path, "rb") as f:
-        while start > 0:
-            data = f.read(min(start, 1 << 24))
-            if not data:
-                break
-            count += data.count(b"\n")
-            start -= len(data)
+        return count_newlines(f, start)
+
+
+def count_newlines(f, n):
+    """Newlines in the next ``n`` bytes of ``f`` (read 16 MiB at a time)."""
+    count = 0
+    while n > 0:
+        data = f.read(min(n, 1 << 24))
+        if not data:
+            break
+        count += data.count(b"\n")
+        n -= len(data)
     return count
 
 
