@@ -16,9 +16,11 @@ default (float, int or bool; no default: a required float).
 
 Per family, fastir writes one small module (the query loop calling the function, in the
 user cache directory, :func:`cache_dir`) and registers it with :mod:`fastir._jit` as a
-parallel kernel: numba caches it on disk like the built-ins (the module's name is a digest
-of the function's code and its source file, so an edited function compiles afresh), and
-the "python" engine runs the same loop as plain Python (:func:`python_queries`).
+parallel kernel under Python's error model (a division by zero raises, compiled as in
+Python; the built-ins use numpy's): numba caches it on disk like the built-ins (the
+module's name is a digest of the function's code and its source file, so an edited
+function compiles afresh), and the "python" engine runs the same loop as plain Python
+(:func:`python_queries`).
 """
 
 import functools
@@ -169,6 +171,20 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
     return function
 
 
+def undefine_measure(name):
+    """Take the user measure ``name`` (defined by :func:`define_measure`) out of the
+    registry; a ValueError when no user measure has that name."""
+
+    family = registry.FAMILIES.get(name)
+    if not isinstance(family, UserFamily):
+        raise ValueError(f"undefine_measure: no user measure is named {name!r}")
+    with _lock:
+        del registry.FAMILIES[name]
+        for alias in family.aliases:
+            registry._ALIASES.pop(alias, None)
+    _forget_plans()
+
+
 def _check_definition(name, cutoff, aggregate, aliases):
     """A ValueError for a name that is not a name or is taken by a built-in measure, or a
     bad cutoff or aggregate."""
@@ -196,8 +212,6 @@ def _user_name(text):
 def _register(family):
     """Put ``family`` in the registry (replacing a user family of its name) and forget
     the plans made with the one it replaces."""
-    from fastir import engine
-    from fastir.loops import evaluator
 
     with _lock:
         old = registry.FAMILIES.get(family.name)
@@ -207,6 +221,14 @@ def _register(family):
         registry.FAMILIES[family.name] = family
         for alias in family.aliases:
             registry._ALIASES[alias] = family.name
+    _forget_plans()
+
+
+def _forget_plans():
+    """Forget the plans made with the registry as it was (a measure defined or removed)."""
+    from fastir import engine
+    from fastir.loops import evaluator
+
     engine._plan.cache_clear()
     evaluator._matrix_plan.cache_clear()
 
@@ -253,6 +275,8 @@ def _example(name, cutoff, params):
 _LOOP = '''"""fastir's query loop of the measure {name!r}: {where} (written by
 fastir.measures.user; digest {digest})."""
 
+import functools
+
 import numpy as np
 
 from fastir import _jit
@@ -261,7 +285,7 @@ prange = range  # numba.prange once numba is loaded (fastir._jit)
 function = None  # the measure's function, compiled (set by fastir.measures.user)
 
 
-@_jit.pjit
+@functools.partial(_jit._register, parallel=True, error_model="python")
 def user_queries(bounds, rankings, ideals, table, params, columns, out):
     """Fill ``out[e, m]`` for the queries of ``bounds``' chunks and the columns ``m`` of
     this measure (``table``, ``params``: the engine's measure table and parameters)."""
@@ -307,17 +331,17 @@ def _argument_code(family):
     return "".join(", " + p for p in parts)
 
 
-def python_queries(family, bounds, rankings, ideals, table, params, columns, out):
-    """The loop as plain Python (the "python" engine and ``jit=False``): the function on
-    each query, a value that is not a number or an exception refused naming the query's
-    row (:func:`fill` names its id)."""
+def python_queries(family, bounds, rankings, ideals, table, params, columns, out, rows=None):
+    """The loop as plain Python (the "python" engine and ``jit=False``; ``rows``: only
+    these queries): the function on each query, a value that is not a number or an
+    exception refused naming the query's row (:func:`fill` names its id)."""
     from fastir.measures.kernels import CUTOFF, LEVEL
 
     function = family.function
     names = family.arguments
-    rows = {name: j for j, name in enumerate(a for a in names if a not in FASTIR_ARGUMENTS)}
-    kinds = {name: family.params[name].kind for name in rows}
-    for e in range(bounds[0], bounds[-1]):
+    places = {name: j for j, name in enumerate(a for a in names if a not in FASTIR_ARGUMENTS)}
+    kinds = {name: family.params[name].kind for name in places}
+    for e in range(bounds[0], bounds[-1]) if rows is None else rows:
         whole = rankings.labels[rankings.indptr[e]:rankings.indptr[e + 1]]
         q = rankings.qrels_query[e]
         judged = ideals.labels[ideals.indptr[q]:ideals.indptr[q + 1]]
@@ -330,7 +354,7 @@ def python_queries(family, bounds, rankings, ideals, table, params, columns, out
             ranked = whole[:cutoff] if 0 < cutoff < n else whole
             n_rel = int(np.count_nonzero(judged >= level))
             arguments = [cutoff if a == "cutoff" else level if a == "rel" else
-                         _typed(params[m, rows[a]], kinds[a]) for a in names]
+                         _typed(params[m, places[a]], kinds[a]) for a in names]
             try:
                 value = function(ranked, judged, n_rel, *arguments)
             except Exception as exc:
@@ -368,31 +392,50 @@ def fill(plan_parsed, columns_by_family, bounds, rankings, ideals, spec, out, qu
     cannot compile: a :class:`FunctionError` naming it and numba's reason."""
     for family, columns in columns_by_family:
         kernel = family.kernel()
-        python = None if family.jit else True
+        python = not family.jit or _jit.python_mode()
         names = ", ".join(str(plan_parsed[j]) for j in columns)
+        where = f"{names} on {what}"
         try:
-            if python is None and not _jit.python_mode():
+            if not python:
                 module = sys.modules[kernel.__module__]
                 if module.function is None:
                     module.function = _jit._load_numba().njit(family.function)
+                out[:, columns] = np.nan  # (what an exception in a thread leaves)
             _jit.launch(kernel, bounds, rankings, ideals, spec.table, spec.params, columns,
                         out, python=python)
         except QueryError as exc:
-            raise ValueError(f"{names} on {what} {query_ids[exc.row]!r}: {exc}") from None
+            raise ValueError(f"{where} {query_ids[exc.row]!r}: {exc}") from None
         except Exception as exc:
             if type(exc).__module__.startswith("numba"):
                 raise FunctionError(f"{names}: numba cannot compile {family.where()}: "
                                     f"{_reason(exc)} (write it over numpy arrays and "
                                     "numbers, or define it with jit=False to run it as "
                                     "plain Python)") from None
-            try:  # (compiled: find the query in Python, else say it as it is)
-                python_queries(family, bounds, rankings, ideals, spec.table, spec.params,
-                               columns, np.empty_like(out))
-            except QueryError as found:
-                raise ValueError(f"{names} on {what} {query_ids[found.row]!r}: "
-                                 f"{found}") from None
-            raise ValueError(f"{names}: compiled, {family.where()} raised "
-                             f"{type(exc).__name__}: {exc}") from None
+            out[:, columns] = np.nan  # (raised from a thread: look at every query)
+        if not python:
+            _explain_nan(family, bounds, rankings, ideals, spec, columns, out, query_ids,
+                         where)
+
+
+def _explain_nan(family, bounds, rankings, ideals, spec, columns, out, query_ids, where):
+    """After a compiled loop: the queries with a NaN value run again as Python, which names
+    the exception a compiled function raised in a thread (numba does not always pass it
+    on), or a value that is not a number; a NaN the Python run gives too is left for the
+    engine's check (:data:`RETURNED_NAN`)."""
+    rows = np.flatnonzero(np.isnan(out[:, columns]).any(axis=1))
+    if not len(rows):
+        return
+    again = np.empty_like(out)
+    try:
+        python_queries(family, bounds, rankings, ideals, spec.table, spec.params, columns,
+                       again, rows.tolist())
+    except QueryError as exc:
+        raise ValueError(f"{where} {query_ids[exc.row]!r}: {exc}") from None
+    differs = ~np.isnan(again[rows][:, columns]).all(axis=1)
+    if differs.any():
+        row = int(rows[np.argmax(differs)])
+        raise ValueError(f"{where} {query_ids[row]!r}: compiled, {family.where()} gave NaN "
+                         "where it gives a number as Python")
 
 
 class FunctionError(ValueError):
@@ -405,6 +448,8 @@ def _reason(exc):
     lines = []
     for line in text.splitlines():
         line = line.strip()
+        if line.startswith("Failed in nopython mode pipeline"):
+            continue
         if line.startswith(("During:", "File ", "<source", "^")) or not line:
             if lines:
                 break
@@ -480,6 +525,8 @@ def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out):
     rankings = Rankings(_segments(counts), ranked, np.arange(batch, dtype=np.int64))
     ideals = Ideals(_segments(counts + extra),
                     np.concatenate(judged).astype(np.int32) if batch else np.zeros(0, np.int32))
+    for array in ideals:  # (read-only, as the qrels' are: the loop compiled for those)
+        array.flags.writeable = False
     fill(plan.parsed, plan.user, np.array([0, batch], dtype=np.int64), rankings, ideals,
          spec, out, np.arange(batch), what="row")
 
@@ -628,4 +675,5 @@ def unknown_name_hook(name):
     return bool(load_installed())
 
 
-__all__ = ["FunctionError", "define_measure", "load_definition", "load_installed"]
+__all__ = ["FunctionError", "define_measure", "load_definition", "load_installed",
+           "undefine_measure"]
