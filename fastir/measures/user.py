@@ -23,6 +23,7 @@ function compiles afresh), and the "python" engine runs the same loop as plain P
 (:func:`python_queries`).
 """
 
+import contextvars
 import functools
 import hashlib
 import importlib.util
@@ -53,6 +54,7 @@ AGGREGATES = ("mean", "sum", "gmean")
 RETURNED_NAN = "the function returned NaN (a measure's value must be a number)"
 
 _lock = threading.Lock()
+_replacing = contextvars.ContextVar("fastir_replacing", default=False)  # (load_definition)
 _installed_loaded = False
 
 
@@ -163,7 +165,8 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
     current = registry.FAMILIES.get(name)
     if isinstance(current, UserFamily) and current.definition == family.definition:
         return function  # (defined again, the same: nothing changes)
-    if isinstance(current, UserFamily) and not replace and current.function is not function:
+    if isinstance(current, UserFamily) and not (replace or _replacing.get()) and \
+            current.function is not function:
         raise ValueError(f"define_measure: {name!r} is defined already, by "
                          f"{current.where()}; give replace=True to replace it")
     _register(family)
@@ -646,6 +649,7 @@ def load_definition(text):
     if not sep or not module_name or not attribute:
         raise ValueError(f"--define {text!r}: give module:function (a module importable "
                          "from here, or a path.py:function)")
+    token = _replacing.set(True)  # (a module imported again defines its measures again)
     try:
         if module_name.endswith(".py"):
             spec = importlib.util.spec_from_file_location(
@@ -662,10 +666,12 @@ def load_definition(text):
             finally:
                 sys.path.remove(os.getcwd())
         function = getattr(module, attribute)
+        if not hasattr(function, "fastir_measure"):
+            define_measure(function)
     except (ImportError, AttributeError, OSError) as exc:
         raise ValueError(f"--define {text!r}: {type(exc).__name__}: {exc}") from None
-    if not hasattr(function, "fastir_measure"):
-        define_measure(function)
+    finally:
+        _replacing.reset(token)
     return function.fastir_measure
 
 

@@ -268,3 +268,48 @@ def test_definitions_are_checked():
         fastir.evaluate(QRELS, RUN, "UFirstHit")
     with pytest.raises(fastir.UnknownMeasureError, match="weight must be an integer"):
         fastir.evaluate(QRELS, RUN, "UUnjudged(weight=0.5)")
+
+
+# -- the command line ----------------------------------------------------------------------
+DEFINITION = '''
+import fastir
+
+
+@fastir.define_measure(cutoff=True)
+def top_gain(ranked, judged, n_rel, cutoff):
+    total = 0.0
+    for code in ranked:
+        total += max(code, 0)
+    return total
+
+
+def plain(ranked, judged, n_rel):
+    return float(n_rel)
+'''
+
+
+@pytest.mark.one_engine
+def test_the_command_line_defines_measures_from_a_module(tmp_path):
+    """(Python kernels in the subprocesses: the tests above compile the loops.)"""
+    import os
+
+    from cli_calls import cli
+
+    env = {**os.environ, "FASTIR_JIT": "python"}
+
+    (tmp_path / "mine.py").write_text(DEFINITION)
+    (tmp_path / "qrels").write_text("q1 0 a 2\nq1 0 b 1\nq2 0 c 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq2 Q0 d 1 1 r\n")
+    done = cli("eval", "qrels", "run", "--define", "mine:top_gain", "--define",
+               "mine.py:plain", "-m", "top_gain@1", "-m", "plain", "--format", "tsv",
+               cwd=tmp_path, env=env, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].split("\t")[1:] == ["1.0000", "1.5000"]
+    listed = cli("measures", "--define", "mine.py:plain", cwd=tmp_path, env=env, text=True)
+    assert "| plain |" in listed.stdout and "mine.plain(ranked, judged, n_rel)" in listed.stdout
+    wrong = cli("eval", "qrels", "run", "--define", "mine:absent", cwd=tmp_path, env=env,
+                text=True)
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip().splitlines() == [
+        "fastir eval: error: --define 'mine:absent': AttributeError: module 'mine' has no "
+        "attribute 'absent'"]
