@@ -313,3 +313,26 @@ def test_the_command_line_defines_measures_from_a_module(tmp_path):
     assert wrong.stderr.strip().splitlines() == [
         "fastir eval: error: --define 'mine:absent': AttributeError: module 'mine' has no "
         "attribute 'absent'"]
+
+
+def test_dask_gives_evaluate_s_values_and_its_plan_travels():
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    import fastir.dask as fdask
+    from fastir.engine import Plan
+
+    rng = np.random.default_rng(3)
+    qrels = pd.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(0, 3))) for q in range(12)
+                          for d in range(8) if rng.random() < 0.6],
+                         columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame([(f"q{q}", f"d{d}", float(rng.integers(0, 4))) for q in range(12)
+                        for d in range(10)], columns=["query_id", "doc_id", "score"])
+    names = ["UDiscounted@5", "UUnjudged", "nDCG@5"]
+    want = fastir.evaluate(qrels, run, names)
+    with dask.config.set(scheduler="synchronous"):
+        got = fdask.evaluate(dd.from_pandas(run, npartitions=3, sort=False), qrels, names,
+                             per_query=True)
+    assert got.values.tolist() == want.values.tolist()
+    plan = pickle.loads(pickle.dumps(Plan(names)))  # (what a worker process receives)
+    assert [str(m) for m in plan.parsed] == names and len(plan.user) == 2
