@@ -2,7 +2,7 @@
 pipeline, so ``ir_measures.calc_aggregate``, ``iter_calc``, ``evaluator`` and PyTerrier's
 ``pt.Experiment`` compute every measure fastir has on fastir, and the measures defined at
 runtime (``ir_measures.define`` / ``define_byquery``: their own pandas functions, called as
-ir_measures calls them), ir_measures' own providers taking the rest (``Accuracy``,
+ir_measures' runtime provider calls them), ir_measures' own providers taking the rest (``Accuracy``,
 ``RBP``...).
 
 Values are those of the provider ir_measures would have chosen (``tests/peers/
@@ -121,10 +121,12 @@ def _inputs(measures, attribute, default):
 
 
 class RuntimeEvaluator(providers.Evaluator):
-    """Measures defined at runtime, answered as ir_measures' runtime provider answers them
-    (its functions are pandas code: plain Python on frames, qrels sorted by query and doc,
-    each query's run by score descending), a ``define_byquery`` function handed each
-    query's rows from one grouping of the qrels rather than a scan of them per query."""
+    """Measures defined at runtime, answered as ir_measures' runtime provider answers them:
+    their functions are pandas code, called as Python on the frames (the qrels sorted by
+    query and doc, the run by query and score descending; a cutoff keeps each query's
+    first rows). A function of one query's frames may as well be fastir's own measure
+    (``fastir.define_measure``, docs/guides/own-measures.md): compiled, hundreds of times
+    faster."""
 
     def __init__(self, measures, qrels):
         from ir_measures.util import QrelsConverter
@@ -148,30 +150,7 @@ class RuntimeEvaluator(providers.Evaluator):
         run = run.sort_values(by=["query_id", "score"] if has_score else ["query_id"],
                               ascending=[True, False] if has_score else [True])
         for measure in self.measures:
-            per_query = _by_query_function(measure)
-            if per_query is None:
-                yield from measure.runtime_impl(self.qrels, run)
-                continue
-            cutoff = measure.params.get("cutoff")
-            cut = run if cutoff is None else \
-                run.groupby("query_id").head(cutoff).reset_index(drop=True)
-            groups = dict(tuple(self.qrels.groupby("query_id")))
-            empty = self.qrels.iloc[:0]
-            for qid, rows in cut.groupby("query_id"):
-                yield ir_measures.Metric(qid, measure, per_query(groups.get(qid, empty), rows))
-
-
-def _by_query_function(measure):
-    """The per-query function of a ``define_byquery`` measure (ir_measures wraps it in a
-    loop that scans the qrels for each query), or None."""
-    cells = dict(zip(measure.runtime_impl.__code__.co_freevars,
-                     measure.runtime_impl.__closure__ or ()))
-    wrapped = cells.get("impl")
-    wrapped = wrapped.cell_contents if wrapped is not None else None
-    if getattr(wrapped, "__qualname__", "") != "_byquery_impl.<locals>._wrapped":
-        return None
-    inner = dict(zip(wrapped.__code__.co_freevars, wrapped.__closure__ or ()))
-    return inner["impl"].cell_contents if "impl" in inner else None
+            yield from measure.runtime_impl(self.qrels, run)
 
 
 def fastir_measure(measure):
