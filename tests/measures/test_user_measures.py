@@ -336,3 +336,30 @@ def test_dask_gives_evaluate_s_values_and_its_plan_travels():
     assert got.values.tolist() == want.values.tolist()
     plan = pickle.loads(pickle.dumps(Plan(names)))  # (what a worker process receives)
     assert [str(m) for m in plan.parsed] == names and len(plan.user) == 2
+
+
+@pytest.mark.one_engine
+def test_an_installed_package_s_measures_are_defined_when_first_named(tmp_path, monkeypatch):
+    package = tmp_path / "ud_measures_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import fastir\n\n\n"
+        "@fastir.define_measure\n"
+        "def pkg_depth(ranked, judged, n_rel):\n"
+        "    return float(len(ranked))\n\n\n"
+        "def define_more():\n"
+        "    fastir.define_measure(lambda ranked, judged, n_rel: float(n_rel), name='pkg_rel')\n")
+    info = tmp_path / "ud_measures_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ud-measures-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[fastir.measures]\npkg_depth = ud_measures_pkg:pkg_depth\n"
+        "more = ud_measures_pkg:define_more\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(user, "_installed_loaded", False)
+    try:
+        got = fastir.evaluate(QRELS, RUN, ["pkg_depth", "pkg_rel"]).values.tolist()
+        assert got == [[1.0, 1.0], [1.0, 0.0]]
+    finally:
+        for name in ("pkg_depth", "pkg_rel"):
+            fastir.undefine_measure(name)
