@@ -67,12 +67,12 @@ class UserFamily(Family):
         self.function, self.jit = function, jit
         self.arguments, params = _arguments(function, name)
         self.definition = (function, name, cutoff, aggregate, tuple(aliases), doc, jit)
-        where = f"{function.__module__}.{function.__qualname__}"
+        where = self.where()
         super().__init__(
             name, USER, doc or f"Defined by {where}.", path="own",
             cutoff=RANK if cutoff else None, cutoff_required=cutoff == "required",
             params=(REL, *params), aggregate=aggregate, ideal="whole", aliases=tuple(aliases),
-            invalid=RETURNED_NAN, versions=("10.0",),
+            invalid=RETURNED_NAN,
             formula=f"{where}(ranked, judged, n_rel{''.join(', ' + a for a in self.arguments)})",
             examples=(_example(name, cutoff, params),))
         self._kernel = None
@@ -84,18 +84,17 @@ class UserFamily(Family):
     def measure_of(self, cutoff, values, label):
         """The measure of this family with these (pickled) cutoff and values, the family
         defined again when this process lacks it (a dask worker)."""
-        if registry.FAMILIES.get(self.name) is not self:
-            current = registry.FAMILIES.get(self.name)
-            if not (isinstance(current, UserFamily) and current.definition == self.definition):
-                _register(self)
+        current = registry.FAMILIES.get(self.name)
+        if not (isinstance(current, UserFamily) and current.definition == self.definition):
+            _register(self)
         return registry.Measure(self.name, cutoff, label=label, **dict(values))
 
     def __reduce__(self):
         return _family, self.definition
 
     def kernel(self):
-        """The family's query loop (:func:`_jit.pjit`; its Python variant
-        :func:`python_queries`), written and imported on first use."""
+        """The family's query loop (a parallel kernel of :mod:`fastir._jit`; its Python
+        variant :func:`python_queries`), written and imported on first use."""
         with _lock:
             if self._kernel is None:
                 self._kernel = _loop_module(self).user_queries
@@ -673,12 +672,6 @@ def load_definition(text):
     finally:
         _replacing.reset(token)
     return function.fastir_measure
-
-
-def unknown_name_hook(name):
-    """Called by the registry on a name no dialect knows: define the installed packages'
-    measures (once) and say whether that added any."""
-    return bool(load_installed())
 
 
 __all__ = ["FunctionError", "define_measure", "load_definition", "load_installed",
