@@ -27,6 +27,7 @@ _EXPORTS = {
     "evaluate_file": "fastir.scale.streaming",
     "read_parquet": "fastir.io.parquet", "write_parquet": "fastir.io.parquet",
     "Measure": "fastir.measures.registry", "UnknownMeasureError": "fastir.measures.registry",
+    "define_measure": "fastir.measures.user", "undefine_measure": "fastir.measures.user",
     "Comparison": "fastir.analysis.stats", "compare": "fastir.analysis.stats",
     "Agreement": "fastir.analysis.agreement", "agreement": "fastir.analysis.agreement",
     "MetaEvaluation": "fastir.analysis.meta", "meta_evaluate": "fastir.analysis.meta",

@@ -16,7 +16,7 @@ from fastir import _jit
 from fastir._jit import chunk_bounds
 from fastir.io.inputs import warn_if_disjoint
 from fastir.measures import diversity as DK
-from fastir.measures import kernels
+from fastir.measures import kernels, user
 from fastir.measures.registry import (
     GAINS,
     HOW,
@@ -77,6 +77,8 @@ class Plan:
         #: the columns of the measures that read the judged documents only (judged_only)
         self.judged = np.array([j for j, m in enumerate(self.parsed) if m.judged_only],
                                dtype=np.int64)
+        #: the user measures' families and their columns (fastir.measures.user)
+        self.user = user.columns_of(self.parsed)
 
     @staticmethod
     def of(measures, options=DEFAULT, judgments="qrels"):
@@ -116,10 +118,13 @@ class Plan:
             longest = max(int(lengths.max()), int(np.diff(qrels.indptr).max(initial=0)))
             bounds = chunk_bounds(lengths, _jit.n_threads())
             spec = self.sized(longest)
-            _jit.launch(kernels.evaluate_queries, bounds,
-                        kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query),
-                        ideals(qrels), spec, work(len(bounds) - 1, longest), out,
-                        n_items=int(joined.indptr[-1]) + n_queries)
+            rankings = kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query)
+            if sum(len(columns) for _, columns in self.user) < len(self.parsed):
+                _jit.launch(kernels.evaluate_queries, bounds, rankings, ideals(qrels), spec,
+                            work(len(bounds) - 1, longest), out,
+                            n_items=int(joined.indptr[-1]) + n_queries)
+            user.fill(self.parsed, self.user, bounds, rankings, ideals(qrels), spec, out,
+                      joined.query_ids)
             if len(self.diverse):
                 sub = qrels.subtopics
                 _jit.launch(DK.diversity_queries, bounds,

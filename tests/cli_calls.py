@@ -107,9 +107,9 @@ def in_process(*args, stdin=None):
 
 def _for_a_worker(args):
     """Whether the command line offers the command to a worker (the others are cheap)."""
-    from fastir.cli.main import WORKER_COMMANDS
+    from fastir.cli.main import WORKER_COMMANDS, _defines
 
-    return bool(args) and args[0] in WORKER_COMMANDS
+    return bool(args) and args[0] in WORKER_COMMANDS and not _defines(args)
 
 
 _calls = Counter()

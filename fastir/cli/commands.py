@@ -67,6 +67,10 @@ def _add_evaluation_options(parser):
     parser.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                         help="a measure, any dialect (nDCG@10, ndcg_cut_10, ndcg@10); "
                         f"repeat for more; default {', '.join(DEFAULT_MEASURES)}")
+    parser.add_argument("--define", action="append", metavar="MODULE:FUNCTION",
+                        help="define a measure by a per-query function (fastir."
+                        "define_measure; a module importable from here, or path.py); -m "
+                        "names it (without -m: the defaults and it); repeat for more")
     parser.add_argument("--rel-level", type=int, default=1, metavar="N",
                         help="relevant means label >= N (default 1)")
     parser.add_argument("--missing", choices=("zero", "skip"), default="zero",
@@ -209,13 +213,22 @@ def eval_main(argv):
     return _guarded("eval", lambda _: _eval(args), argv)
 
 
+def _measures(args):
+    """The measures asked for: ``-m``'s, else the defaults and those ``--define`` defines
+    (defined first)."""
+    from fastir.measures.user import load_definition
+
+    defined = [load_definition(text) for text in args.define or ()]
+    return args.measure or [*DEFAULT_MEASURES, *defined]
+
+
 def _eval(args):
     paths = _run_paths(args.runs)
     if args.qrels == "-" and "-" in paths:
         raise ValueError("the qrels and a run are both standard input (-), which holds one "
                          "file: give one of them as a file")
     names = _run_names(paths, args.name)
-    measures = args.measure or DEFAULT_MEASURES
+    measures = _measures(args)
     results = _evaluate_runs(args, paths, names, measures)
     for name, path in zip(names, paths):
         _note_queries(name, results[name], args.missing)

@@ -13,16 +13,6 @@ import sys
 from fastir.cli.interrupt import INTERRUPTED_STATUS, by_ctrl_c, interrupted, note_ctrl_c
 
 
-def _no_options(name, argv):
-    """Read the options of a command that takes none but ``-h`` (argparse's help and exit
-    statuses: 0 for help, 2 for a flag it does not know); its help is its OTHER_COMMANDS
-    line."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog=f"fastir {name}", description=OTHER_COMMANDS[name])
-    parser.parse_args(argv)
-
-
 def _positive_int(text):
     """argparse's type for a count of at least 1."""
     import argparse
@@ -77,12 +67,32 @@ def warmup_main(argv):
 
 def measures_main(argv):
     """List the measure families: name, an example, other names, cutoff, parameters,
-    description, formula (after the formulas' notation)."""
+    description, formula (after the formulas' notation); those installed packages define
+    (entry-point group ``fastir.measures``) and ``--define`` defines too."""
+    import argparse
+
+    from fastir.cli.commands import _guarded
     from fastir.measures.registry import FAMILIES, FORMULA_NOTATION
+    from fastir.measures.user import load_definition, load_installed
     from fastir.output.tables import markdown_row
     from fastir.output.writing import write_stdout
 
-    _no_options("measures", argv)
+    parser = argparse.ArgumentParser(prog="fastir measures",
+                                     description=OTHER_COMMANDS["measures"])
+    parser.add_argument("--define", action="append", metavar="MODULE:FUNCTION",
+                        help="define a measure by a per-query function first (as fastir "
+                        "eval --define)")
+    args = parser.parse_args(argv)
+
+    def define(_):
+        load_installed()
+        for text in args.define or ():
+            load_definition(text)
+        return 0
+
+    status = _guarded("measures", define, argv)
+    if status:
+        return status
     lines = [f"Formulas: {FORMULA_NOTATION}\n",
              markdown_row(["family", "example", "trec_eval", "cutoff", "parameters",
                            "description", "formula"]),
@@ -192,9 +202,15 @@ def program():
     sys.exit(status)
 
 
+def _defines(argv):
+    """Whether the command defines measures (``--define``): it runs here, where the user's
+    module is imported afresh, not in a worker that may hold an older import of it."""
+    return any(arg == "--define" or arg.startswith("--define=") for arg in argv)
+
+
 def _in_worker():
     """The exit status of the command of ``sys.argv`` run by a warm worker, or None."""
-    if len(sys.argv) > 1 and sys.argv[1] in WORKER_COMMANDS:
+    if len(sys.argv) > 1 and sys.argv[1] in WORKER_COMMANDS and not _defines(sys.argv):
         from fastir.worker import client
 
         return client.run(sys.argv[1:])

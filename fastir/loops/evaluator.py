@@ -12,7 +12,7 @@ from fastir import _jit, engine
 from fastir._jit import chunk_bounds
 from fastir.io.inputs import as_qrels, as_run, records_read, size_hint
 from fastir.measures import dense as BK
-from fastir.measures import kernels
+from fastir.measures import kernels, user
 from fastir.measures.registry import MAX_CUTOFF
 from fastir.model.data import InputError, Run
 from fastir.model.join import NOT_POOLED, depth, join
@@ -221,6 +221,11 @@ class BoundCandidates:
                             engine.ideals(self.evaluator.qrels), self.spec,
                             engine.work(len(tasks) - 1, self.longest, codes=2),
                             np.empty(self.n_rows), bad, out)
+                if plan.user and (bad < 0).all():
+                    user.fill_bound(plan, self.candidates, parts, weights,
+                                    self.evaluator.compat == "9.0.8",
+                                    engine.ideals(self.evaluator.qrels), self.spec, out,
+                                    self.joined.query_ids)
             if (bad >= 0).any():
                 r = int(bad[bad >= 0].min())
                 raise ValueError(f"weights: row {r} takes the scores beyond a double "
@@ -356,8 +361,13 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
 
     code = run(m)
     if code != 0 and valid is None and mask is None and np.isneginf(s).any():
-        code = run(~np.isneginf(s))  # -inf pads (checked only on failure: no cost otherwise)
+        m = ~np.isneginf(s)
+        code = run(m)  # -inf pads (checked only on failure: no cost otherwise)
     _raise_for(code)
+    if plan.user:
+        with _jit.forced("python" if python else "numba"):  # (as the batch was decided)
+            user.fill_matrix(plan, s, y, m, nr, level, spec, out)
+            means[:] = _jit.select(kernels.summaries, out.size)(out[None], plan.how)[0]
     plan.check(out, means=means)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result

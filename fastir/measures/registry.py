@@ -872,6 +872,9 @@ class Measure:
         return f"Measure({str(self)!r})"
 
     def __reduce__(self):  # (pickle would set the slots, which are read-only)
+        measure_of = getattr(self.spec, "measure_of", None)
+        if measure_of is not None:  # (a user's measure: its family travels with it)
+            return measure_of, (self.cutoff, self.values, self.label)
         return _measure, (self.family, self.cutoff, self.values, self.label)
 
     def __str__(self):
@@ -971,6 +974,10 @@ def parse(name):
             if dialect is parse_trec:
                 return [(m.trec_name(), m) for m in measures]
             return [(name, measures[0])]
+    from fastir.measures import user
+
+    if user.load_installed():  # (the measures installed packages define: then known)
+        return parse(name)
     raise UnknownMeasureError(_unknown_message(name))
 
 

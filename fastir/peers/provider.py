@@ -1,7 +1,9 @@
 """fastir as an ir_measures provider: :func:`register` puts it first in ir_measures' default
 pipeline, so ``ir_measures.calc_aggregate``, ``iter_calc``, ``evaluator`` and PyTerrier's
-``pt.Experiment`` compute every measure fastir has on fastir, ir_measures' own providers
-taking the rest (``Accuracy``, ``RBP``, measures defined at runtime...).
+``pt.Experiment`` compute every measure fastir has on fastir, and the measures defined at
+runtime (``ir_measures.define`` / ``define_byquery``: their own pandas functions, called as
+ir_measures' runtime provider calls them), ir_measures' own providers taking the rest (``Accuracy``,
+``RBP``...).
 
 Values are those of the provider ir_measures would have chosen (``tests/peers/
 test_ir_measures_provider.py`` compares them): trec_eval 9.0.8's (the version inside
@@ -64,7 +66,11 @@ class FastirProvider(providers.Provider):
     ]
 
     def supports(self, measure):
-        """Whether fastir computes ``measure`` with ir_measures' meaning of it."""
+        """Whether fastir computes ``measure`` with ir_measures' meaning of it (measures
+        defined at runtime, ``ir_measures.define`` / ``define_byquery``, too)."""
+        if is_runtime(measure):
+            measure.validate_params()
+            return True
         if not super().supports(measure):
             return False
         try:
@@ -77,7 +83,74 @@ class FastirProvider(providers.Provider):
         self.digits = digits
 
     def _evaluator(self, measures, qrels):
-        return FastirEvaluator(measures, qrels, self.digits)
+        measures = list(measures)
+        runtime = [m for m in measures if is_runtime(m)]
+        if not runtime:
+            return FastirEvaluator(measures, qrels, self.digits)
+        from ir_measures.providers.fallback_provider import FallbackEvaluator
+        from ir_measures.util import QrelsConverter
+
+        ours = [m for m in measures if m not in runtime]
+        copies = QrelsConverter(qrels, strict=False).tee(2 if ours else 1)
+        evaluators = [RuntimeEvaluator(runtime, copies[0].qrels)]
+        if ours:
+            evaluators.append(FastirEvaluator(ours, copies[1].qrels, self.digits))
+        return evaluators[0] if not ours else FallbackEvaluator(measures, evaluators)
+
+    def run_inputs(self, measures):
+        """The run columns the measures read: a runtime measure's ``RUN_INPUTS``, else
+        query_id, doc_id and score (as ir_measures' providers answer)."""
+        return _inputs(measures, "RUN_INPUTS", super().run_inputs(()))
+
+    def qrel_inputs(self, measures):
+        """The qrels columns the measures read (as :meth:`run_inputs`)."""
+        return _inputs(measures, "QREL_INPUTS", super().qrel_inputs(()))
+
+
+def is_runtime(measure):
+    """Whether ``measure`` was defined at runtime (``ir_measures.define`` /
+    ``define_byquery``): its values are its own function's."""
+    return hasattr(measure, "runtime_impl")
+
+
+def _inputs(measures, attribute, default):
+    inputs = set()
+    for m in measures:
+        inputs.update(getattr(m, attribute, None) if is_runtime(m) else default)
+    return list(inputs)
+
+
+class RuntimeEvaluator(providers.Evaluator):
+    """Measures defined at runtime, answered as ir_measures' runtime provider answers them:
+    their functions are pandas code, called as Python on the frames (the qrels sorted by
+    query and doc, the run by query and score descending; a cutoff keeps each query's
+    first rows). A function of one query's frames may as well be fastir's own measure
+    (``fastir.define_measure``, docs/guides/own-measures.md): compiled, hundreds of times
+    faster."""
+
+    def __init__(self, measures, qrels):
+        from ir_measures.util import QrelsConverter
+
+        frame = QrelsConverter(qrels, strict=False).as_pd_dataframe()
+        if "query_id" not in frame.columns:
+            raise ValueError("ir_measures qrels: no column query_id (columns: "
+                             f"{frame.columns.to_list()})")
+        order = ["query_id"] + (["doc_id"] if "doc_id" in frame.columns else [])
+        self.qrels = frame.sort_values(by=order)
+        super().__init__(measures, set(self.qrels["query_id"].unique()))
+
+    def _iter_calc(self, run):
+        from ir_measures.util import RunConverter
+
+        run = RunConverter(run, strict=False).as_pd_dataframe()
+        if "query_id" not in run.columns:
+            raise ValueError("ir_measures run: no column query_id (columns: "
+                             f"{run.columns.to_list()})")
+        has_score = "score" in run.columns
+        run = run.sort_values(by=["query_id", "score"] if has_score else ["query_id"],
+                              ascending=[True, False] if has_score else [True])
+        for measure in self.measures:
+            yield from measure.runtime_impl(self.qrels, run)
 
 
 def fastir_measure(measure):

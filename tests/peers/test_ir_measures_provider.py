@@ -195,3 +195,117 @@ def test_diversity_measures_read_the_iteration_as_the_subtopic(registered):
     assert ours.keys() == theirs.keys()
     for key, value in theirs.items():
         assert math.isclose(ours[key], value, abs_tol=1e-4), key  # (ndeval prints %.6f)
+
+
+# -- measures defined at runtime: ir_measures' tests/test_runtime.py (0.4.3), answered by
+# fastir alone (ir_measures' runtime provider out of the pipeline)
+RUNTIME_QRELS = """0 0 D0 0\n0 0 D1 1\n0 0 D2 1\n0 0 D3 2\n0 0 D4 0\n1 0 D0 1\n1 0 D3 0
+1 0 D5 2\n"""
+RUNTIME_RUN = """0 0 D0 1 0.8 run\n0 0 D2 2 0.7 run\n0 0 D1 3 0.3 run\n0 0 D3 4 0.4 run
+0 0 D4 5 0.1 run\n1 0 D1 1 0.8 run\n1 0 D3 2 0.7 run\n1 0 D4 3 0.3 run\n1 0 D2 4 0.4 run\n"""
+
+
+@pytest.fixture
+def fastir_alone(registered):
+    """fastir first in the pipeline, ir_measures' runtime provider out of it."""
+    pipeline = M.DefaultPipeline.providers
+    runtime = [p for p in pipeline if p.NAME == "runtime"]
+    for p in runtime:
+        pipeline.remove(p)
+    yield
+    pipeline.extend(runtime)
+
+
+def runtime_pair():
+    return (list(M.read_trec_qrels(RUNTIME_QRELS)), list(M.read_trec_run(RUNTIME_RUN)))
+
+
+def check_precision_and_success(MyP, MyS):
+    qrels, run = runtime_pair()
+    assert all(P.provider.supports(m) for m in (MyP @ 1, MyS @ 2))
+    for k, first, mean in ((1, 0.0, 0.0), (2, 0.5, 0.25), (3, 2 / 3, 1 / 3)):
+        result = list((MyP @ k).iter_calc(qrels, run))
+        assert [(r.query_id, r.value) for r in result] == [("0", first), ("1", 0.0)]
+        assert (MyP @ k).calc_aggregate(qrels, run) == mean
+    result = list((MyS @ 2).iter_calc(qrels, run))
+    assert [(r.query_id, r.value) for r in result] == [("0", 1.0), ("1", 0.0)]
+    assert (MyS @ 2).calc_aggregate(qrels, run) == 0.5
+
+
+def test_define_byquery(fastir_alone):
+    def my_p(qrels, run):
+        run = run.merge(qrels, "left", on=["doc_id"])
+        return (run["relevance"] > 0).sum() / len(run)
+
+    def my_s(qrels, run):
+        run = run.merge(qrels, "left", on=["doc_id"])
+        return 1. if (run["relevance"] > 0).sum() else 0.
+
+    check_precision_and_success(M.define_byquery(my_p), M.define_byquery(my_s))
+
+
+def test_define(fastir_alone):
+    def my_p(qrels, run):
+        run = run.merge(qrels, "left", on=["query_id", "doc_id"])
+        for qid, df in run.groupby("query_id"):
+            yield qid, (df["relevance"] > 0).sum() / len(df)
+
+    def my_s(qrels, run):
+        run = run.merge(qrels, "left", on=["query_id", "doc_id"])
+        for qid, df in run.groupby("query_id"):
+            yield qid, 1. if (df["relevance"] > 0).sum() else 0.
+
+    MyS = M.define(my_s)
+    check_precision_and_success(M.define(my_p), MyS)
+    qrels, run = runtime_pair()
+    for pair in ((qrels, []), ([], run), ([], [])):  # (empty lists)
+        list((MyS @ 2).iter_calc(*pair))
+
+
+def test_non_doc_qrels(fastir_alone):
+    pd = pytest.importorskip("pandas")
+
+    def common_prefix(a, b):
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return a[:n]
+
+    def length(qrels, run):
+        return len(run.iloc[0]["qanswer"])
+
+    def prefix_length(qrels, run):
+        return len(common_prefix(qrels.iloc[0]["gold_answer"], run.iloc[0]["qanswer"]))
+
+    prefix = "professor proton mixed the "
+    answers = pd.DataFrame([["q1", prefix + "reactants"]], columns=["query_id", "qanswer"])
+    gold = pd.DataFrame([["q1", prefix + "chemicals"]], columns=["query_id", "gold_answer"])
+    # (ir_measures' test defines both as lambdas: one measure, <lambda>, the first's value)
+    lambdas = [M.define_byquery(lambda q, r: length(q, r)),
+               M.define_byquery(lambda q, r: prefix_length(q, r))]
+    assert [m.value for m in M.iter_calc(lambdas, gold, answers)] == [len(answers.qanswer[0])]
+    Length, Prefix = M.define_byquery(length), M.define_byquery(prefix_length)
+    got = {str(m.measure): m.value for m in M.iter_calc([Length, Prefix], gold, answers)}
+    assert got == {"length": len(prefix + "reactants"), "prefix_length": len(prefix)}
+
+
+def test_run_qrel_inputs(fastir_alone):
+    A = M.define(lambda qrels, run: iter(()), run_inputs=["query_id"],
+                 qrel_inputs=["query_id", "doc_id", "x"])
+    B = M.define(lambda qrels, run: iter(()))
+    for answering in (P.provider, M.DefaultPipeline):
+        assert set(answering.run_inputs([A, B])) == {"query_id", "doc_id", "score"}
+        assert set(answering.run_inputs([A])) == {"query_id"}
+        assert set(answering.qrel_inputs([A, B])) == {"query_id", "doc_id", "relevance", "x"}
+        assert set(answering.qrel_inputs([A])) == {"query_id", "doc_id", "x"}
+    assert set(M.DefaultPipeline.run_inputs([A, M.P @ 5])) == {"query_id", "doc_id", "score"}
+    assert set(M.DefaultPipeline.qrel_inputs([A, M.P @ 5])) == {"query_id", "doc_id",
+                                                                "relevance", "x"}
+
+
+def test_runtime_measures_beside_fastir_s_own(fastir_alone):
+    qrels, run = runtime_pair()
+    MyP = M.define_byquery(lambda q, r: (r.merge(q, "left", on=["doc_id"])["relevance"] > 0)
+                           .sum() / len(r), name="MyP")
+    got = M.calc_aggregate([MyP @ 2, M.P @ 2], qrels, run)
+    assert got == {MyP @ 2: 0.25, M.P @ 2: 0.25}
