@@ -32,7 +32,7 @@ class Evaluator:
         As for :func:`fastir.evaluate`.
     **options
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
-        ``compat``, as for :func:`fastir.evaluate`.
+        ``compat``, ``ties``, ``unjudged``, as for :func:`fastir.evaluate`.
 
     Examples
     --------
@@ -43,10 +43,11 @@ class Evaluator:
     """
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
-                 judged_only=False, num_docs=0, compat=None):
+                 judged_only=False, num_docs=0, compat=None, ties="trec_eval",
+                 unjudged="nonrelevant"):
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
-                               compat=compat)
+                               compat=compat, ties=ties, unjudged=unjudged)
         self.plan = engine.Plan.of(measures, self.options)
         qrels = records_read(qrels, "qrels")
         with _jit.tier(size_hint(qrels)):
@@ -78,7 +79,8 @@ class BoundCandidates:
     """Candidate rows joined with the qrels once; evaluate score vectors over them.
 
     Rows are ranked as by :func:`fastir.evaluate` (score descending, ties by doc id
-    descending), so results equal ``evaluate`` on a run with the same rows and scores.
+    descending, or in the order given to ``bind`` with ``ties="input"``), so results equal
+    ``evaluate`` on a run with the same rows and scores.
     """
 
     def __init__(self, evaluator, query_ids, doc_ids):
@@ -99,6 +101,13 @@ class BoundCandidates:
             raise ValueError(f"{', '.join(judged)}: judged_only for some measures only is not "
                              "available for bound candidates (give Evaluator(...,"
                              " judged_only=True), or evaluate a run)")
+        if options.ties == "expected":
+            raise ValueError("ties='expected' is not available for bound candidates: "
+                             "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
+        if options.unjudged_label is not None and options.max_docs is not None:
+            raise ValueError(f"unjudged={options.unjudged!r} with max_docs is not available "
+                             "for bound candidates (which documents are retrieved changes "
+                             "with the scores): evaluate a run")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
         with _jit.tier(self.n_rows + len(evaluator.qrels)):
@@ -116,7 +125,10 @@ class BoundCandidates:
         tie = np.zeros(self.n_rows, dtype=np.int64)
         tie[columns] = joined.tie
         lengths = np.diff(joined.indptr)
-        ideal_lengths = np.diff(evaluator.qrels.indptr)
+        # (with unjudged documents judged: the qrels with every candidate)
+        self.ideals = engine.ideals(evaluator.qrels) if joined.ideals is None else \
+            joined.ideals
+        ideal_lengths = np.diff(self.ideals.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
         self.spec = evaluator.plan.sized(self.longest)
         judged = np.flatnonzero(joined.labels != NOT_POOLED)  # (positions in join order)
@@ -217,8 +229,7 @@ class BoundCandidates:
             bad = np.full(len(tasks) - 1, -1, dtype=np.int64)
             with _jit.tier(n_vectors * self.n_rows):
                 _jit.launch(BK.bound_values, tasks, self.candidates, parts, weights,
-                            self.evaluator.compat == "9.0.8",
-                            engine.ideals(self.evaluator.qrels), self.spec,
+                            self.evaluator.compat == "9.0.8", self.ideals, self.spec,
                             engine.work(len(tasks) - 1, self.longest, codes=2),
                             np.empty(self.n_rows), bad, out)
             if (bad >= 0).any():
