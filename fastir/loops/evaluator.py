@@ -277,11 +277,19 @@ def _as_float_array(x, name):
 MAX_IDEAL = 1 << 24
 
 
+#: evaluate_matrix's ties, and the dense kernels' code of each ("trec_eval" and "input" are
+#: the column order: columns stand for documents in docno-descending order, as given).
+_MATRIX_TIES = {"column": BK.TIES_COLUMN, "trec_eval": BK.TIES_COLUMN, "input": BK.TIES_COLUMN,
+                "average": BK.TIES_AVERAGE, "expected": BK.TIES_EXPECTED}
+
+
 @functools.lru_cache(maxsize=256)
-def _matrix_plan(measures, relevance_level):
+def _matrix_plan(measures, relevance_level, expected=False):
     """The plan of a dense batch's measures, with the ranks it orders and how much of the
-    ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`)."""
-    plan = engine.Plan.of(measures, Options(relevance_level))
+    ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`);
+    ``expected``: values expected over the tie orders (measures without one refused)."""
+    plan = engine.Plan.of(measures, Options(relevance_level,
+                                            ties="expected" if expected else "trec_eval"))
     for m in plan.parsed:
         if m.spec.unjudged:
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
@@ -316,10 +324,14 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
         ideal gives them the gain of label ``relevance_level``). Default: the candidates'.
     relevance_level : int
         Relevant means label >= this (binary measures).
-    ties : {"column", "average"}
-        ``"column"``: equal scores rank by column, first column first (deterministic).
-        ``"average"``: nDCG/DCG average the gains of equal scores over their positions, as
-        sklearn's ``ndcg_score`` does; other measures use the column order.
+    ties : {"column", "average", "expected", "input", "trec_eval"}
+        ``"column"``: equal scores rank by column, first column first (deterministic;
+        ``"input"`` and ``"trec_eval"`` are the same order: columns stand for documents in
+        their given, docno-descending order). ``"average"``: nDCG/DCG average the gains of
+        equal scores over their positions, as sklearn's ``ndcg_score`` does; other
+        measures use the column order. ``"expected"``: every measure's value is the mean
+        over every order of each group of equal scores, as :func:`fastir.evaluate`'s
+        ``ties="expected"`` (nDCG/DCG then equal ``"average"``'s).
     per_row : bool
         Also return the (batch, n_measures) per-row values.
     mask : array-like of bool, optional
@@ -336,14 +348,18 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     >>> fastir.evaluate_matrix(np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]]), "nDCG@2")
     {'nDCG@2': 0.4796249331362629}
     """
-    if ties not in ("column", "average"):
-        raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
+    if not isinstance(ties, str) or ties not in _MATRIX_TIES:
+        raise ValueError(f"ties must be one of {', '.join(_MATRIX_TIES)}, got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
     level = checked_level(relevance_level)
-    plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level)
-    average = ties == "average"
-    if average:
+    tie_code = _MATRIX_TIES[ties]
+    plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level,
+                                                        tie_code == BK.TIES_EXPECTED)
+    if tie_code != BK.TIES_COLUMN:
         rank_depth = 0  # tie groups are averaged whole: rank everything
+    if tie_code == BK.TIES_EXPECTED:
+        ideal_cap = -1  # (every relevant document laid out in the ideal)
+        whole = whole or "ties='expected'"
     s, y, m = _matrix_inputs(scores, labels, valid, mask)
     batch, width = s.shape
     nr, extra = _relevant_counts(n_relevant, batch, ideal_cap, whole)
@@ -357,11 +373,11 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
         fields = (s, y, np.ascontiguousarray(valid), nr)  # a Batch's
         if batch * width < _SERIAL_BELOW or python:
             return _jit.select(BK.matrix_values_serial, python=python)(
-                fields, level, rank_depth, ideal_cap, average, tuple(spec),
+                fields, level, rank_depth, ideal_cap, tie_code, tuple(spec),
                 tuple(_matrix_work(1, width + extra)), plan.how, means, out)
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
         return _jit.launch(BK.matrix_values_parallel, bounds, BK.Batch(*fields), level, rank_depth,
-                           ideal_cap, average, spec,
+                           ideal_cap, tie_code, spec,
                            _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
                            np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
 

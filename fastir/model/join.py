@@ -99,7 +99,8 @@ class Joined:
         self.ideals = None
 
 
-def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"):
+def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise",
+         groups=False):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -127,6 +128,9 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
         :class:`InputError`, or (trec_eval's mode, which stops at that query) is marked in
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
+    groups : bool
+        Mark the tie groups (``Joined.groups``) whatever ``options.ties`` (which marks them
+        when "expected").
     """
     limit = depth(options)
     judged_only = options.judged_only
@@ -142,7 +146,7 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     bounds = chunk_bounds(bounded, _jit.n_threads())
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
-    marking = options.ties == "expected" and not as_candidates
+    marking = (groups or options.ties == "expected") and not as_candidates
     group_out = np.empty(indptr[-1] if marking else 0, dtype=np.int64)
     added = np.zeros(len(run_query), dtype=np.int64)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores

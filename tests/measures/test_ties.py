@@ -231,3 +231,70 @@ def test_bound_candidates_refuse_what_they_cannot_do():
     with pytest.raises(ValueError, match="with max_docs is not available"):
         fastir.Evaluator({"q": {"a": 1}}, "AP", unjudged="relevant",
                          max_docs=5).bind(["q"], ["a"])
+
+
+MONOTONE = ["AP", "P@2", "R@3", "nDCG@3", "nDCG", "RR", "Success@2", "DCG@2", "RBP"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(tied_runs(), st.one_of(st.none(), st.integers(1, 5)))
+def test_the_tie_report_range_is_the_range_over_every_order(data, max_docs):
+    from fastir.analysis.ties import tie_report
+
+    qrels, run = data
+    report = tie_report(qrels, run, MONOTONE, max_docs=max_docs, missing="skip")
+    orders_qrels, orders_run = {}, {}
+    for qid, run_q in run.items():
+        for k, ranking in enumerate(naive_ties.every_order(run_q)):
+            orders_qrels[f"{qid}#{k:05d}"] = qrels[qid]
+            orders_run[f"{qid}#{k:05d}"] = naive_ties.as_scores(ranking)
+    every = fastir.evaluate(orders_qrels, orders_run, MONOTONE, max_docs=max_docs).to_dict()
+    low, high = report.low.to_dict(), report.high.to_dict()
+    for qid in report.value.query_ids:
+        for name in MONOTONE:
+            values = [v[name] for k, v in every.items() if k.split("#")[0] == qid]
+            assert (low[qid][name], high[qid][name]) == (min(values), max(values)), name
+    moved = {(q, m) for q, m, *_ in report.moved()}
+    assert moved == {(q, m) for q in low for m in MONOTONE if low[q][m] != high[q][m]}
+
+
+def test_the_tie_report_counts_the_queries_with_ties():
+    from fastir.analysis.ties import tie_report
+
+    qrels = {"q": {"a": 1}, "r": {"a": 1}, "s": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0}, "r": {"a": 1.0, "b": 2.0}, "s": {"b": 1.0}}
+    report = tie_report(qrels, run, ["P@1", "NumRet"])
+    assert report.n_tied == 1
+    assert report.moved() == [("q", "P@1", 0.0, 0.0, 1.0)]
+    assert report.spread() == {"P@1": 1 / 3, "NumRet": 0}
+
+
+
+MATRIX_NAMES = [n for n in EXPECTED_NAMES if not parse_all([n])[1][0].spec.unjudged
+                and not parse_all([n])[1][0].spec.num_docs]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 7), st.data())
+def test_a_dense_batch_takes_expected_ties_as_a_run_does(batch, width, data):
+    from conftest import matrix_to_dicts
+
+    scores = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=batch * width,
+                                         max_size=batch * width))).reshape(batch, width)
+    labels = np.array(data.draw(st.lists(st.integers(0, 3), min_size=batch * width,
+                                         max_size=batch * width))).reshape(batch, width)
+    n_relevant = np.array(data.draw(st.lists(st.integers(0, 9), min_size=batch,
+                                             max_size=batch)))
+    qrels, run = matrix_to_dicts(scores, labels, n_relevant=n_relevant)
+    names = MATRIX_NAMES
+    _, got = fastir.evaluate_matrix(scores, labels, names, ties="expected", per_row=True,
+                                    n_relevant=n_relevant)
+    want = fastir.evaluate(qrels, run, names, ties="expected", num_docs=10_000)
+    np.testing.assert_allclose(got, want.values, rtol=1e-12, atol=1e-15)
+
+
+def test_a_dense_batch_refuses_expected_for_families_without_one():
+    with pytest.raises(ValueError, match="^Bpref: no expected value"):
+        fastir.evaluate_matrix(np.zeros((1, 2)), np.ones((1, 2)), ["Bpref"], ties="expected")
+    with pytest.raises(ValueError, match="^ties must be one of"):
+        fastir.evaluate_matrix(np.zeros((1, 2)), np.ones((1, 2)), ["AP"], ties="docid")
