@@ -94,20 +94,22 @@ class Plan:
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, options, judgments=judgments)
 
-    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise"):
+    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise",
+                 groups=False):
         """The evaluation path of every entry point: ``run`` (a Run) joined with ``qrels``
         (a Qrels) under ``options`` (:class:`~fastir.options.Options`), then these
         measures' values on the join; (:class:`Results`, the join). ``check(joined, qrels,
         run)`` looks at the join before any value is computed (None: nothing);
-        ``duplicates`` is as for :func:`~fastir.model.join.join`."""
-        joined = join(qrels, run, options, duplicates=duplicates)
+        ``duplicates`` and ``groups`` are as for :func:`~fastir.model.join.join`."""
+        joined = join(qrels, run, options, duplicates=duplicates, groups=groups)
         if check is not None:
             check(joined, qrels, run)
         return self.results(joined, self.values(joined, qrels), options.missing), joined
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
-        measures with ``judged_only`` read the join without its unjudged documents."""
+        measures with ``judged_only`` read the join without its unjudged documents. With
+        ``ties="expected"`` the join must have its tie groups (``Joined.groups``)."""
         if len(self.judged) == len(self.parsed):
             joined = only_judged(joined)
         elif len(self.judged):
@@ -124,7 +126,7 @@ class Plan:
             spec = self.sized(longest)
             rankings = kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query)
             scratch = work(len(bounds) - 1, longest)
-            if joined.groups is None:
+            if self.ties != "expected":
                 _jit.launch(kernels.evaluate_queries, bounds, rankings, judged, spec, scratch,
                             out, n_items=int(joined.indptr[-1]) + n_queries)
             else:

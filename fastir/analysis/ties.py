@@ -13,7 +13,7 @@ import numpy as np
 
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run, records_read
-from fastir.model.join import Joined, join, only_judged
+from fastir.model.join import MIXED, Joined, join, only_judged
 from fastir.options import Options
 
 __all__ = ["TieReport", "tie_report"]
@@ -91,31 +91,59 @@ def tie_report(qrels, run, measures, **options):
     plan = Plan.of(measures, options)
     qrels = as_qrels(records_read(qrels, "qrels"))
     run = as_run(records_read(run, "run"), options.compat)
-    value = plan.evaluate(qrels, run, options)[0]
-    low, high, n_tied = tie_range(plan, qrels, run, options, value)
-    return TieReport(value, low, high, n_tied)
+    return TieReport(*evaluate_with_range(plan, qrels, run, options))
 
 
-def tie_range(plan, qrels, run, options, value):
-    """The (low, high) :class:`~fastir.results.Results` of ``plan``'s measures over the
-    tie orders of ``run`` (a Run; ``qrels`` a Qrels), and how many queries have ties;
-    ``value``, the Results under ``options``, are both ends when no query has ties."""
+def evaluate_with_range(plan, qrels, run, options):
+    """``plan``'s values of ``run`` (a Run; ``qrels`` a Qrels) under ``options``, and their
+    range over tie orders: (value, low, high) :class:`~fastir.results.Results` and the
+    number of queries with ties. One join serves both when the rankings are whole (no
+    ``max_docs``, no ``judged_only``); the ends are evaluated on the queries whose tie
+    groups mix labels only (the others have one value under every order)."""
     if options.unjudged_label is not None and options.max_docs is not None:
         raise ValueError(f"tie ranges: unjudged={options.unjudged!r} with max_docs is not "
                          "available (which documents are retrieved depends on the tie "
                          "order)")
-    whole = options.replace(ties="trec_eval", max_docs=None, judged_only=False)
-    joined = join(qrels, run, whole, groups=True)
-    n_tied = tied_queries(joined)
-    if n_tied == 0:
-        return value, value, 0
-    ends = []
-    for best in (False, True):
-        placed = placed_join(joined, best, options)
-        ends.append(plan.values(placed, qrels))
-    low = plan.results(joined, np.fmin(*ends), options.missing)
-    high = plan.results(joined, np.fmax(*ends), options.missing)
-    return low, high, n_tied
+    whole = options.max_docs is None and not options.judged_only
+    value, joined = plan.evaluate(qrels, run, options, groups=whole)
+    if not whole:
+        joined = join(qrels, run, options.replace(ties="trec_eval", max_docs=None,
+                                                  judged_only=False), groups=True)
+    tied, mixed = tied_queries(joined)
+    if not len(mixed):
+        return value, value, value, len(tied)
+    part = _queries(joined, mixed)
+    ends = [_values_in_order(plan, placed_join(part, best, options), qrels)
+            for best in (False, True)]
+    low, high = value.values.copy(), value.values.copy()
+    low[mixed], high[mixed] = np.fmin(*ends), np.fmax(*ends)
+    return (value, plan.results(joined, low, options.missing),
+            plan.results(joined, high, options.missing), len(tied))
+
+
+def _values_in_order(plan, joined, qrels):
+    """``plan``'s values on a join of one order (a plan of ``ties="expected"`` would read
+    its tie groups: its measures are evaluated as ranked)."""
+    if plan.ties != "expected":
+        return plan.values(joined, qrels)
+    unique = list(dict.fromkeys(plan.parsed))  # (two keys of one measure: computed once)
+    ranked = Plan(unique, plan.options().replace(ties="trec_eval"))
+    return ranked.values(joined, qrels)[:, [unique.index(m) for m in plan.parsed]]
+
+
+def _queries(joined, chosen):
+    """The join of the evaluated queries ``chosen`` (their positions, in order) alone."""
+    lengths = np.diff(joined.indptr)[chosen]
+    indptr = np.zeros(len(chosen) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    rows = np.repeat(joined.indptr[chosen] - indptr[:-1], lengths) + np.arange(indptr[-1])
+    part = Joined(joined.query_ids.take(chosen), indptr, joined.labels[rows],
+                  joined.qrels_query[chosen], joined.in_run[chosen], [], [])
+    part.groups = joined.groups[rows]
+    part.ideals = joined.ideals
+    if joined.subtopic_codes is not None:
+        part.subtopic_codes = joined.subtopic_codes[rows]
+    return part
 
 
 def placed_join(joined, best, options):
@@ -141,12 +169,7 @@ def placed_join(joined, best, options):
 
 
 def tied_queries(joined):
-    """How many queries of a join (with its tie groups) have two documents of equal score."""
-    if len(joined.labels) < 2:
-        return 0
-    same = np.diff(joined.groups) == 0
-    starts = joined.indptr[1:-1]
-    same[starts[(starts > 0) & (starts < len(joined.labels))] - 1] = False  # (two queries)
-    lengths = np.diff(joined.indptr)
-    query = np.repeat(np.arange(len(lengths)), lengths)[1:]
-    return len(np.unique(query[same]))
+    """The evaluated queries of a join (with its tie groups, whole rankings) that have two
+    documents of equal score, and those of them with a tie group of two codes (whose order
+    can move a value): two arrays of their positions."""
+    return np.flatnonzero(joined.tied > 0), np.flatnonzero(joined.tied == MIXED)

@@ -162,24 +162,26 @@ def _evaluate_runs(args, paths, names, measures, check_ties=True):
             run = read_run(path, progress=bar,
                            third_column=getattr(args, "third_column", "auto"))
             with bar.stage(f"evaluating {name}", size):
-                results[name] = evaluator.evaluate(run)
-                if check_ties:
-                    _warn_if_ties_move(name, evaluator, run, results[name], args.digits)
+                results[name] = _evaluated(name, evaluator, run, args.digits) \
+                    if check_ties else evaluator.evaluate(run)
     return results
 
 
-def _warn_if_ties_move(name, evaluator, run, results, digits):
-    """A warning when the orders of a run's tied documents move a printed summary by more
-    than its last digit (:func:`fastir.analysis.ties.tie_range`)."""
-    from fastir.analysis.ties import tie_range
+def _evaluated(name, evaluator, run, digits):
+    """The run's Results, and a warning when the orders of its tied documents move a
+    printed summary by more than its last digit
+    (:func:`fastir.analysis.ties.evaluate_with_range`)."""
+    from fastir import _jit
+    from fastir.analysis.ties import evaluate_with_range
     from fastir.io.inputs import as_run
 
     options = evaluator.options
     if options.ties == "expected" or (options.unjudged_label is not None
                                       and options.max_docs is not None):
-        return  # (nothing to move; no range: the retrieved documents depend on the order)
-    low, high, n_tied = tie_range(evaluator.plan, evaluator.qrels,
-                                  as_run(run, options.compat), options, results)
+        return evaluator.evaluate(run)  # (nothing moves; or the retrieved set would)
+    with _jit.tier(len(run) + len(evaluator.qrels)):
+        results, low, high, n_tied = evaluate_with_range(
+            evaluator.plan, evaluator.qrels, as_run(run, options.compat), options)
     lows, highs = low.mean, high.mean
     moved = [(k, lows[k], highs[k]) for k, m in zip(results.measures, results.parsed)
              if not m.spec.integer and isinstance(lows[k], float)
@@ -190,6 +192,7 @@ def _warn_if_ties_move(name, evaluator, run, results, digits):
         warnings.warn(f"run {name}: the order of its tied documents ({n_tied} queries have "
                       f"ties) moves {ranges}; --ties expected gives the mean over every "
                       "order", stacklevel=2)
+    return results
 
 
 def _stream_above():

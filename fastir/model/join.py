@@ -51,8 +51,11 @@ Judgments = namedtuple("Judgments", "query indptr labels hashes")
 #: evaluated query the labels ``kept`` (with -J), the ``duplicate`` row (-1: none) and the
 #: documents ``added`` to its judgments (``unjudged``), with candidates, per position its
 #: run row (``rows``) and its ``tie`` position, and with ``ties="expected"`` per position
-#: its tie ``group`` (the position, before -J, of its group's first document).
-JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie group added")
+#: its tie ``group`` (the position, before -J, of its group's first document) and per
+#: evaluated query whether it is ``tied`` (:data:`TIED`, :data:`MIXED`, or 0).
+JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie group added tied")
+TIED = 1  # a query with two documents of equal score
+MIXED = 2  # and two of them of different label codes (their order can move a value)
 
 
 class Joined:
@@ -77,9 +80,10 @@ class Joined:
     subtopic_codes : ndarray of int32
         With subtopic qrels: per ranked position, the doc's place in its query's
         :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
-    groups : ndarray of int64 or None
+    groups : ndarray of int32 (int64 for rankings beyond 2**31) or None
         With ``ties="expected"``: per ranked position its tie group, a number shared by
-        the adjacent positions of equal score only.
+        the adjacent positions of equal score only; ``tied``, per evaluated query,
+        :data:`TIED`, :data:`MIXED` (before ``judged_only``) or 0.
     ideals : Ideals or None
         With ``unjudged=("relevant", label)``: the ideal labels of the qrels with every
         unjudged retrieved document at that label (:func:`joined_ideals`).
@@ -96,6 +100,7 @@ class Joined:
         self.missing_queries = missing_queries
         self.subtopic_codes = None
         self.groups = None
+        self.tied = None
         self.ideals = None
 
 
@@ -147,8 +152,10 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     marking = (groups or options.ties == "expected") and not as_candidates
-    group_out = np.empty(indptr[-1] if marking else 0, dtype=np.int64)
+    group_out = np.empty(indptr[-1] if marking else 0,  # (positions: int32 fits them all)
+                         dtype=np.int32 if scratch < 2**31 else np.int64)
     added = np.zeros(len(run_query), dtype=np.int64)
+    tied = np.zeros(len(run_query) if marking else 0, dtype=np.int8)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
     rows = RunRows(run_query, run.starts, run.stops, scores)
     rank_docs = None if options.ties == "input" else r_docs.args()
@@ -165,7 +172,8 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
                     q_docs.args(), HASH_KEY, judged_only, as_candidates,
                     NOT_POOLED if unjudged is None or not main else unjudged, scratch,
                     JoinOutput(labels, kept, duplicate, rows_out, tie_out,
-                               group_out if main else group_out[:0], added),
+                               group_out if main else group_out[:0], added,
+                               tied if main else tied[:0]),
                     n_items=int(indptr[-1]) + len(run_query))
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
@@ -183,7 +191,7 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
                     missing_queries)
     joined.duplicate = duplicate
     if marking:
-        joined.groups = joined_groups[-1]
+        joined.groups, joined.tied = joined_groups[-1], tied
     if unjudged is not None:
         joined.ideals = joined_ideals(qrels, qrels_query, added, unjudged)
     if qrels.subtopics is not None and not as_candidates and unjudged is None:
@@ -216,20 +224,23 @@ def joined_ideals(qrels, qrels_query, added, label):
     """The ideals (:data:`fastir.measures.kernels.Ideals`: each qrels query's labels,
     descending) of ``qrels`` with ``added[e]`` more documents at ``label`` for the qrels
     query ``qrels_query[e]`` of each evaluated query: the judgments augmented with the
-    unjudged retrieved documents (``unjudged=("relevant", label)``)."""
+    unjudged retrieved documents (``unjudged=("relevant", label)``). The added labels go
+    after the query's labels >= ``label`` (one pass, no sort)."""
     from fastir.measures.kernels import Ideals
 
     extra = np.zeros(len(qrels.indptr) - 1, dtype=np.int64)
     np.add.at(extra, qrels_query, added)
-    lengths = np.diff(qrels.indptr) + extra
-    labels = np.concatenate((qrels.ideal_labels(), np.full(int(extra.sum()), label,
-                                                           dtype=np.int32)))
-    query = np.concatenate((np.repeat(np.arange(len(extra)), np.diff(qrels.indptr)),
-                            np.repeat(np.arange(len(extra)), extra)))
-    order = np.lexsort((-labels.astype(np.int64), query))
+    old = qrels.ideal_labels()
+    lengths = np.diff(qrels.indptr)
     indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    return Ideals(indptr, labels[order])
+    np.cumsum(lengths + extra, out=indptr[1:])
+    query = np.repeat(np.arange(len(lengths)), lengths)
+    at_least = np.bincount(query, weights=old >= label, minlength=len(lengths))
+    rank = np.arange(len(old)) - qrels.indptr[query]
+    shift = np.where(rank >= at_least[query], extra[query], 0)
+    labels = np.full(indptr[-1], label, dtype=old.dtype)
+    labels[indptr[query] + rank + shift] = old
+    return Ideals(indptr, labels)
 
 
 def depth(options):
@@ -316,7 +327,7 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
     # (``out.labels[i] = x``) inside a parallel loop (numba issues 5872, 7135, 10338).
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
-    labels, kept, duplicate, rows_out, tie_out, group_out, added = out
+    labels, kept, duplicate, rows_out, tie_out, group_out, added, tied = out
     grouping = len(group_out) > 0
     seen_size = table_size(scratch)
     most_judged = 0
@@ -348,6 +359,7 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
             seen[:local] = -1
             n_kept = 0
             group = 0
+            group_code = 0
             for i in range(m):
                 row = order[i]
                 h = id_hash(docs, row, key)
@@ -362,6 +374,11 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
                     added[e] += 1
                 if i > 0 and scores[row] != scores[order[i - 1]]:
                     group = i
+                if grouping:
+                    if group == i:
+                        group_code = code
+                    else:
+                        tied[e] = max(tied[e], TIED if code == group_code else MIXED)
                 if judged_only and code < 0:
                     continue
                 labels[at + n_kept] = code
@@ -462,6 +479,7 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
         seen = {}
         n_kept = 0
         group = 0
+        group_code = 0
         for i, row in enumerate(ranked[:m]):
             first = seen.setdefault(docs[row], row)
             if first != row:
@@ -474,6 +492,11 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
                 out.added[e] += 1
             if i > 0 and score_of[row] != score_of[ranked[i - 1]]:
                 group = i
+            if len(out.tied):
+                if group == i:
+                    group_code = code
+                else:
+                    out.tied[e] = max(out.tied[e], TIED if code == group_code else MIXED)
             if judged_only and code < 0:
                 continue
             out.labels[at + n_kept] = code

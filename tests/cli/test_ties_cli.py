@@ -4,6 +4,7 @@ a printed value."""
 import json
 import warnings
 
+from cli_calls import cli
 from cli_calls import in_process as _in_process
 
 import fastir
@@ -35,5 +36,5 @@ def test_fastir_eval_takes_ties_unjudged_and_residuals(tmp_path):
                                  unjudged=("relevant", 2)).mean["AP"]
     default = fastir.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), "AP").mean["AP"]
     assert (row["AP"], row["AP resid"]) == (optimistic, optimistic - default)
-    code, out, err = in_process("eval", *args, "--unjudged", "relevant:x")
-    assert code == 2 and "relevant:LABEL" in err
+    done = cli("eval", *args, "--unjudged", "relevant:x", text=True)
+    assert done.returncode == 2 and "relevant:LABEL" in done.stderr
