@@ -36,6 +36,7 @@ _EXPORTS = {
     "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",
     "pool": "fastir.analysis.pooling", "Pool": "fastir.analysis.pooling",
     "pr_curve": "fastir.analysis.curves", "cutoff_curve": "fastir.analysis.curves",
+    "tie_report": "fastir.analysis.ties", "TieReport": "fastir.analysis.ties",
     "MetricAccumulator": "fastir.loops.training", "evaluate_flat": "fastir.loops.training",
     "RelevanceEvaluator": "fastir.peers.pytrec_eval",
     "supported_measures": "fastir.peers.pytrec_eval",

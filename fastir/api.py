@@ -13,7 +13,8 @@ __all__ = ["Results", "evaluate"]
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
-             judged_only=False, num_docs=0, compat=None, progress=False):
+             judged_only=False, num_docs=0, compat=None, ties="trec_eval",
+             unjudged="nonrelevant", progress=False):
     """Evaluate a run against relevance judgments.
 
     Parameters
@@ -56,6 +57,17 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         ir_measures: scores rounded to float32 before ranking (a score beyond float32's
         range, such as 1e39, becomes +inf or -inf, its ties broken by doc id), recall levels
         rounded with ``(long)(x*R + 0.9)``, and no RBP / RBPResid / Unj / DCG / IDCG measures.
+    ties : {"trec_eval", "input", "expected"}, default "trec_eval"
+        How documents of equal score are ordered: by doc id descending, as trec_eval
+        (``"trec_eval"``); in the run's own order (``"input"``, as ranx and most
+        toolkits); or every order of each tie group, the value being the mean over them
+        (``"expected"``, exact, McSherry & Najork's closed forms: the measure catalogue
+        lists the families that have one; the others are refused, by name).
+    unjudged : "nonrelevant", "relevant" or ("relevant", label), default "nonrelevant"
+        What a retrieved document absent from the qrels counts as: non-relevant
+        (trec_eval), or judged at ``label`` ("relevant" alone: 1), the number of relevant
+        documents and the ideal ranking recomputed with it: the optimistic value. The
+        optimistic value minus the default one is a measure's residual.
     progress : bool
         Show a progress bar on standard error while long files are read.
 
@@ -68,7 +80,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     Notes
     -----
     Ranking is by score descending, ties broken by document id descending in byte order,
-    exactly as trec_eval. Values are bit-identical to trec_eval 10.0 for its measures.
+    exactly as trec_eval (unless ``ties`` says otherwise). Values are bit-identical to
+    trec_eval 10.0 for its measures.
     A query with an empty ranking scores 0 on every measure but ``NumRel``/``NumQ``.
 
     Examples
@@ -81,7 +94,8 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
     options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
-                      judged_only=judged_only, num_docs=num_docs, compat=compat)
+                      judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
+                      unjudged=unjudged)
     return evaluate_with(qrels, run, measures, options, progress)
 
 

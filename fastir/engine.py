@@ -17,6 +17,7 @@ from fastir._jit import chunk_bounds
 from fastir.io.inputs import warn_if_disjoint
 from fastir.measures import diversity as DK
 from fastir.measures import kernels, user
+from fastir.measures import ties as TK
 from fastir.measures.registry import (
     GAINS,
     HOW,
@@ -47,8 +48,9 @@ class Plan:
     measures : str, Measure or list of them
         As for :func:`fastir.evaluate`.
     options : Options
-        The plan reads ``relevance_level``, ``num_docs`` and ``compat``
-        (:class:`fastir.options.Options`).
+        The plan reads ``relevance_level``, ``num_docs``, ``compat``, ``ties`` and
+        ``unjudged`` (:class:`fastir.options.Options`): a measure that cannot take them is
+        refused here, naming itself.
     judgments : {"qrels", "prefs", "groups"}
         What the measures will read: qrels (by every entry point), or preference judgments
         or judgment groups (:mod:`fastir.preferences`); a measure that needs others is
@@ -59,6 +61,7 @@ class Plan:
         self.keys, self.parsed = parse_all(measures)
         check_compat(self.parsed, options.compat)
         check_judgments(self.parsed, judgments)
+        TK.check_options(self.parsed, options, judgments)
         needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
         if needs_n and not options.num_docs > 0:
             raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
@@ -66,6 +69,8 @@ class Plan:
         self.relevance_level = options.relevance_level
         self.num_docs = options.num_docs
         self.compat = options.compat
+        self.ties = options.ties
+        self.unjudged = options.unjudged
         self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=self.num_docs,
                                  compat=self.compat)
         self.how = how(self.parsed)
@@ -87,24 +92,26 @@ class Plan:
         names = (measures,) if isinstance(measures, str) else measures
         try:
             return _plan(tuple(names), options.relevance_level, options.num_docs,
-                         options.compat, judgments)
+                         options.compat, options.ties, options.unjudged, judgments)
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, options, judgments=judgments)
 
-    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise"):
+    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise",
+                 groups=False):
         """The evaluation path of every entry point: ``run`` (a Run) joined with ``qrels``
         (a Qrels) under ``options`` (:class:`~fastir.options.Options`), then these
         measures' values on the join; (:class:`Results`, the join). ``check(joined, qrels,
         run)`` looks at the join before any value is computed (None: nothing);
-        ``duplicates`` is as for :func:`~fastir.model.join.join`."""
-        joined = join(qrels, run, options, duplicates=duplicates)
+        ``duplicates`` and ``groups`` are as for :func:`~fastir.model.join.join`."""
+        joined = join(qrels, run, options, duplicates=duplicates, groups=groups)
         if check is not None:
             check(joined, qrels, run)
         return self.results(joined, self.values(joined, qrels), options.missing), joined
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
-        measures with ``judged_only`` read the join without its unjudged documents."""
+        measures with ``judged_only`` read the join without its unjudged documents. With
+        ``ties="expected"`` the join must have its tie groups (``Joined.groups``)."""
         if len(self.judged) == len(self.parsed):
             joined = only_judged(joined)
         elif len(self.judged):
@@ -115,15 +122,19 @@ class Plan:
         out = np.zeros((n_queries, len(self.parsed)))
         if n_queries:
             lengths = np.diff(joined.indptr)
-            longest = max(int(lengths.max()), int(np.diff(qrels.indptr).max(initial=0)))
+            judged = ideals(qrels) if joined.ideals is None else joined.ideals
+            longest = max(int(lengths.max()), int(np.diff(judged.indptr).max(initial=0)))
             bounds = chunk_bounds(lengths, _jit.n_threads())
             spec = self.sized(longest)
             rankings = kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query)
-            if sum(len(columns) for _, columns in self.user) < len(self.parsed):
-                _jit.launch(kernels.evaluate_queries, bounds, rankings, ideals(qrels), spec,
-                            work(len(bounds) - 1, longest), out,
-                            n_items=int(joined.indptr[-1]) + n_queries)
-            user.fill(self.parsed, self.user, bounds, rankings, ideals(qrels), spec, out,
+            scratch = work(len(bounds) - 1, longest)
+            if self.ties == "expected":  # (user measures have none: refused by the plan)
+                _jit.launch(TK.expected_queries, bounds, rankings, joined.groups, judged, spec,
+                            scratch, out, n_items=int(joined.indptr[-1]) + n_queries)
+            elif sum(len(columns) for _, columns in self.user) < len(self.parsed):
+                _jit.launch(kernels.evaluate_queries, bounds, rankings, judged, spec, scratch,
+                            out, n_items=int(joined.indptr[-1]) + n_queries)
+            user.fill(self.parsed, self.user, bounds, rankings, judged, spec, out,
                       joined.query_ids)
             if len(self.diverse):
                 sub = qrels.subtopics
@@ -152,7 +163,8 @@ class Plan:
 
     def options(self):
         """The options this plan was made with (those it reads)."""
-        return Options(self.relevance_level, num_docs=self.num_docs, compat=self.compat)
+        return Options(self.relevance_level, num_docs=self.num_docs, compat=self.compat,
+                       ties=self.ties, unjudged=self.unjudged)
 
     def refuse_diversity(self, why):
         """The error for diversity measures without subtopic judgments."""
@@ -221,9 +233,9 @@ _NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 
 @functools.lru_cache(maxsize=128)
-def _plan(names, relevance_level, num_docs, compat, judgments):
-    return Plan(list(names), Options(relevance_level, num_docs=num_docs, compat=compat),
-                judgments=judgments)
+def _plan(names, relevance_level, num_docs, compat, ties, unjudged, judgments):
+    return Plan(list(names), Options(relevance_level, num_docs=num_docs, compat=compat,
+                                     ties=ties, unjudged=unjudged), judgments=judgments)
 
 
 #: What each kind of judgments is, and how to get it, for the refusals of check_judgments.

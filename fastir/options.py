@@ -12,6 +12,29 @@ import numpy as np
 MAX_LEVEL = 2**63 - 1
 MISSING = ("zero", "skip")
 COMPATS = (None, "10.0", "9.0.8")
+#: How documents of equal score are ordered: trec_eval's order (doc id descending), the
+#: run's own order (as ranx and most toolkits), or the expected value over every order of
+#: each group of tied documents (:mod:`fastir.measures.ties`).
+TIES = ("trec_eval", "input", "expected")
+UNJUDGED_HELP = ("unjudged must be 'nonrelevant', 'relevant' or ('relevant', label) with a "
+                 "label from 0 to 2**31 - 1")
+
+
+def checked_unjudged(value):
+    """``value`` as the label every unjudged retrieved document gets: None ("nonrelevant",
+    trec_eval's), 1 ("relevant") or the label of ``("relevant", label)``; else a
+    ValueError naming ``unjudged``."""
+    if isinstance(value, str):
+        if value in ("nonrelevant", "relevant"):
+            return None if value == "nonrelevant" else 1
+    elif isinstance(value, (tuple, list)) and len(value) == 2 and value[0] == "relevant":
+        label = value[1]
+        if isinstance(label, float) and label.is_integer():
+            label = int(label)
+        if not isinstance(label, bool) and isinstance(label, numbers.Integral) and \
+                0 <= label <= 2**31 - 1:
+            return int(label)
+    raise ValueError(f"{UNJUDGED_HELP}, got {value!r}")
 
 
 def checked_level(value):
@@ -36,6 +59,10 @@ class Options:
     bad value raises a ValueError naming the option. ``relevance_level`` is kept as an
     ``int`` (a float holding one reads as it); the others as given.
 
+    ``ties`` is one of :data:`TIES`; ``unjudged`` is kept as "nonrelevant" or
+    ``("relevant", label)`` ("relevant" alone: label 1), its label in
+    :attr:`unjudged_label`.
+
     ``num_docs`` is checked by the measures that read it (:class:`fastir.engine.Plan`:
     trec_eval takes any size, a negative one too), ``compat``'s measures by the plan.
     """
@@ -46,6 +73,8 @@ class Options:
     judged_only: bool = False
     num_docs: int = 0
     compat: str | None = None
+    ties: str = "trec_eval"
+    unjudged: object = "nonrelevant"
 
     def __post_init__(self):
         object.__setattr__(self, "relevance_level", checked_level(self.relevance_level))
@@ -59,6 +88,22 @@ class Options:
             raise ValueError(f"max_docs must be a non-negative integer, got {max_docs!r}")
         if not isinstance(self.judged_only, (bool, np.bool_)):
             raise ValueError(f"judged_only must be True or False, got {self.judged_only!r}")
+        if not isinstance(self.ties, str) or self.ties not in TIES:
+            raise ValueError(f"ties must be 'trec_eval', 'input' or 'expected', got "
+                             f"{self.ties!r}")
+        label = checked_unjudged(self.unjudged)
+        object.__setattr__(self, "unjudged", "nonrelevant" if label is None else
+                           ("relevant", label))
+        if self.ties == "expected" and max_docs is not None:
+            raise ValueError("ties='expected' does not combine with max_docs: which tied "
+                             "documents max_docs keeps depends on their order; give a measure "
+                             "cutoff instead (nDCG@10, P@100)")
+
+    @property
+    def unjudged_label(self):
+        """The label every unjudged retrieved document gets (None: none, they stay
+        unjudged and count as non-relevant, trec_eval's way)."""
+        return None if self.unjudged == "nonrelevant" else self.unjudged[1]
 
     def replace(self, **changes):
         """These options with ``changes`` (checked as made)."""

@@ -202,7 +202,34 @@ def _notes(family):
     if family.unjudged:
         notes.append("Reads unjudged documents, so it is not available in dense batches "
                      "(`evaluate_matrix`).")
+    notes.append(_ties_note(family))
     return notes
+
+
+def _ties_modes(family):
+    """The `ties=` a family takes, as the catalogue's index says it."""
+    from fastir.measures.ties import EXPECTED
+
+    if family.path in ("prefs", "groups"):
+        return "trec_eval"
+    return "all three" if family.name in EXPECTED else "trec_eval, input"
+
+
+def _ties_note(family):
+    """What a family's page says of `ties=` (docs/guides/ties-and-holes.md)."""
+    from fastir.measures.ties import EXPECTED
+
+    if family.path in ("prefs", "groups"):
+        return ("Ties: `ties='trec_eval'` only (preference judgments and judgment groups "
+                "rank as trec_eval does).")
+    how = EXPECTED.get(family.name)
+    if how is None:
+        return ("Ties: `ties='trec_eval'` (the default) and `'input'`; no expected value "
+                "over tie orders, so `ties='expected'` is refused, naming it.")
+    what = {"closed form": "exact, McSherry & Najork's closed form",
+            "mean gain": "exact: each position of a tie group takes the group's mean",
+            "order-free": "the value does not depend on the order of tied documents"}[how]
+    return f"Ties: `ties='trec_eval'` (the default), `'input'` and `'expected'` ({what})."
 
 
 def catalogue_pages():
@@ -282,7 +309,9 @@ def catalogue_index(pages):
              "per measure family, with its formula, its names in each dialect (the "
              "[names guide](../guides/names.md) gives the rules), its parameters and "
              "defaults, and where it departs from trec_eval or a peer. `fastir measures` "
-             "prints the same families on the command line.", "",
+             "prints the same families on the command line. The *ties* column says which "
+             "`ties=` a family takes (`trec_eval`, `input`, `expected`: the "
+             "[ties and holes guide](../guides/ties-and-holes.md)).", "",
              "## Notation", "", _escape(registry.FORMULA_NOTATION), ""]
     order = []
     for title, _ in SECTIONS:
@@ -291,12 +320,14 @@ def catalogue_index(pages):
         order += [page for _, page in rows]
         if not rows:
             continue
-        lines += [f"## {title}", "", "| family | trec_eval | summary |", "|---|---|---|"]
+        lines += [f"## {title}", "", "| family | trec_eval | ties | summary |",
+                  "|---|---|---|---|"]
         for name, page in rows:
             family = registry.FAMILIES[name]
             trec = ", ".join(f"`{t.name}`" for t in family.trec)
             summary = _escape(family.doc.split(". ")[0].rstrip("."))
-            lines.append(f"| [{name}]({page}.md) | {trec} | {summary} |")
+            lines.append(f"| [{name}]({page}.md) | {trec} | {_ties_modes(family)} | "
+                         f"{summary} |")
         lines.append("")
     lines += ["```{toctree}", ":hidden:", ""] + order + ["```", ""]
     return "\n".join(lines)
@@ -329,6 +360,8 @@ PICTURES = {
     "cutoff.png": "P@k, R@k and nDCG@k of the example's strong run for k = 1..30",
     "judges.png": "AP of eight systems under the human qrels and under a simulated lenient "
                   "LLM assessor",
+    "ties.png": "nDCG@10 of the example's runs with their ranges over tie orders and their "
+                "residuals",
 }
 
 
@@ -350,7 +383,27 @@ def draw_pictures(directory=PICTURES_DIR):
     curve = fastir.cutoff_curve(qrels, runs["strong"], k=30, name="strong")
     plots.save(curve.plot(), directory / "cutoff.png")
     plots.save(_judges().plot(), directory / "judges.png")
+    plots.save(plots.plot_ranges(_ranged(qrels, runs, "nDCG@10"), "nDCG@10"),
+               directory / "ties.png")
     return sorted(PICTURES)
+
+
+def _ranged(qrels, runs, measure):
+    """The guide's "ties and holes" picture (docs/guides/ties-and-holes.md): each run's
+    value, its range over tie orders and its optimistic value."""
+    import numpy as np
+
+    import fastir
+    from fastir.output.plots import Ranged
+
+    runs = {**runs, "rounded": runs["strong"].with_scores(np.round(runs["strong"].scores, 1))}
+    rows = []
+    for name in ("weak", "strong", "rounded"):
+        report = fastir.tie_report(qrels, runs[name], [measure])
+        optimistic = fastir.evaluate(qrels, runs[name], [measure], unjudged="relevant")
+        rows.append(Ranged(name, report.value.mean[measure], report.low.mean[measure],
+                           report.high.mean[measure], optimistic.mean[measure]))
+    return rows
 
 
 def _judges():

@@ -77,8 +77,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
     progress : bool
         Show a progress bar on standard error (runs evaluated, resamples drawn).
     **options
-        ``relevance_level``, ``max_docs``, ``judged_only``, ``num_docs``, ``compat``: as for
-        :func:`fastir.evaluate`.
+        ``relevance_level``, ``max_docs``, ``judged_only``, ``num_docs``, ``compat``,
+        ``ties``, ``unjudged``: as for :func:`fastir.evaluate`.
 
     Returns
     -------

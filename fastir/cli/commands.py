@@ -82,6 +82,15 @@ def _add_evaluation_options(parser):
                         help="drop unjudged documents first")
     parser.add_argument("--num-docs", type=int, default=0, metavar="N",
                         help="collection size (Utility, Accuracy)")
+    parser.add_argument("--ties", choices=("trec_eval", "input", "expected"),
+                        default="trec_eval",
+                        help="equal scores ordered by doc id descending (trec_eval, the "
+                        "default), in the run's order (input), or every order, the value "
+                        "being their mean (expected)")
+    parser.add_argument("--unjudged", type=_unjudged, default="nonrelevant",
+                        metavar="{nonrelevant,relevant,relevant:LABEL}",
+                        help="retrieved documents absent from the qrels count as "
+                        "non-relevant (the default) or as judged at LABEL (relevant: 1)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="a progress bar on stderr (default: when it is a terminal)")
 
@@ -89,7 +98,18 @@ def _add_evaluation_options(parser):
 def _evaluation_options(args):
     return {"relevance_level": args.rel_level, "missing": args.missing,
             "max_docs": args.max_docs, "judged_only": args.judged_only,
-            "num_docs": args.num_docs}
+            "num_docs": args.num_docs, "ties": args.ties, "unjudged": args.unjudged}
+
+
+def _unjudged(text):
+    """``--unjudged``'s value as ``unjudged=`` takes it."""
+    if text in ("nonrelevant", "relevant"):
+        return text
+    name, _, label = text.partition(":")
+    if name == "relevant" and label.isdigit():
+        return ("relevant", int(label))
+    raise argparse.ArgumentTypeError(f"{text!r}: give nonrelevant, relevant or relevant:LABEL "
+                                     "(a whole number, such as relevant:2)")
 
 
 def _run_paths(patterns):
@@ -121,8 +141,10 @@ def _run_names(paths, names):
     return chosen
 
 
-def _evaluate_runs(args, paths, names, measures):
-    """``{name: Results}`` with one progress bar over the files' bytes."""
+def _evaluate_runs(args, paths, names, measures, check_ties=True):
+    """``{name: Results}`` with one progress bar over the files' bytes; with
+    ``check_ties``, a warning for each run whose ties move a printed summary (runs read
+    whole only)."""
     from fastir.io.trec import read_qrels, read_run
     from fastir.loops.evaluator import Evaluator
     from fastir.progress import Progress, wanted
@@ -144,7 +166,36 @@ def _evaluate_runs(args, paths, names, measures):
             run = read_run(path, progress=bar,
                            third_column=getattr(args, "third_column", "auto"))
             with bar.stage(f"evaluating {name}", size):
-                results[name] = evaluator.evaluate(run)
+                results[name] = _evaluated(name, evaluator, run, args.digits) \
+                    if check_ties else evaluator.evaluate(run)
+    return results
+
+
+def _evaluated(name, evaluator, run, digits):
+    """The run's Results, and a warning when the orders of its tied documents move a
+    printed summary by more than its last digit
+    (:func:`fastir.analysis.ties.evaluate_with_range`)."""
+    from fastir import _jit
+    from fastir.analysis.ties import evaluate_with_range
+    from fastir.io.inputs import as_run
+
+    options = evaluator.options
+    if options.ties == "expected" or (options.unjudged_label is not None
+                                      and options.max_docs is not None):
+        return evaluator.evaluate(run)  # (nothing moves; or the retrieved set would)
+    with _jit.tier(len(run) + len(evaluator.qrels)):
+        results, low, high, n_tied = evaluate_with_range(
+            evaluator.plan, evaluator.qrels, as_run(run, options.compat), options)
+    lows, highs = low.mean, high.mean
+    moved = [(k, lows[k], highs[k]) for k, m in zip(results.measures, results.parsed)
+             if not m.spec.integer and isinstance(lows[k], float)
+             and highs[k] - lows[k] > 10.0 ** -digits]
+    if moved:
+        ranges = "; ".join(f"{k} from {lo:.{digits}f} to {hi:.{digits}f}"
+                           for k, lo, hi in moved)
+        warnings.warn(f"run {name}: the order of its tied documents ({n_tied} queries have "
+                      f"ties) moves {ranges}; --ties expected gives the mean over every "
+                      "order", stacklevel=2)
     return results
 
 
@@ -191,6 +242,10 @@ def eval_main(argv):
                         help="in runs of 3 columns, the third: a rank or a score (default: "
                         "guessed from the values)")
     parser.add_argument("--digits", type=int, default=4, help="decimals (default 4)")
+    parser.add_argument("--residuals", action="store_true",
+                        help="beside each value, its residual: the value with every "
+                        "unjudged retrieved document judged relevant (--unjudged's label, "
+                        "else 1) minus the value with them non-relevant")
     _add_evaluation_options(parser)
     group = parser.add_argument_group("significance (fastir.compare)")
     group.add_argument("--compare", action="store_true",
@@ -255,8 +310,43 @@ def _eval(args):
                 rows.append((name, str(qid), [values[k] for k in keys]))
         means = res.mean
         rows.append((name, "all" if args.per_query else None, [means.get(k, "") for k in keys]))
+    if args.residuals:
+        keys, integers, rows = _with_residuals(args, paths, names, measures, results, keys,
+                                               integers, rows)
     write_stdout(format_rows(rows, keys, integers, args.format, args.digits, args.per_query))
     return 0
+
+
+def _with_residuals(args, paths, names, measures, results, keys, integers, rows):
+    """The table's keys, integer flags and rows with a residual column after each measure:
+    the runs evaluated again under the other ``unjudged`` (relevant at ``--unjudged``'s
+    label, else 1; or non-relevant), optimistic minus default."""
+    import argparse as _argparse
+
+    if "-" in paths:
+        raise ValueError("--residuals evaluates each run twice: give the runs as files, "
+                         "not standard input (-)")
+    optimistic = args.unjudged != "nonrelevant"
+    other = _argparse.Namespace(**vars(args))
+    other.unjudged = "nonrelevant" if optimistic else "relevant"
+    others = _evaluate_runs(other, paths, names, measures, check_ties=False)
+    sign = 1.0 if not optimistic else -1.0
+    per_query = {name: {str(q): v for q, v in res.to_dict().items()}
+                 for name, res in others.items()} if args.per_query else {}
+    out_rows = []
+    for name, qid, values in rows:
+        if qid is None or qid == "all":
+            again = [others[name].mean.get(k, "") for k in keys]
+        else:
+            again = [per_query[name][qid][k] for k in keys]
+        row = []
+        for v, w in zip(values, again):
+            resid = sign * (w - v) if isinstance(v, (int, float)) and isinstance(
+                w, (int, float)) else ""
+            row += [v, resid]
+        out_rows.append((name, qid, row))
+    new_keys = [name for k in keys for name in (k, f"{k} resid")]
+    return new_keys, [i for i in integers for _ in (0, 1)], out_rows
 
 
 def _note_queries(name, results, missing):

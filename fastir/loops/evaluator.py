@@ -32,7 +32,7 @@ class Evaluator:
         As for :func:`fastir.evaluate`.
     **options
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
-        ``compat``, as for :func:`fastir.evaluate`.
+        ``compat``, ``ties``, ``unjudged``, as for :func:`fastir.evaluate`.
 
     Examples
     --------
@@ -43,10 +43,11 @@ class Evaluator:
     """
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
-                 judged_only=False, num_docs=0, compat=None):
+                 judged_only=False, num_docs=0, compat=None, ties="trec_eval",
+                 unjudged="nonrelevant"):
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
-                               compat=compat)
+                               compat=compat, ties=ties, unjudged=unjudged)
         self.plan = engine.Plan.of(measures, self.options)
         qrels = records_read(qrels, "qrels")
         with _jit.tier(size_hint(qrels)):
@@ -78,7 +79,8 @@ class BoundCandidates:
     """Candidate rows joined with the qrels once; evaluate score vectors over them.
 
     Rows are ranked as by :func:`fastir.evaluate` (score descending, ties by doc id
-    descending), so results equal ``evaluate`` on a run with the same rows and scores.
+    descending, or in the order given to ``bind`` with ``ties="input"``), so results equal
+    ``evaluate`` on a run with the same rows and scores.
     """
 
     def __init__(self, evaluator, query_ids, doc_ids):
@@ -99,6 +101,13 @@ class BoundCandidates:
             raise ValueError(f"{', '.join(judged)}: judged_only for some measures only is not "
                              "available for bound candidates (give Evaluator(...,"
                              " judged_only=True), or evaluate a run)")
+        if options.ties == "expected":
+            raise ValueError("ties='expected' is not available for bound candidates: "
+                             "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
+        if options.unjudged_label is not None and options.max_docs is not None:
+            raise ValueError(f"unjudged={options.unjudged!r} with max_docs is not available "
+                             "for bound candidates (which documents are retrieved changes "
+                             "with the scores): evaluate a run")
         self.evaluator = evaluator
         self.n_rows = len(query_ids)
         with _jit.tier(self.n_rows + len(evaluator.qrels)):
@@ -116,7 +125,10 @@ class BoundCandidates:
         tie = np.zeros(self.n_rows, dtype=np.int64)
         tie[columns] = joined.tie
         lengths = np.diff(joined.indptr)
-        ideal_lengths = np.diff(evaluator.qrels.indptr)
+        # (with unjudged documents judged: the qrels with every candidate)
+        self.ideals = engine.ideals(evaluator.qrels) if joined.ideals is None else \
+            joined.ideals
+        ideal_lengths = np.diff(self.ideals.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
         self.spec = evaluator.plan.sized(self.longest)
         judged = np.flatnonzero(joined.labels != NOT_POOLED)  # (positions in join order)
@@ -217,8 +229,7 @@ class BoundCandidates:
             bad = np.full(len(tasks) - 1, -1, dtype=np.int64)
             with _jit.tier(n_vectors * self.n_rows):
                 _jit.launch(BK.bound_values, tasks, self.candidates, parts, weights,
-                            self.evaluator.compat == "9.0.8",
-                            engine.ideals(self.evaluator.qrels), self.spec,
+                            self.evaluator.compat == "9.0.8", self.ideals, self.spec,
                             engine.work(len(tasks) - 1, self.longest, codes=2),
                             np.empty(self.n_rows), bad, out)
                 if plan.user and (bad < 0).all():
@@ -271,11 +282,19 @@ def _as_float_array(x, name):
 MAX_IDEAL = 1 << 24
 
 
+#: evaluate_matrix's ties, and the dense kernels' code of each ("trec_eval" and "input" are
+#: the column order: columns stand for documents in docno-descending order, as given).
+_MATRIX_TIES = {"column": BK.TIES_COLUMN, "trec_eval": BK.TIES_COLUMN, "input": BK.TIES_COLUMN,
+                "average": BK.TIES_AVERAGE, "expected": BK.TIES_EXPECTED}
+
+
 @functools.lru_cache(maxsize=256)
-def _matrix_plan(measures, relevance_level):
+def _matrix_plan(measures, relevance_level, expected=False):
     """The plan of a dense batch's measures, with the ranks it orders and how much of the
-    ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`)."""
-    plan = engine.Plan.of(measures, Options(relevance_level))
+    ideal it lays out (see :func:`fastir.engine.rank_depth`, :func:`~fastir.engine.ideal_depth`);
+    ``expected``: values expected over the tie orders (measures without one refused)."""
+    plan = engine.Plan.of(measures, Options(relevance_level,
+                                            ties="expected" if expected else "trec_eval"))
     for m in plan.parsed:
         if m.spec.unjudged:
             raise ValueError(f"{m} needs unjudged documents; a dense batch has none")
@@ -310,10 +329,14 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
         ideal gives them the gain of label ``relevance_level``). Default: the candidates'.
     relevance_level : int
         Relevant means label >= this (binary measures).
-    ties : {"column", "average"}
-        ``"column"``: equal scores rank by column, first column first (deterministic).
-        ``"average"``: nDCG/DCG average the gains of equal scores over their positions, as
-        sklearn's ``ndcg_score`` does; other measures use the column order.
+    ties : {"column", "average", "expected", "input", "trec_eval"}
+        ``"column"``: equal scores rank by column, first column first (deterministic;
+        ``"input"`` and ``"trec_eval"`` are the same order: columns stand for documents in
+        their given, docno-descending order). ``"average"``: nDCG/DCG average the gains of
+        equal scores over their positions, as sklearn's ``ndcg_score`` does; other
+        measures use the column order. ``"expected"``: every measure's value is the mean
+        over every order of each group of equal scores, as :func:`fastir.evaluate`'s
+        ``ties="expected"`` (nDCG/DCG then equal ``"average"``'s).
     per_row : bool
         Also return the (batch, n_measures) per-row values.
     mask : array-like of bool, optional
@@ -330,14 +353,18 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     >>> fastir.evaluate_matrix(np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]]), "nDCG@2")
     {'nDCG@2': 0.4796249331362629}
     """
-    if ties not in ("column", "average"):
-        raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
+    if not isinstance(ties, str) or ties not in _MATRIX_TIES:
+        raise ValueError(f"ties must be one of {', '.join(_MATRIX_TIES)}, got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
     level = checked_level(relevance_level)
-    plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level)
-    average = ties == "average"
-    if average:
+    tie_code = _MATRIX_TIES[ties]
+    plan, rank_depth, (ideal_cap, whole) = _matrix_plan(names, level,
+                                                        tie_code == BK.TIES_EXPECTED)
+    if tie_code != BK.TIES_COLUMN:
         rank_depth = 0  # tie groups are averaged whole: rank everything
+    if tie_code == BK.TIES_EXPECTED:
+        ideal_cap = -1  # (every relevant document laid out in the ideal)
+        whole = whole or "ties='expected'"
     s, y, m = _matrix_inputs(scores, labels, valid, mask)
     batch, width = s.shape
     nr, extra = _relevant_counts(n_relevant, batch, ideal_cap, whole)
@@ -351,11 +378,11 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
         fields = (s, y, np.ascontiguousarray(valid), nr)  # a Batch's
         if batch * width < _SERIAL_BELOW or python:
             return _jit.select(BK.matrix_values_serial, python=python)(
-                fields, level, rank_depth, ideal_cap, average, tuple(spec),
+                fields, level, rank_depth, ideal_cap, tie_code, tuple(spec),
                 tuple(_matrix_work(1, width + extra)), plan.how, means, out)
         bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
         return _jit.launch(BK.matrix_values_parallel, bounds, BK.Batch(*fields), level, rank_depth,
-                           ideal_cap, average, spec,
+                           ideal_cap, tie_code, spec,
                            _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
                            np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir.loops.evaluator import (
+    _MATRIX_TIES,
     _as_float_array,
     _matrix_plan,
     as_array,
@@ -131,12 +132,12 @@ class MetricAccumulator:
     """
 
     def __init__(self, measures, *, relevance_level=1, ties="column"):
-        if ties not in ("column", "average"):
-            raise ValueError(f"ties must be 'column' or 'average', got {ties!r}")
+        if not isinstance(ties, str) or ties not in _MATRIX_TIES:
+            raise ValueError(f"ties must be one of {', '.join(_MATRIX_TIES)}, got {ties!r}")
         self.measures = _names(measures)
         self.relevance_level = checked_level(relevance_level)
         self.ties = ties
-        self.plan = _matrix_plan(self.measures, self.relevance_level)[0]
+        self.plan = _matrix_plan(self.measures, self.relevance_level, ties == "expected")[0]
         self.keys = list(self.plan.keys)
         self.reset()
 

@@ -36,6 +36,7 @@ from fastir.measures.kernels import (
     summarise,
 )
 from fastir.measures.registry import DCG, NDCG
+from fastir.measures.ties import expected_value
 from fastir.model.ranking import RankKey, rank_sort, ranks_before
 from fastir.model.values import float32_score
 
@@ -192,6 +193,11 @@ def bound_values(tasks, candidates, parts, weights, as_float32, ideals, spec, wo
                                                0, 0, work.rows[c], work.state[c])
 
 
+#: How a dense batch orders equal scores (its kernels' ``ties``): by column; by column,
+#: DCG and nDCG averaging each group's gains (sklearn's); every order, the values expected
+#: over them (:mod:`fastir.measures.ties`).
+TIES_COLUMN, TIES_AVERAGE, TIES_EXPECTED = range(3)
+
 BAD_SCORE = -1  # a non-finite score (under the mask)
 BAD_LABEL = -2  # a negative label, or one beyond 32 bits
 MAX_LABEL = 2**31 - 1
@@ -311,16 +317,31 @@ def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
 
 
 @helper
-def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec, work, c, out):
+def _tie_groups(scores, order, n, groups):
+    """Per ranked position its tie group (the position of its group's first column)."""
+    for i in range(n):
+        same = i > 0 and scores[order[i]] == scores[order[i - 1]]
+        groups[i] = groups[i - 1] if same else i
+
+
+@helper
+def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, ties, spec, work, c, out):
     ranked, ideal = work.codes[c, 0], work.codes[c, 1]
     order = work.index[c, 0]
     n, m, outside = _matrix_row(b, batch, relevance, rank_depth, ideal_cap, ranked, ideal,
                                 order, work.index[c, 1])
     if n < 0:
         return n
+    if ties == TIES_EXPECTED:  # (every relevant document is laid out: outside is 0)
+        groups = work.index[c, 1]  # (the sort's scratch, free again)
+        _tie_groups(batch.scores[b], order, n, groups)
+        for k in range(spec.table.shape[0]):
+            out[b, k] = expected_value(b, spec, k, ranked[:n], groups[:n], ideal[:m],
+                                       work.rows[c], work.state[c])
+        return 0
     for k in range(spec.table.shape[0]):
         kind = spec.table[k, KIND]
-        if average and (kind == NDCG or kind == DCG):  # sklearn's tie averaging
+        if ties == TIES_AVERAGE and (kind == NDCG or kind == DCG):  # sklearn's averaging
             cutoff, gain_kind = spec.table[k, CUTOFF], spec.table[k, GAIN]
             dcg = _average_dcg(b, batch.scores, order, n, batch.labels, cutoff, gain_kind,
                                spec.log2)
@@ -341,14 +362,14 @@ def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec
 
 
 @pjit(nrt=False)
-def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, average, spec,
+def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, ties, spec,
                            work, how, means, status, out):
     """Per-row values of a dense batch (parallel over chunks of rows), then ``means``: the
     summaries over rows (see :func:`fastir.measures.kernels.summarise`). Returns 0, or BAD_SCORE /
     BAD_LABEL (``status`` has a zeroed slot per chunk)."""
     for c in prange(len(bounds) - 1):
         for b in range(bounds[c], bounds[c + 1]):
-            code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec,
+            code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, ties, spec,
                                       work, c, out)
             if code != 0:
                 status[c] = code
@@ -360,7 +381,7 @@ def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, aver
 
 
 @helper
-def matrix_values_serial(batch_fields, relevance, rank_depth, ideal_cap, average, spec_fields,
+def matrix_values_serial(batch_fields, relevance, rank_depth, ideal_cap, ties, spec_fields,
                          work_fields, how, means, out):
     """The same, in the calling thread (small batches: no parallel launch). The
     :data:`Batch`, :data:`~fastir.measures.kernels.Spec` and
@@ -370,7 +391,7 @@ def matrix_values_serial(batch_fields, relevance, rank_depth, ideal_cap, average
     batch, spec = Batch(*batch_fields), Spec(*spec_fields)
     work = Work(*work_fields)
     for b in range(batch.scores.shape[0]):
-        code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, average, spec,
+        code = _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, ties, spec,
                                   work, 0, out)
         if code != 0:
             return code

@@ -2,11 +2,15 @@
 
 Done once per (qrels, run, options); every measure then reads only the joined arrays.
 
-Ranking is score descending, ties by document id descending in ``strcmp`` order, then
-truncation to ``max_docs`` (trec_eval ``-M``). Labels use trec_eval's codes: the qrels label
+Ranking is score descending, ties by document id descending in ``strcmp`` order (or, with
+``ties="input"``, in the run's own order), then truncation to ``max_docs`` (trec_eval
+``-M``). Labels use trec_eval's codes: the qrels label
 when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``NOT_POOLED``
-(-1) for a doc absent from the qrels. With ``judged_only`` (``-J``) docs with a negative code
-are then dropped, keeping the order.
+(-1) for a doc absent from the qrels, or the label ``unjudged`` gives it
+(``unjudged=("relevant", label)``: the query's ideal ranking then holds it too,
+``Joined.ideals``). With ``judged_only`` (``-J``) docs with a negative code are then
+dropped, keeping the order. With ``ties="expected"`` each position also gets its tie
+group (``Joined.groups``).
 """
 
 from collections import namedtuple
@@ -44,9 +48,14 @@ RunRows = namedtuple("RunRows", "query starts stops scores")
 Judgments = namedtuple("Judgments", "query indptr labels hashes")
 
 #: What the join writes (see :func:`join`): ``labels`` at the rankings' positions, per
-#: evaluated query the labels ``kept`` (with -J) and the ``duplicate`` row (-1: none), and
-#: with candidates, per position its run row (``rows``) and its ``tie`` position.
-JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie")
+#: evaluated query the labels ``kept`` (with -J), the ``duplicate`` row (-1: none) and the
+#: documents ``added`` to its judgments (``unjudged``), with candidates, per position its
+#: run row (``rows``) and its ``tie`` position, and with ``ties="expected"`` per position
+#: its tie ``group`` (the position, before -J, of its group's first document) and per
+#: evaluated query whether it is ``tied`` (:data:`TIED`, :data:`MIXED`, or 0).
+JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie group added tied")
+TIED = 1  # a query with two documents of equal score
+MIXED = 2  # and two of them of different label codes (their order can move a value)
 
 
 class Joined:
@@ -71,6 +80,13 @@ class Joined:
     subtopic_codes : ndarray of int32
         With subtopic qrels: per ranked position, the doc's place in its query's
         :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
+    groups : ndarray of int32 (int64 for rankings beyond 2**31) or None
+        With ``ties="expected"``: per ranked position its tie group, a number shared by
+        the adjacent positions of equal score only; ``tied``, per evaluated query,
+        :data:`TIED`, :data:`MIXED` (before ``judged_only``) or 0.
+    ideals : Ideals or None
+        With ``unjudged=("relevant", label)``: the ideal labels of the qrels with every
+        unjudged retrieved document at that label (:func:`joined_ideals`).
     """
 
     def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
@@ -83,9 +99,13 @@ class Joined:
         self.ignored_run_queries = ignored_run_queries
         self.missing_queries = missing_queries
         self.subtopic_codes = None
+        self.groups = None
+        self.tied = None
+        self.ideals = None
 
 
-def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"):
+def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise",
+         groups=False):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -103,11 +123,19 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
         Do not rank (the run's scores are ignored): keep each query's rows in input order,
         with their run row (``Joined.rows``) and their position in docno-descending order
         (``Joined.tie``), for re-ranking by other scores later (:class:`fastir.Evaluator`).
+    options.ties, options.unjudged
+        ``"input"``: equal scores keep the run's order (else doc id descending);
+        ``"expected"``: ``Joined.groups`` marks the tie groups.
+        ``("relevant", label)``: every retrieved doc absent from the qrels gets ``label``
+        (``Joined.ideals``: the judgments with them).
     duplicates : {"raise", "mark"}
         A doc ranked twice in a query's ranking (after ``max_docs``) raises an
         :class:`InputError`, or (trec_eval's mode, which stops at that query) is marked in
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
+    groups : bool
+        Mark the tie groups (``Joined.groups``) whatever ``options.ties`` (which marks them
+        when "expected").
     """
     limit = depth(options)
     judged_only = options.judged_only
@@ -123,33 +151,52 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     bounds = chunk_bounds(bounded, _jit.n_threads())
     rows_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
     tie_out = np.empty(indptr[-1] if as_candidates else 0, dtype=np.int64)
+    marking = (groups or options.ties == "expected") and not as_candidates
+    group_out = np.empty(indptr[-1] if marking else 0,  # (positions: int32 fits them all)
+                         dtype=np.int32 if scratch < 2**31 else np.int64)
+    added = np.zeros(len(run_query), dtype=np.int64)
+    tied = np.zeros(len(run_query) if marking else 0, dtype=np.int8)
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
     rows = RunRows(run_query, run.starts, run.stops, scores)
+    rank_docs = None if options.ties == "input" else r_docs.args()
+    unjudged = options.unjudged_label
 
-    def ranked(qrels_labels):
-        """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J)."""
+    def ranked(qrels_labels, main=True):
+        """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J; the
+        ``main`` labels, not subtopics', with groups and unjudged documents relabelled)."""
         labels = np.empty(indptr[-1], dtype=np.int32)
         kept = np.empty(len(run_query), dtype=np.int64)
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
         judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
-        _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), judgments,
-                    q_docs.args(), HASH_KEY, judged_only, as_candidates, scratch,
-                    JoinOutput(labels, kept, duplicate, rows_out, tie_out),
+        _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), rank_docs, judgments,
+                    q_docs.args(), HASH_KEY, judged_only, as_candidates,
+                    NOT_POOLED if unjudged is None or not main else unjudged, scratch,
+                    JoinOutput(labels, kept, duplicate, rows_out, tie_out,
+                               group_out if main else group_out[:0], added,
+                               tied if main else tied[:0]),
                     n_items=int(indptr[-1]) + len(run_query))
         dup = np.flatnonzero(duplicate >= 0)
         if len(dup) and duplicates == "raise":
             e = int(dup[0])
             raise InputError(ranked_twice(run, query_ids[e], int(duplicate[e])))
         if judged_only:
+            if marking and main:  # (the groups of the kept positions)
+                joined_groups.append(_jit.select(_compact)(indptr, group_out, kept)[1])
             return (*_jit.select(_compact)(indptr, labels, kept), duplicate)
         return indptr, labels, duplicate
 
+    joined_groups = [group_out]
     ranked_indptr, labels, duplicate = ranked(qrels.labels)
     joined = Joined(query_ids, ranked_indptr, labels, qrels_query, run_query >= 0, ignored,
                     missing_queries)
     joined.duplicate = duplicate
-    if qrels.subtopics is not None and not as_candidates:  # (their -J compacts alike)
-        joined.subtopic_codes = ranked(qrels.subtopics.codes)[1]
+    if marking:
+        joined.groups, joined.tied = joined_groups[-1], tied
+    if unjudged is not None:
+        joined.ideals = joined_ideals(qrels, qrels_query, added, unjudged)
+    if qrels.subtopics is not None and not as_candidates and unjudged is None:
+        # (their -J compacts alike; relabelled unjudged documents would not)
+        joined.subtopic_codes = ranked(qrels.subtopics.codes, main=False)[1]
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined
@@ -171,6 +218,29 @@ def ranked_twice(run, qid, row):
         return f"{run.source}: query {qid!r} ranks doc {doc!r} twice; {fix}"
     return (f"{run.source}:{lines[1]}: query {qid!r} ranks doc {doc!r} a second time (first "
             f"on line {lines[0]}); {fix}")
+
+
+def joined_ideals(qrels, qrels_query, added, label):
+    """The ideals (:data:`fastir.measures.kernels.Ideals`: each qrels query's labels,
+    descending) of ``qrels`` with ``added[e]`` more documents at ``label`` for the qrels
+    query ``qrels_query[e]`` of each evaluated query: the judgments augmented with the
+    unjudged retrieved documents (``unjudged=("relevant", label)``). The added labels go
+    after the query's labels >= ``label`` (one pass, no sort)."""
+    from fastir.measures.kernels import Ideals
+
+    extra = np.zeros(len(qrels.indptr) - 1, dtype=np.int64)
+    np.add.at(extra, qrels_query, added)
+    old = qrels.ideal_labels()
+    lengths = np.diff(qrels.indptr)
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths + extra, out=indptr[1:])
+    query = np.repeat(np.arange(len(lengths)), lengths)
+    at_least = np.bincount(query, weights=old >= label, minlength=len(lengths))
+    rank = np.arange(len(old)) - qrels.indptr[query]
+    shift = np.where(rank >= at_least[query], extra[query], 0)
+    labels = np.full(indptr[-1], label, dtype=old.dtype)
+    labels[indptr[query] + rank + shift] = old
+    return Ideals(indptr, labels)
 
 
 def depth(options):
@@ -211,6 +281,9 @@ def only_judged(joined):
     indptr = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[joined.indptr]
     out = Joined(joined.query_ids, indptr, joined.labels[keep], joined.qrels_query,
                  joined.in_run, joined.ignored_run_queries, joined.missing_queries)
+    out.ideals = joined.ideals
+    if joined.groups is not None:
+        out.groups = joined.groups[keep]
     if joined.subtopic_codes is not None:
         out.subtopic_codes = joined.subtopic_codes[keep]
     return out
@@ -238,20 +311,24 @@ def table_size(n):
 
 
 @pjit
-def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only, candidates,
-                 scratch, out):
+def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, judged_only,
+                 candidates, unjudged, scratch, out):
     """Rank each evaluated query's rows and label them (see :func:`join`): evaluated query
     ``e`` writes its ranking at ``indptr[e]:indptr[e + 1]`` of ``out`` (a
     :data:`JoinOutput`), each chunk ``bounds[c]:bounds[c + 1]`` of queries with its own
     scratch (``scratch``: the longest run query). ``docs`` and ``j_docs`` are the doc ids
-    of the run's rows and of the judgments. With ``candidates`` the rows keep their input
-    order and each gets, in ``out.tie``, its position in docno-descending order
-    (``run.scores`` are then all equal) and, in ``out.rows``, its run row."""
+    of the run's rows and of the judgments; ``rank_docs`` breaks ties (``docs``, or None:
+    the rows' order). A doc absent from the judgments gets the code ``unjudged`` (-1, or a
+    label: counted in ``out.added``). With candidates the rows keep their input order and
+    each gets, in ``out.tie``, its position in the tie order (``run.scores`` are then all
+    equal) and, in ``out.rows``, its run row. A non-empty ``out.group`` gets each kept
+    position's tie group."""
     # The tuples' fields as locals: numba (0.68) drops a write through a namedtuple's field
     # (``out.labels[i] = x``) inside a parallel loop (numba issues 5872, 7135, 10338).
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
-    labels, kept, duplicate, rows_out, tie_out = out
+    labels, kept, duplicate, rows_out, tie_out, group_out, added, tied = out
+    grouping = len(group_out) > 0
     seen_size = table_size(scratch)
     most_judged = 0
     for q in range(len(q_indptr) - 1):
@@ -263,7 +340,7 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
         hashes = np.empty(scratch, dtype=np.uint64)
         seen = np.full(seen_size, -1, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
-        ranking = RankKey(scores, None, docs)  # (made in the loop: see RunRows)
+        ranking = RankKey(scores, None, rank_docs)  # (made in the loop: see RunRows)
         for e in range(bounds[c], bounds[c + 1]):
             at = indptr[e]
             m = indptr[e + 1] - at
@@ -281,6 +358,8 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
             local_mask = np.uint64(local - 1)
             seen[:local] = -1
             n_kept = 0
+            group = 0
+            group_code = 0
             for i in range(m):
                 row = order[i]
                 h = id_hash(docs, row, key)
@@ -290,9 +369,21 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
                     duplicate[e] = first
                     break
                 code = _label_code(judged, q_mask, row_hash, q_labels, j_docs, docs, row, h)
+                if code == -1 and unjudged >= 0:
+                    code = unjudged
+                    added[e] += 1
+                if i > 0 and scores[row] != scores[order[i - 1]]:
+                    group = i
+                if grouping:
+                    if group == i:
+                        group_code = code
+                    else:
+                        tied[e] = max(tied[e], TIED if code == group_code else MIXED)
                 if judged_only and code < 0:
                     continue
                 labels[at + n_kept] = code
+                if grouping:
+                    group_out[at + n_kept] = group
                 n_kept += 1
             kept[e] = n_kept
 
@@ -364,10 +455,10 @@ def judged_row(judged, mask, row_hash, j_docs, docs, row, h):
 
 
 @python_variant(_join_kernel)
-def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only, candidates,
-                 scratch, out):
+def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, judged_only,
+                 candidates, unjudged, scratch, out):
     """The join in Python: a sort per query, judgments in a dict."""
-    ranking_keys = order_keys(docs)
+    ranking_keys = order_keys(docs) if rank_docs is not None else [0] * len(run.scores)
     docs = _keys(docs)
     judged_docs = _keys(j_docs)
     score_of, grade = run.scores.tolist(), judgments.labels.tolist()
@@ -387,15 +478,29 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
         judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
         seen = {}
         n_kept = 0
-        for row in ranked[:m]:
+        group = 0
+        group_code = 0
+        for i, row in enumerate(ranked[:m]):
             first = seen.setdefault(docs[row], row)
             if first != row:
                 out.duplicate[e] = first
                 break
             label = judgments_of.get(docs[row])
             code = NOT_POOLED if label is None else label if label >= 0 else UNJUDGED
+            if code == NOT_POOLED and unjudged >= 0:
+                code = unjudged
+                out.added[e] += 1
+            if i > 0 and score_of[row] != score_of[ranked[i - 1]]:
+                group = i
+            if len(out.tied):
+                if group == i:
+                    group_code = code
+                else:
+                    out.tied[e] = max(out.tied[e], TIED if code == group_code else MIXED)
             if judged_only and code < 0:
                 continue
             out.labels[at + n_kept] = code
+            if len(out.group):
+                out.group[at + n_kept] = group
             n_kept += 1
         out.kept[e] = n_kept

@@ -1,6 +1,6 @@
 """Pictures with matplotlib (the ``plot`` extra, imported when a picture is drawn):
 precision-recall curves, per-query differences of two runs, measures by cutoff, systems'
-means under two qrels."""
+means under two qrels, runs' values with their tie and residual ranges."""
 
 import os
 from collections import namedtuple
@@ -134,6 +134,39 @@ def plot_system_means(systems, means_a, means_b, name_a, name_b, measure, stats=
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
+    return ax
+
+
+#: A run's summary with how far its ties and its unjudged documents could move it, as
+#: :func:`plot_ranges` draws it: the value, the lowest and highest over the tie orders
+#: (:func:`fastir.analysis.ties.tie_report`) and the value with every unjudged retrieved
+#: document judged relevant (``unjudged="relevant"``).
+Ranged = namedtuple("Ranged", "name value low high optimistic")
+
+
+def plot_ranges(rows, measure, ax=None):
+    """Each run's value (a dot) with its range over tie orders (a wide bar) and, beside it,
+    a line up to its optimistic value (its residual), one column per :data:`Ranged` row;
+    returns the axes."""
+    ax = _axes(ax)
+    for i, row in enumerate(rows):
+        ax.plot([i, i], [row.low, row.high], color="tab:orange", linewidth=14, alpha=0.7,
+                solid_capstyle="butt", label="range over tie orders" if i == 0 else None)
+        ax.plot([i + 0.15] * 2, [row.value, row.optimistic], color="tab:gray", linewidth=1.5,
+                label="residual: unjudged judged relevant" if i == 0 else None)
+        ax.plot(i + 0.15, row.optimistic, "_", color="tab:gray", markersize=12)
+        ax.plot(i, row.value, "o", color="black", markersize=5,
+                label="value (trec_eval's order)" if i == 0 else None)
+    ax.set_xticks(np.arange(len(rows)), [row.name for row in rows])
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    low = min([row.low for row in rows], default=0.0)
+    high = max([max(row.high, row.optimistic) for row in rows], default=1.0)
+    margin = max(0.05 * (high - low), 0.01)
+    ax.set_ylim(low - margin, high + margin)
+    ax.set_ylabel(f"{measure} (mean over queries)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title(f"{measure}: the value, its tie range and its residual")
+    ax.legend(loc="best")
     return ax
 
 

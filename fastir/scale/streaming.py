@@ -43,7 +43,8 @@ class QueriesNotTogether(InputError):
 
 def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevance_level=1,
                   missing="zero", max_docs=None, judged_only=False, num_docs=0, compat=None,
-                  third_column="auto", progress=False):
+                  ties="trec_eval", unjudged="nonrelevant", third_column="auto",
+                  progress=False):
     """Evaluate a TREC run file chunk by chunk: memory follows ``chunk_bytes``, not the file.
 
     Takes the options of :func:`fastir.evaluate` and gives the same :class:`Results`,
@@ -64,7 +65,8 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
         raise ValueError(f"third_column must be 'auto', 'rank' or 'score', got "
                          f"{third_column!r}")
     options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
-                      judged_only=judged_only, num_docs=num_docs, compat=compat)
+                      judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
+                      unjudged=unjudged)
     plan = Plan.of(measures, options)
     source = trec.source_name(run_path)
     qrels = as_qrels(qrels)
