@@ -298,3 +298,17 @@ def test_a_dense_batch_refuses_expected_for_families_without_one():
         fastir.evaluate_matrix(np.zeros((1, 2)), np.ones((1, 2)), ["Bpref"], ties="expected")
     with pytest.raises(ValueError, match="^ties must be one of"):
         fastir.evaluate_matrix(np.zeros((1, 2)), np.ones((1, 2)), ["AP"], ties="docid")
+
+
+@pytest.mark.parametrize("way", [{"ties": "expected"}, {"ties": "input"},
+                                 {"unjudged": ("relevant", 2)}])
+def test_evaluate_file_takes_ties_and_unjudged_as_evaluate_does(tmp_path, way):
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0}, "q2": {"a": 1}}
+    lines = ["q1 Q0 c 1 2.0 x", "q1 Q0 a 2 2.0 x", "q1 Q0 z 3 2.0 x", "q1 Q0 b 4 1.0 x",
+             "q2 Q0 y 1 1.0 x", "q2 Q0 a 2 1.0 x"]
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    names = ["AP", "nDCG@2", "RR", "P@1"]
+    want = fastir.evaluate(qrels, str(tmp_path / "run"), names, **way)
+    got = fastir.evaluate_file(qrels, str(tmp_path / "run"), names, chunk_bytes=40, **way)
+    assert got.to_dict() == want.to_dict()
+    assert want.to_dict() != fastir.evaluate(qrels, str(tmp_path / "run"), names).to_dict()
