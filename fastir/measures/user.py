@@ -50,6 +50,8 @@ FASTIR_ARGUMENTS = ("cutoff", "rel")
 #: function :func:`define_measure` made, or a callable that defines measures when called).
 ENTRY_POINTS = "fastir.measures"
 AGGREGATES = ("mean", "sum", "gmean")
+#: The start of the name of every family's loop module (:func:`_loop_module`).
+MODULE_PREFIX = "fastir_measure_"
 #: What a NaN value of a user measure means (the engine's check names the query).
 RETURNED_NAN = "the function returned NaN (a measure's value must be a number)"
 
@@ -586,7 +588,7 @@ def _loop_module(family):
 
     key = digest(family)
     safe = re.sub(r"\W", "_", family.name)
-    module_name = f"fastir_measure_{safe}_{key}"
+    module_name = f"{MODULE_PREFIX}{safe}_{key}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     text = _LOOP.format(name=family.name, where=family.where(), digest=key,
