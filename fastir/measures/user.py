@@ -23,7 +23,6 @@ function compiles afresh), and the "python" engine runs the same loop as plain P
 (:func:`python_queries`).
 """
 
-import contextvars
 import functools
 import hashlib
 import importlib.util
@@ -50,11 +49,12 @@ FASTIR_ARGUMENTS = ("cutoff", "rel")
 #: function :func:`define_measure` made, or a callable that defines measures when called).
 ENTRY_POINTS = "fastir.measures"
 AGGREGATES = ("mean", "sum", "gmean")
+#: The start of the name of every family's loop module (:func:`_loop_module`).
+MODULE_PREFIX = "fastir_measure_"
 #: What a NaN value of a user measure means (the engine's check names the query).
 RETURNED_NAN = "the function returned NaN (a measure's value must be a number)"
 
 _lock = threading.Lock()
-_replacing = contextvars.ContextVar("fastir_replacing", default=False)  # (load_definition)
 _installed_loaded = False
 
 
@@ -136,7 +136,8 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
         False: run the function as plain Python, never compiled (a function numba cannot
         compile; slower).
     replace : bool
-        Replace a user measure of the same name defined by another function.
+        Replace a user measure of the same name defined by another function (one of the
+        same module and name, a cell run again or a module reloaded, replaces it anyway).
 
     Returns
     -------
@@ -146,10 +147,10 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
     --------
     >>> import fastir
     >>> @fastir.define_measure(cutoff=True)
-    ... def hits(ranked, judged, n_rel, rel):
+    ... def found(ranked, judged, n_rel, rel):
     ...     return float((ranked >= rel).sum())
-    >>> fastir.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, "hits@1").mean
-    {'hits@1': 1.0}
+    >>> fastir.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, "found@1").mean
+    {'found@1': 1.0}
     """
     if function is None:
         return functools.partial(define_measure, name=name, cutoff=cutoff,
@@ -164,8 +165,7 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
     current = registry.FAMILIES.get(name)
     if isinstance(current, UserFamily) and current.definition == family.definition:
         return function  # (defined again, the same: nothing changes)
-    if isinstance(current, UserFamily) and not (replace or _replacing.get()) and \
-            current.function is not function:
+    if isinstance(current, UserFamily) and not replace and current.where() != family.where():
         raise ValueError(f"define_measure: {name!r} is defined already, by "
                          f"{current.where()}; give replace=True to replace it")
     _register(family)
@@ -586,7 +586,7 @@ def _loop_module(family):
 
     key = digest(family)
     safe = re.sub(r"\W", "_", family.name)
-    module_name = f"fastir_measure_{safe}_{key}"
+    module_name = f"{MODULE_PREFIX}{safe}_{key}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     text = _LOOP.format(name=family.name, where=family.where(), digest=key,
@@ -648,7 +648,6 @@ def load_definition(text):
     if not sep or not module_name or not attribute:
         raise ValueError(f"--define {text!r}: give module:function (a module importable "
                          "from here, or a path.py:function)")
-    token = _replacing.set(True)  # (a module imported again defines its measures again)
     try:
         if module_name.endswith(".py"):
             spec = importlib.util.spec_from_file_location(
@@ -669,8 +668,6 @@ def load_definition(text):
             define_measure(function)
     except (ImportError, AttributeError, OSError) as exc:
         raise ValueError(f"--define {text!r}: {type(exc).__name__}: {exc}") from None
-    finally:
-        _replacing.reset(token)
     return function.fastir_measure
 
 

@@ -6,6 +6,7 @@ entry point gives the values evaluate gives."""
 import math
 import pickle
 import statistics
+import types
 
 import naive.base as naive
 import numpy as np
@@ -264,6 +265,11 @@ def test_definitions_are_checked():
         fastir.define_measure(lambda ranked, judged, n_rel, p="x": 0.0, name="texty")
     with pytest.raises(ValueError, match="defined already"):
         fastir.define_measure(first_hit, name="UDiscounted")
+    again = types.FunctionType(discounted.__code__, discounted.__globals__, "discounted",
+                               discounted.__defaults__)  # (a cell run again)
+    fastir.define_measure(again, name="UDiscounted", cutoff=True, aliases=("udisc",))
+    assert parse("UDiscounted@3")[0][1].spec.function is again
+    fastir.define_measure(discounted, name="UDiscounted", cutoff=True, aliases=("udisc",))
     with pytest.raises(fastir.UnknownMeasureError, match="UFirstHit needs a cutoff"):
         fastir.evaluate(QRELS, RUN, "UFirstHit")
     with pytest.raises(fastir.UnknownMeasureError, match="weight must be an integer"):
