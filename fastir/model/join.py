@@ -6,7 +6,9 @@ Ranking is score descending, ties by document id descending in ``strcmp`` order,
 truncation to ``max_docs`` (trec_eval ``-M``). Labels use trec_eval's codes: the qrels label
 when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``NOT_POOLED``
 (-1) for a doc absent from the qrels. With ``judged_only`` (``-J``) docs with a negative code
-are then dropped, keeping the order.
+are then dropped, keeping the order. On request, each ranked doc also gets its code in the
+whole qrels (``Joined.anywhere``: 0 when any query judges it, ``NOT_POOLED`` when none does),
+for the measures that count a doc any query judges as judged (BEIR's hole@k).
 """
 
 from collections import namedtuple
@@ -71,6 +73,9 @@ class Joined:
     subtopic_codes : ndarray of int32
         With subtopic qrels: per ranked position, the doc's place in its query's
         :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
+    anywhere : ndarray of int32
+        With ``join(..., anywhere=True)``: per ranked position, 0 when some query of the
+        qrels judges the doc (any label), ``NOT_POOLED`` when none does.
     """
 
     def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
@@ -83,9 +88,11 @@ class Joined:
         self.ignored_run_queries = ignored_run_queries
         self.missing_queries = missing_queries
         self.subtopic_codes = None
+        self.anywhere = None
 
 
-def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"):
+def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise",
+         anywhere=False):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -108,6 +115,9 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
         :class:`InputError`, or (trec_eval's mode, which stops at that query) is marked in
         ``Joined.duplicate``: per evaluated query, the repeated run row or -1 (such a
         query's labels are incomplete).
+    anywhere : bool
+        Also look each ranked doc up in the whole qrels (``Joined.anywhere``): a second
+        pass, over one table of every judgment.
     """
     limit = depth(options)
     judged_only = options.judged_only
@@ -126,12 +136,14 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     scores = np.zeros(len(run.scores)) if as_candidates else run.scores
     rows = RunRows(run_query, run.starts, run.stops, scores)
 
-    def ranked(qrels_labels):
-        """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J)."""
+    def ranked(qrels_labels, judgments=None):
+        """The ranked docs' codes looked up in ``qrels_labels`` of each query's judgments
+        (or in ``judgments``), compacted with -J."""
         labels = np.empty(indptr[-1], dtype=np.int32)
         kept = np.empty(len(run_query), dtype=np.int64)
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
-        judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
+        if judgments is None:
+            judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
         _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), judgments,
                     q_docs.args(), HASH_KEY, judged_only, as_candidates, scratch,
                     JoinOutput(labels, kept, duplicate, rows_out, tie_out),
@@ -150,6 +162,13 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     joined.duplicate = duplicate
     if qrels.subtopics is not None and not as_candidates:  # (their -J compacts alike)
         joined.subtopic_codes = ranked(qrels.subtopics.codes)[1]
+    if anywhere and judged_only:  # (every doc kept is judged, by its own query)
+        joined.anywhere = np.zeros_like(labels)
+    elif anywhere:  # every evaluated query looks its docs up in one table of every judgment
+        n_judged = len(qrels.labels)
+        every = Judgments(np.zeros_like(qrels_query), np.array([0, n_judged], np.int64),
+                          np.zeros(n_judged, np.int32), row_hash)
+        joined.anywhere = ranked(None, every)[1]
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined
@@ -203,6 +222,16 @@ def ranking_lengths(run, run_query):
     return lengths
 
 
+def judged_anywhere(joined):
+    """``joined`` with, for labels, each ranked doc's code in the whole qrels
+    (``Joined.anywhere``): the ranking that the measures counting a doc any query judges as
+    judged read. The queries are the same."""
+    out = Joined(joined.query_ids, joined.indptr, joined.anywhere, joined.qrels_query,
+                 joined.in_run, joined.ignored_run_queries, joined.missing_queries)
+    out.anywhere = joined.anywhere
+    return out
+
+
 def only_judged(joined):
     """``joined`` without the ranked documents of negative code (not in the qrels, or pooled
     and unjudged), each ranking's order kept: trec_eval's ``-J`` for the measures that ask
@@ -213,6 +242,8 @@ def only_judged(joined):
                  joined.in_run, joined.ignored_run_queries, joined.missing_queries)
     if joined.subtopic_codes is not None:
         out.subtopic_codes = joined.subtopic_codes[keep]
+    if joined.anywhere is not None:
+        out.anywhere = joined.anywhere[keep]
     return out
 
 
@@ -264,6 +295,8 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
         seen = np.full(seen_size, -1, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
         ranking = RankKey(scores, None, docs)  # (made in the loop: see RunRows)
+        tabled = -1  # (the qrels query in ``judged``: one table serves consecutive queries)
+        q_mask = np.uint64(0)
         for e in range(bounds[c], bounds[c + 1]):
             at = indptr[e]
             m = indptr[e + 1] - at
@@ -276,7 +309,9 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
             if candidates:
                 _input_order(order, buf, start, m, tie_out[at:at + m], rows_out[at:at + m])
             q = qrels_query[e]
-            q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+            if q != tabled:
+                q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+                tabled = q
             local = table_size(m)
             local_mask = np.uint64(local - 1)
             seen[:local] = -1
@@ -372,6 +407,7 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
     judged_docs = _keys(j_docs)
     score_of, grade = run.scores.tolist(), judgments.labels.tolist()
     starts, stops, bounds_q = run.starts.tolist(), run.stops.tolist(), judgments.indptr.tolist()
+    tabled, judgments_of = -1, {}
     for e, (r, q) in enumerate(zip(run.query.tolist(), judgments.query.tolist())):
         out.kept[e] = 0
         if r < 0:
@@ -384,7 +420,9 @@ def _join_kernel(bounds, indptr, run, docs, judgments, j_docs, key, judged_only,
                 out.tie[at + row - starts[r]] = p
             ranked = rows[:m]
             out.rows[at:at + m] = ranked
-        judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+        if q != tabled:
+            judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+            tabled = q
         seen = {}
         n_kept = 0
         for row in ranked[:m]:
