@@ -29,7 +29,7 @@ from fastir.measures.registry import (
     how,
     parse_all,
 )
-from fastir.model.join import join, only_judged
+from fastir.model.join import join, judged_anywhere, only_judged
 from fastir.options import DEFAULT, Options
 from fastir.results import Results
 
@@ -82,6 +82,10 @@ class Plan:
         #: the columns of the measures that read the judged documents only (judged_only)
         self.judged = np.array([j for j, m in enumerate(self.parsed) if m.judged_only],
                                dtype=np.int64)
+        #: per measure, the ranking it reads: (judged documents only, judged by any query)
+        self.views = [(m.judged_only, m.spec.anywhere) for m in self.parsed]
+        #: whether a measure counts a document any query judges as judged (Joined.anywhere)
+        self.anywhere = any(m.spec.anywhere for m in self.parsed)
         #: the user measures' families and their columns (fastir.measures.user)
         self.user = user.columns_of(self.parsed)
 
@@ -103,19 +107,24 @@ class Plan:
         measures' values on the join; (:class:`Results`, the join). ``check(joined, qrels,
         run)`` looks at the join before any value is computed (None: nothing);
         ``duplicates`` and ``groups`` are as for :func:`~fastir.model.join.join`."""
-        joined = join(qrels, run, options, duplicates=duplicates, groups=groups)
+        joined = join(qrels, run, options, duplicates=duplicates, groups=groups,
+                      anywhere=self.anywhere)
         if check is not None:
             check(joined, qrels, run)
         return self.results(joined, self.values(joined, qrels), options.missing), joined
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
-        measures with ``judged_only`` read the join without its unjudged documents. With
-        ``ties="expected"`` the join must have its tie groups (``Joined.groups``)."""
-        if len(self.judged) == len(self.parsed):
-            joined = only_judged(joined)
-        elif len(self.judged):
+        measures with ``judged_only`` read the join without its unjudged documents, those
+        whose family counts a document any query judges as judged its codes in the whole
+        qrels (:func:`~fastir.model.join.judged_anywhere`). With ``ties="expected"`` the
+        join must have its tie groups (``Joined.groups``)."""
+        views = set(self.views)
+        if len(views) > 1:
             return self._split(joined, qrels)
+        only, anywhere = views.pop() if views else (False, False)
+        joined = only_judged(joined) if only else joined
+        joined = judged_anywhere(joined) if anywhere else joined
         if len(self.diverse) and joined.subtopic_codes is None:
             self.refuse_diversity("these qrels have none")
         n_queries = len(joined.indptr) - 1
@@ -149,11 +158,11 @@ class Plan:
         return out
 
     def _split(self, joined, qrels):
-        """The values of a request that mixes measures with and without ``judged_only``: two
-        plans, one on each ranking."""
+        """The values of a request that mixes measures reading different rankings (with and
+        without ``judged_only``, judged by the query or by any): a plan on each."""
         out = np.zeros((len(joined.indptr) - 1, len(self.parsed)))
-        rest = np.setdiff1d(np.arange(len(self.parsed)), self.judged)
-        for columns in (rest, self.judged):
+        for view in dict.fromkeys(self.views):
+            columns = [j for j, other in enumerate(self.views) if other == view]
             measures = [self.parsed[j] for j in columns]
             unique = list(dict.fromkeys(measures))  # (two names of one measure: computed once)
             part = Plan.of(tuple(unique), self.options())

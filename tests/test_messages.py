@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from test_adversarial import useful
+from checks import useful
 
 import fastir
 from fastir.model.errors import InputError

@@ -4,7 +4,9 @@ option gives its one message, the same from every entry point that takes it."""
 import contextlib
 import io
 
+import numpy as np
 import pytest
+from checks import useful
 
 import fastir
 from fastir.options import Options
@@ -129,3 +131,27 @@ def test_trec_eval_takes_any_level_when_it_prints_runid_alone(files, capsys):
     qrels, run = files
     assert main(["trec_eval", "-l", "-1", "-m", "runid", qrels, run]) == 0
     assert capsys.readouterr().out.split() == ["runid", "all", "r"]
+
+
+# -- the edges of the numbers ------------------------------------------------------------
+def test_max_docs_beyond_int64_is_no_limit():
+    want = fastir.evaluate(QRELS, RUN, ["AP"]).mean
+    assert fastir.evaluate(QRELS, RUN, ["AP"], max_docs=2**70).mean == want
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate(QRELS, RUN, ["AP"], max_docs=float("nan"))
+    useful(info.value, "max_docs")
+
+
+@pytest.mark.parametrize("level", ["x", float("nan"), -1, 2.5, 2**70, True])
+def test_relevance_level_is_checked_everywhere(level):
+    calls = [lambda: fastir.evaluate(QRELS, RUN, ["AP"], relevance_level=level),
+             lambda: fastir.agreement(QRELS, QRELS, relevance_level=level),
+             lambda: fastir.evaluate_matrix(np.ones((1, 2)), np.ones((1, 2), int), "AP",
+                                            relevance_level=level),
+             lambda: fastir.MetricAccumulator(["AP"], relevance_level=level)]
+    for call in calls:
+        with pytest.raises(ValueError) as info:
+            call()
+        useful(info.value, "relevance_level")
+
+

@@ -78,6 +78,8 @@ NOTES = {
                  "a judged query missing from the run trec_eval prints its placeholder "
                  "ranking's `'-'` for `relstring` with a depth; fastir gives `''`.",
     "Judged": "trec_eval's `unj_k` divides by k and counts negative labels as unjudged.",
+    "Hole": "BEIR averages over the run's queries (fastir over the evaluated ones: the same "
+            "with `missing='skip'` when every run query is judged) and rounds to 5 decimals.",
     "Accuracy": "ir_measures' `Accuracy` is a pairwise ordering measure of the same name; "
                 "ir_measures keeps its own for it.",
     "Compat": "Clarke's script uses a fixed depth of 1000 and gives other numbers on short "

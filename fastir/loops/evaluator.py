@@ -95,6 +95,10 @@ class BoundCandidates:
         if text:
             raise ValueError(f"{', '.join(text)}: text measures are not available for bound "
                              "candidates (evaluate a run instead)")
+        anywhere = [str(m) for m in evaluator.plan.parsed if m.spec.anywhere]
+        if anywhere:
+            raise ValueError(f"{', '.join(anywhere)}: counts the documents no query judges, "
+                             "which bound candidates do not look up (evaluate a run instead)")
         judged = [str(evaluator.plan.parsed[j]) for j in evaluator.plan.judged]
         options = evaluator.options
         if judged and not options.judged_only:

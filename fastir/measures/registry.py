@@ -414,6 +414,9 @@ class Family:
     ``params``: its parameters; every family also takes :data:`JUDGED_ONLY`, last.
     ``aggregate``: "mean", "sum", "gmean" (trec_eval's gm_*, values floored at 1e-5) or
     "none" (text). ``unjudged``: needs unjudged documents (not in a dense batch).
+    ``anywhere``: a document counts as judged when any query of the qrels judges it (BEIR's
+    annotated corpus): the kernel reads each ranked document's code in the whole qrels (0,
+    or -1 when no query judges it: :func:`fastir.model.join.judged_anywhere`) for its label.
     ``level_free``: the relevance level does not apply (gains are the raw labels).
     ``empty``: its value on an empty ranking ("zero"; "value": computed, as on a one
     document ranking of an unjudged document, trec_eval 10.0's placeholder for ``-c``; or
@@ -438,14 +441,15 @@ class Family:
 
     def __init__(self, name, kind, doc, *, formula, path="ranks", cutoff=None,
                  cutoff_required=False, params=(REL,), aggregate="mean", unjudged=False,
-                 level_free=False, integer=False, empty="zero", ideal="none", num_docs=None,
-                 check=None, invalid=None, trec=(), versions=("10.0", "9.0.8"), aliases=(),
-                 ranx=(), examples=(), per_group=None):
+                 anywhere=False, level_free=False, integer=False, empty="zero", ideal="none",
+                 num_docs=None, check=None, invalid=None, trec=(), versions=("10.0", "9.0.8"),
+                 aliases=(), ranx=(), examples=(), per_group=None):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.formula = formula
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
         self.params = {p.name: p for p in (*params, JUDGED_ONLY)}
         self.aggregate, self.unjudged, self.level_free = aggregate, unjudged, level_free
+        self.anywhere = anywhere
         self.integer, self.empty, self.ideal, self.num_docs = integer, empty, ideal, num_docs
         self.check, self.invalid, self.trec, self.versions = check, invalid, trec, versions
         self.aliases, self.ranx = aliases, ranx
@@ -777,6 +781,11 @@ FAMILIES = {f.name: f for f in (
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
            examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k"),
+    Family("Hole", UNJ, "Share of the top k that no query of the qrels judges (BEIR's and "
+           "MTEB's hole@k: a document any query judges, with any label, is annotated; "
+           "BEIR averages over the run's queries and rounds to 5 decimals).", cutoff=RANK,
+           cutoff_required=True, params=(), unjudged=True, anywhere=True, aliases=("hole",),
+           examples=("Hole@3",), formula="#{i <= k : no query of the qrels judges d_i} / k"),
     *(Family(name, kind, doc + PREFS_NOTE, path="prefs", params=(), empty="value",
              aggregate="sum" if kind in PREFS_COUNTS else "mean",
              integer=kind in PREFS_COUNTS, trec=(TrecName(trec, 36 + k / 100,

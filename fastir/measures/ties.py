@@ -86,7 +86,8 @@ def check_options(parsed, options, judgments):
     """A ValueError naming the measures that cannot take ``options.ties`` or
     ``options.unjudged``: with ``ties="expected"``, the families without an expected value
     (:data:`EXPECTED`); with unjudged documents judged relevant, the diversity measures
-    (their subtopic judgments have no label for them); either, with preference
+    (their subtopic judgments have no label for them) and those counting the documents no
+    query judges (Hole); either, with preference
     judgments or judgment groups (``judgments``, not qrels)."""
     if judgments != "qrels" and (options.ties != "trec_eval"
                                  or options.unjudged_label is not None):
@@ -105,6 +106,11 @@ def check_options(parsed, options, judgments):
             raise ValueError(f"{', '.join(refused)}: unjudged={options.unjudged!r} is not "
                              "available for diversity measures (their subtopic judgments "
                              "give unjudged documents no subtopic)")
+        refused = [str(m) for m in parsed if m.spec.anywhere]
+        if refused:
+            raise ValueError(f"{', '.join(refused)}: unjudged={options.unjudged!r} is not "
+                             "available for it (it counts the documents no query of the "
+                             "qrels judges, whatever they would be judged)")
 
 
 @helper

@@ -10,7 +10,9 @@ when it is >= 0, ``UNJUDGED`` (-2) for a pooled doc with a negative label and ``
 (``unjudged=("relevant", label)``: the query's ideal ranking then holds it too,
 ``Joined.ideals``). With ``judged_only`` (``-J``) docs with a negative code are then
 dropped, keeping the order. With ``ties="expected"`` each position also gets its tie
-group (``Joined.groups``).
+group (``Joined.groups``). On request, each ranked doc also gets its code in the whole
+qrels (``Joined.anywhere``: 0 when any query judges it, ``NOT_POOLED`` when none does), for
+the measures that count a doc any query judges as judged (BEIR's hole@k).
 """
 
 from collections import namedtuple
@@ -87,6 +89,9 @@ class Joined:
     ideals : Ideals or None
         With ``unjudged=("relevant", label)``: the ideal labels of the qrels with every
         unjudged retrieved document at that label (:func:`joined_ideals`).
+    anywhere : ndarray of int32
+        With ``join(..., anywhere=True)``: per ranked position, 0 when some query of the
+        qrels judges the doc (any label), ``NOT_POOLED`` when none does.
     """
 
     def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
@@ -102,10 +107,11 @@ class Joined:
         self.groups = None
         self.tied = None
         self.ideals = None
+        self.anywhere = None
 
 
 def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise",
-         groups=False):
+         groups=False, anywhere=False):
     """Rank ``run`` and look every ranked doc up in ``qrels``.
 
     Parameters
@@ -136,6 +142,9 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     groups : bool
         Mark the tie groups (``Joined.groups``) whatever ``options.ties`` (which marks them
         when "expected").
+    anywhere : bool
+        Also look each ranked doc up in the whole qrels (``Joined.anywhere``): a second
+        pass, over one table of every judgment.
     """
     limit = depth(options)
     judged_only = options.judged_only
@@ -161,13 +170,15 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     rank_docs = None if options.ties == "input" else r_docs.args()
     unjudged = options.unjudged_label
 
-    def ranked(qrels_labels, main=True):
-        """The ranked docs' codes looked up in ``qrels_labels`` (compacted with -J; the
-        ``main`` labels, not subtopics', with groups and unjudged documents relabelled)."""
+    def ranked(qrels_labels, main=True, judgments=None):
+        """The ranked docs' codes looked up in ``qrels_labels`` of each query's judgments
+        (or in ``judgments``), compacted with -J; the ``main`` labels (not subtopics' nor
+        the whole qrels') with groups and unjudged documents relabelled."""
         labels = np.empty(indptr[-1], dtype=np.int32)
         kept = np.empty(len(run_query), dtype=np.int64)
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
-        judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
+        if judgments is None:
+            judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
         _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), rank_docs, judgments,
                     q_docs.args(), HASH_KEY, judged_only, as_candidates,
                     NOT_POOLED if unjudged is None or not main else unjudged, scratch,
@@ -197,6 +208,13 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     if qrels.subtopics is not None and not as_candidates and unjudged is None:
         # (their -J compacts alike; relabelled unjudged documents would not)
         joined.subtopic_codes = ranked(qrels.subtopics.codes, main=False)[1]
+    if anywhere and judged_only:  # (every doc kept is judged; Hole refuses ``unjudged``)
+        joined.anywhere = np.zeros_like(labels)
+    elif anywhere:  # every evaluated query looks its docs up in one table of every judgment
+        n_judged = len(qrels.labels)
+        every = Judgments(np.zeros_like(qrels_query), np.array([0, n_judged], np.int64),
+                          np.zeros(n_judged, np.int32), row_hash)
+        joined.anywhere = ranked(None, main=False, judgments=every)[1]
     if as_candidates:
         joined.rows, joined.tie = rows_out, tie_out
     return joined
@@ -273,6 +291,16 @@ def ranking_lengths(run, run_query):
     return lengths
 
 
+def judged_anywhere(joined):
+    """``joined`` with, for labels, each ranked doc's code in the whole qrels
+    (``Joined.anywhere``): the ranking that the measures counting a doc any query judges as
+    judged read. The queries are the same."""
+    out = Joined(joined.query_ids, joined.indptr, joined.anywhere, joined.qrels_query,
+                 joined.in_run, joined.ignored_run_queries, joined.missing_queries)
+    out.anywhere, out.ideals, out.groups = joined.anywhere, joined.ideals, joined.groups
+    return out
+
+
 def only_judged(joined):
     """``joined`` without the ranked documents of negative code (not in the qrels, or pooled
     and unjudged), each ranking's order kept: trec_eval's ``-J`` for the measures that ask
@@ -286,6 +314,8 @@ def only_judged(joined):
         out.groups = joined.groups[keep]
     if joined.subtopic_codes is not None:
         out.subtopic_codes = joined.subtopic_codes[keep]
+    if joined.anywhere is not None:
+        out.anywhere = joined.anywhere[keep]
     return out
 
 
@@ -341,6 +371,8 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
         seen = np.full(seen_size, -1, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
         ranking = RankKey(scores, None, rank_docs)  # (made in the loop: see RunRows)
+        tabled = -1  # (the qrels query in ``judged``: one table serves consecutive queries)
+        q_mask = np.uint64(0)
         for e in range(bounds[c], bounds[c + 1]):
             at = indptr[e]
             m = indptr[e + 1] - at
@@ -353,7 +385,9 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
             if candidates:
                 _input_order(order, buf, start, m, tie_out[at:at + m], rows_out[at:at + m])
             q = qrels_query[e]
-            q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+            if q != tabled:
+                q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+                tabled = q
             local = table_size(m)
             local_mask = np.uint64(local - 1)
             seen[:local] = -1
@@ -463,6 +497,7 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
     judged_docs = _keys(j_docs)
     score_of, grade = run.scores.tolist(), judgments.labels.tolist()
     starts, stops, bounds_q = run.starts.tolist(), run.stops.tolist(), judgments.indptr.tolist()
+    tabled, judgments_of = -1, {}
     for e, (r, q) in enumerate(zip(run.query.tolist(), judgments.query.tolist())):
         out.kept[e] = 0
         if r < 0:
@@ -475,7 +510,9 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, j
                 out.tie[at + row - starts[r]] = p
             ranked = rows[:m]
             out.rows[at:at + m] = ranked
-        judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+        if q != tabled:
+            judgments_of = {judged_docs[j]: grade[j] for j in range(bounds_q[q], bounds_q[q + 1])}
+            tabled = q
         seen = {}
         n_kept = 0
         group = 0

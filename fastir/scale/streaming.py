@@ -147,6 +147,7 @@ class Combined:
                            np.zeros(0, np.int32), absent, np.zeros(len(absent), bool), [], [])
             if qrels.subtopics is not None:
                 empty.subtopic_codes = np.zeros(0, np.int32)
+            empty.anywhere = empty.labels
             self.values[absent] = plan.values(empty, qrels)
         keep = np.arange(qrels.n_queries) if self.missing == "zero" else \
             np.flatnonzero(self.in_run)

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from checks import SMALL_QRELS, odd_call, odd_options, useful
+from hypothesis import given, settings
 
 import fastir
 from fastir.analysis.agreement import cohen
@@ -94,3 +96,55 @@ def test_cohen_of_identical_lists_is_1():
     assert (observed, kappa) == (1.0, 1.0) and math.isclose(chance, 0.375)
     for weights in ("linear", "quadratic"):
         assert cohen(labels, labels, weights)[::2] == (1.0, 1.0)
+
+
+# -- refusals and odd options -----------------------------------------------------------------
+@pytest.mark.parametrize("measure", ["relstring", "P", "official"])
+def test_agreement_ranks_systems_by_one_numeric_measure(measure):
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1}}
+    runs = {"x": {"q1": {"a": 1.0, "b": 2.0}}, "y": {"q1": {"a": 2.0, "b": 1.0}}}
+    with pytest.raises(ValueError) as info:
+        fastir.agreement(qrels, qrels, runs=runs, measure=measure)
+    useful(info.value, "measure", measure)
+
+
+def test_agreement_matches_integer_ids_with_the_same_ids_as_text():
+    pair = fastir.agreement({"q": {"1": 1, "2": 0}}, {"q": {1: 1, 2: 1}}).pairs[0]
+    assert pair["both"] == 2 and pair["table"].tolist() == [[1, 0], [1, 0]]
+
+
+def _naive_table(a, b, level):
+    """The 2x2 table of the (query, doc) pairs both judge with a label >= 0: rows a
+    relevant / not, columns b relevant / not."""
+    table = np.zeros((2, 2), dtype=np.int64)
+    for q, docs in a.items():
+        for d, label in docs.items():
+            other = b.get(q, {}).get(d, -1)
+            if label >= 0 and other >= 0:
+                table[int(label < level), int(other < level)] += 1
+    return table
+
+
+@settings(max_examples=100, deadline=None)
+@given(odd_options(["relevance_level", "names", "runs", "measure"]))
+def test_agreement_takes_any_options(options):
+    """Odd options give an error naming one, or the agreement the options spelled plainly
+    give, whose tables are the naive counts at the relevance level."""
+    other = {q: {d: (v + 1) % 3 for d, v in docs.items()} for q, docs in SMALL_QRELS.items()}
+    got = odd_call(lambda **kw: fastir.agreement(SMALL_QRELS, other, **kw), options)
+    if got is None:
+        return
+    plain = {name: value.item() if isinstance(value, np.generic) else value
+             for name, value in options.items()}
+    level = plain.get("relevance_level", 1)
+    assert got.relevance_level == level
+    assert got.pairs[0]["table"].tolist() == _naive_table(SMALL_QRELS, other, level).tolist()
+    want = fastir.agreement(SMALL_QRELS, other, **plain)
+    assert [p["kappa"] for p in got.pairs] == pytest.approx([p["kappa"] for p in want.pairs],
+                                                            nan_ok=True, rel=0, abs=0)
+    assert got.names == want.names
+    if got.rankings is not None:
+        for j, qrels in enumerate((SMALL_QRELS, other)):
+            means = [fastir.evaluate(qrels, run, [got.measure], relevance_level=level).mean[0]
+                     for run in plain["runs"].values()]
+            assert got.system_means[j] == means

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from checks import SMALL_QRELS, SMALL_RUNS, odd_call, odd_options, useful
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -657,3 +658,218 @@ def test_fuse_command(tmp_path, capsys):
         with pytest.raises(SystemExit) as exit_:
             main(bad)
         assert exit_.value.code == 2
+
+
+# -- at the limits of a double, and of the options ---------------------------------------
+FA, FB = {"q": {"d1": 3.0, "d2": 2.0}}, {"q": {"d2": 0.9, "d3": 0.1}}
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("k", [-1, -0.5, float("nan"), float("inf"), -float("inf"), "60", None,
+                               True])
+def test_rrf_refuses_a_constant_that_is_no_finite_number_of_0_or_more(k):
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, FB], "rrf", k=k)
+    useful(info.value, "k: ")
+    assert fastir.fuse([FA, FB], "rrf", k=0).to_dict() == {"q": {"d2": 1.5, "d1": 1.0,
+                                                                 "d3": 0.5}}
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("norm", ["min-max", "zmuv", "sum"])
+@pytest.mark.parametrize("method", ["sum", "wsum", "mnz", "max", "med", "anz"])
+def test_normalising_huge_scores_does_not_overflow(method, norm):
+    """The normalisations are unchanged by a power-of-two scale: 1e308-sized scores give what
+    the same scores scaled down give (ranx gives NaN for min-max of -1e308 and 1e308)."""
+    huge = {"q": {"d1": 1e308, "d2": -1e308, "d4": 1e307}, "r": {"d1": -1.7e308, "d2": 0.0}}
+    small = {q: {d: s * 2.0**-1000 for d, s in docs.items()} for q, docs in huge.items()}
+    other = {"q": {"d2": 0.9, "d3": 0.1}, "r": {"d5": 1.0}}
+    got = fastir.fuse([huge, other], method, norm=norm).to_dict()
+    assert got == fastir.fuse([small, other], method, norm=norm).to_dict()
+    assert all(np.isfinite(s) for docs in got.values() for s in docs.values())
+    if norm == "min-max":
+        assert got["q"]["d1"] >= 1.0 and got["r"]["d1"] == 0.0
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("method, weights", [("sum", None), ("mnz", None), ("wsum", None),
+                                             ("wsum", [1e308, 1e308])])
+def test_a_fused_score_beyond_a_double_is_refused(method, weights):
+    huge = {"q": {"d1": 1e308, "d2": 1.0}}
+    runs = [huge, huge] if weights is None else [huge, {"q": {"d1": 1e308}}]
+    with pytest.raises(ValueError) as info:
+        fastir.fuse(runs, method, weights=weights)
+    useful(info.value, "beyond a double")
+    assert "'d1'" in str(info.value) and "norm='min-max'" in str(info.value)
+    got = fastir.fuse(runs, method, weights=weights, norm="min-max").to_dict()
+    assert got["q"]["d1"] > got["q"]["d2"]
+
+
+@pytest.mark.one_engine
+def test_max_normalising_huge_negative_scores_is_refused():
+    with pytest.raises(ValueError) as info:  # ranx's max norm divides these by its 1e-9 floor
+        fastir.fuse([{"q": {"d1": -1e300, "d2": -2e300}}, FB], "sum", norm="max")
+    useful(info.value, "norm: 'max'")
+
+
+@pytest.mark.one_engine
+def test_fusion_refuses_scores_that_are_not_finite():
+    run = fastir.Run.from_dict({"q": {"d1": 1.0, "d2": 2.0}})
+    bad = fastir.Run(run.query_ids, run.starts, run.stops, run.doc_ids,
+                     np.array([np.nan, 1.0]), name="bad")
+    for call in (lambda: fastir.fuse([FA, bad], "sum"),
+                 lambda: fastir.optimize_fusion({"q": {"d1": 1}}, [FA, bad], "AP")):
+        with pytest.raises(ValueError) as info:
+            call()
+        useful(info.value, "runs: run 1 ('bad')")
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, {"q": {"d1": float("inf")}}])
+    useful(info.value, "not finite")
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("weights", [[float("nan"), 1], [1], [1, 2, 3], "ab", [[1, 2]],
+                                     [True, 1], [1, None]])
+def test_weights_must_be_one_finite_number_per_run(weights):
+    with pytest.raises(ValueError) as info:
+        fastir.fuse([FA, FB], "wsum", weights=weights)
+    useful(info.value, "weights: give 2 finite numbers")
+
+
+@pytest.mark.one_engine
+def test_negative_weights_subtract_a_run():
+    got = fastir.fuse([FA, FB], "wsum", weights=[-1, 1]).to_dict()
+    assert got == {"q": {"d3": 0.1, "d2": -1.1, "d1": -3.0}}
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("step", [float("nan"), 0, -0.1, 2, 0.3, 5e-324, "0.1", True, None])
+def test_optimize_fusion_refuses_a_step_that_is_no_grid(step):
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA, FB], "AP", step=step)
+    useful(info.value, "step: 1 / step must be a whole number")
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("step, runs", [(1e-9, 2), (1e-300, 2), (0.01, 6)])
+def test_optimize_fusion_refuses_a_grid_too_big_up_front(step, runs):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA] * (runs - 1) + [FB], "AP", step=step)
+    useful(info.value, f"step: a step of {step!r} over {runs} runs")
+    assert "give grid=" in str(info.value) and time.perf_counter() - start < 10
+
+
+@pytest.mark.one_engine
+def test_optimize_fusion_refuses_weights_beyond_a_double():
+    with pytest.raises(ValueError) as info:
+        fastir.optimize_fusion({"q": {"d2": 1}}, [FA, FB], "AP", norm=None,
+                               grid=[[0.5, 0.5], [1e308, 1e308]])
+    useful(info.value, "grid: the weights [1e+308, 1e+308] (point 1)")
+
+
+FUSE_ODD = st.sampled_from([None, -1, 0, 1, 0.5, 2.5, float("nan"), float("inf"), -1e308, 1e308,
+                            2**70, "x", "", True, [], {}, (1,), [1.0, 2.0], [1e308, -1e308],
+                            [float("nan"), 1.0], np.int64(3), "rrf", "wsum", "mnz", "min-max",
+                            "zmuv", "max", "borda", "sum", [[0.5, 0.5]], ["q1"]])
+
+
+HUGE_RUNS = [{"q1": {"a": 1e308, "b": -1e308, "c": 0.0}, "q2": {"a": -1e300}},
+             {"q1": {"a": 0.5, "d": 0.25}, "q2": {"a": 1.0, "b": 1e-300}}]
+
+
+@pytest.mark.one_engine
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning")
+@pytest.mark.parametrize("method, norm, scale, k", [
+    ("rrf", None, 1.0, 0), ("rrf", None, 1.0, 0.5), ("rrf", None, 1.0, 1e6),
+    ("sum", "min-max", 1e300, 60), ("mnz", "min-max", 1e300, 60), ("wsum", "zmuv", 1e150, 60),
+    ("sum", "sum", 1e300, 60), ("max", "max", 1e300, 60)])
+def test_fusion_at_the_edges_equals_ranx_where_ranx_is_sane(method, norm, scale, k):
+    """Where ranx does not overflow (scores to 1e300: their differences fit a double), the
+    scores fastir scales down before normalising give ranx's values."""
+    ranx = pytest.importorskip("ranx")
+    runs = [{q: {d: s * scale for d, s in docs.items()} for q, docs in run.items()}
+            for run in (SMALL_RUNS["x"], SMALL_RUNS["y"],
+                        {q: {"a": 3.0, "z": 1.5 + len(q)} for q in SMALL_QRELS})]
+    weights = [0.2, 0.5, 0.3] if method == "wsum" else None
+    params = {"k": k} if method == "rrf" else {"weights": weights} if weights else {}
+    want = ranx.fuse([ranx.Run(r) for r in runs], norm=norm, method=method,
+                     params=params).to_dict()
+    got = fastir.fuse(runs, method, norm=norm, k=k, weights=weights).to_dict()
+    assert sorted(got) == sorted(want)
+    for q in got:
+        assert got[q] == pytest.approx(dict(want[q]), rel=1e-12, abs=1e-300)
+
+
+
+
+def _plain(value):
+    """An option's value as a plain caller spells it (a numpy scalar as a Python number)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+#: The normalisations whose naive form overflows on huge scores (fastir scales them down
+#: first: test_normalising_huge_scores_does_not_overflow checks those values).
+SCALE_FREE = ("min-max", "min-max-inverted", "zmuv", "sum")
+#: Plain values of fuse's and optimize_fusion's options, drawn beside the odd ones.
+PLAIN_FUSE = {"method": ["rrf", "sum", "mnz", "wsum", "max", "anz", "med", "borda"],
+              "weights": [[1.0, 2.0], [0.5, 0.5], [-1.0, 1.0]],
+              "norm": [None, "min-max", "zmuv", "sum", "max", "rank"], "k": [0, 1, 60, 0.5],
+              "depth": [1, 2, 3], "name": ["fused"], "step": [0.5],
+              "grid": [[[0.5, 0.5], [1.0, 0.0]]], "test_queries": [["q1"], ["q0", "q2"]]}
+
+
+@pytest.mark.one_engine
+@settings(max_examples=150, deadline=None)
+@given(odd_options(["method", "weights", "norm", "k", "depth", "name"], PLAIN_FUSE, FUSE_ODD),
+       st.booleans())
+def test_fuse_takes_any_options(options, huge):
+    """Odd options give an error naming one, or the fusion the definitions give
+    (naive_fuse) under the options spelled plainly (but huge scores under the
+    normalisations whose naive form overflows: finite, checked by the test above)."""
+    runs = HUGE_RUNS if huge else list(SMALL_RUNS.values())
+    got = odd_call(lambda **kw: fastir.fuse(runs, **kw), options)
+    if got is None:
+        return
+    got = got.to_dict()
+    assert all(np.isfinite(s) for docs in got.values() for s in docs.values())
+    plain = {name: _plain(value) for name, value in options.items()}
+    method, norm = plain.get("method", "rrf"), plain.get("norm")
+    if huge and norm in SCALE_FREE:
+        return
+    params = {"weights": plain.get("weights"), "k": plain.get("k", 60)}
+    depth = plain.get("depth")  # (a whole float too: 1e308 docs)
+    want = naive_fuse(runs, method, params, norm, None if depth is None else int(depth))
+    assert sorted(got) == sorted(want)
+    for q, docs in want.items():
+        assert got[q] == pytest.approx(docs, rel=1e-12, abs=1e-12), q
+
+
+@pytest.mark.one_engine
+@settings(max_examples=80, deadline=None)
+@given(odd_options(["method", "norm", "step", "grid", "k", "depth", "test_queries"],
+                   PLAIN_FUSE, FUSE_ODD), st.booleans())
+def test_optimize_fusion_takes_any_options(options, huge):
+    """Odd options give an error naming one, or a search whose values (first, best, last)
+    are the measure of the run fused at their grid points."""
+    runs = HUGE_RUNS if huge else list(SMALL_RUNS.values())
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"b": 1}} if huge else SMALL_QRELS
+    got = odd_call(lambda **kw: fastir.optimize_fusion(qrels, runs, "AP", **kw), options)
+    if got is None:
+        return
+    assert np.isfinite(got.values).all()
+    assert np.isfinite(np.asarray(got.grid, dtype=np.float64)).all()
+    plain = {name: _plain(value) for name, value in options.items()}
+    fixed = {name: plain[name] for name in ("norm", "k", "depth") if name in plain
+             and name != got.param}
+    fixed.setdefault("norm", "min-max")  # (optimize_fusion's default)
+    test = plain.get("test_queries") or []
+    train = {q: judged for q, judged in qrels.items() if q not in test}
+    points = sorted({0, got.best, len(got.values) - 1})  # (each point: a fusion and an evaluation)
+    grid = np.asarray(got.grid, dtype=np.float64)
+    for point, value in zip(grid[points], np.asarray(got.values)[points]):
+        params = {got.param: point.tolist() if got.param == "weights" else float(point)}
+        fused = fastir.fuse(runs, plain.get("method", "wsum"), **{**fixed, **params})
+        assert value == fastir.evaluate(train, fused, "AP", missing="zero").mean["AP"]

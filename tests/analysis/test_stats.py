@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from checks import SMALL_QRELS, SMALL_RUNS, odd_call, odd_options, useful
+from hypothesis import given, settings
 
 import fastir
 from fastir import _jit
@@ -235,3 +237,70 @@ def test_bad_input_is_refused_clearly():
     assert len(c.queries) == 6
     assert any("compared on the 6 queries every run has; left out: a 4" in str(w.message)
                for w in caught)
+
+
+# -- no conclusion from values that are not numbers; bounded work -------------------------
+def _results_with(value):
+    qrels = {f"q{i}": {"a": 1, "b": i % 2} for i in range(6)}
+    runs = {name: {q: {"a": 1.0 + k, "b": 2.0 - k} for q in qrels}
+            for k, name in enumerate(["x", "y"])}
+    results = {name: fastir.evaluate(qrels, run, ["AP"]) for name, run in runs.items()}
+    results["x"].values[2, 0] = value
+    return results
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "tukey", "t", "wilcoxon"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_compare_refuses_values_that_are_not_numbers(test, value):
+    with pytest.raises(ValueError) as info:
+        fastir.compare(None, _results_with(value), ["AP"], test=test, n_resamples=64)
+    useful(info.value, "AP", "'x'", "q2")
+
+
+@pytest.mark.one_engine
+def test_a_comparison_on_an_overflowing_label_says_so_instead_of_a_winner():
+    qrels = {f"q{i}": {"a": 1100 if i == 0 else 1, "b": 1} for i in range(5)}
+    runs = {"x": {q: {"a": 2.0, "b": 1.0} for q in qrels},
+            "y": {q: {"a": 1.0, "b": 2.0} for q in qrels}}
+    with pytest.raises(ValueError, match="1024 or more"):
+        fastir.compare(qrels, runs, ["nDCG(dcg='exp-log2')@3"])
+
+
+@pytest.mark.one_engine
+def test_resamples_are_bounded():
+    qrels = {f"q{i}": {"a": 1} for i in range(3)}
+    runs = {"x": {q: {"a": 1.0} for q in qrels}, "y": {q: {"a": 2.0} for q in qrels}}
+    with pytest.raises(ValueError) as info:
+        fastir.compare(qrels, runs, ["AP"], n_resamples=10**23)
+    useful(info.value, "n_resamples")
+
+
+#: compare's options that are evaluate's (the rest are the test's).
+EVALUATION_OPTIONS = ("missing", "relevance_level", "max_docs")
+
+
+@pytest.mark.one_engine
+@settings(max_examples=50, deadline=None)
+@given(odd_options(["n_resamples", "alpha", "seed", "test", "correction", "baseline",
+                    "missing", "relevance_level", "max_docs"]))
+def test_compare_takes_any_options(options):
+    """Odd options give an error naming one, or the comparison of fastir.evaluate's values
+    under the same options spelled plainly."""
+    got = odd_call(lambda **kw: fastir.compare(SMALL_QRELS, SMALL_RUNS, ["AP"], **kw), options)
+    if got is None:
+        return
+    plain = {name: value.item() if isinstance(value, np.generic) else value
+             for name, value in options.items()}
+    evaluation = {k: v for k, v in plain.items() if k in EVALUATION_OPTIONS}
+    results = {name: fastir.evaluate(SMALL_QRELS, run, ["AP"], **evaluation)
+               for name, run in SMALL_RUNS.items()}
+    for s, name in enumerate(got.systems):
+        per_query = results[name].to_dict()
+        assert set(got.queries) == set(per_query)
+        assert got.values[s, :, 0].tolist() == [per_query[q]["AP"] for q in got.queries]
+    want = fastir.compare(None, results, ["AP"], **{k: v for k, v in plain.items()
+                                                    if k not in EVALUATION_OPTIONS})
+    assert got.pairs == want.pairs and np.array_equal(got.means, want.means)
+    assert np.array_equal(got.p_value, want.p_value, equal_nan=True)
+    assert np.array_equal(got.p_adjusted, want.p_adjusted, equal_nan=True)

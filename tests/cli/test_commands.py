@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pty
+import shutil
 import subprocess
 import sys
 
@@ -242,3 +243,41 @@ def test_progress_shows_on_a_terminal_and_never_in_a_pipe(tmp_path):
     os.close(main)
     assert process.wait(timeout=600) == 0
     assert b"big.run" in seen and (b"B/s" in seen or b"%" in seen), seen[-500:]
+
+
+# -- help, bad flags, the comparison table, a run judged nowhere -----------------------------
+COMMANDS = ["eval", "stats", "agree", "plot", "fuse", "pool", "trec_eval", "measures",
+            "example", "warmup"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_helps_and_refuses_bad_flags(command):
+    helped = cli(command, "-h", text=True)
+    assert helped.returncode == 0 and "usage" in helped.stdout.lower(), helped.stderr
+    bad = cli(command, "--no-such-flag", text=True)
+    assert bad.returncode in (1, 2) and "Traceback" not in bad.stderr, bad.stderr
+    assert any(line.startswith(f"fastir {command}: ") for line in bad.stderr.splitlines()), \
+        bad.stderr
+
+
+def test_compare_as_a_table_is_text_not_markdown(data_dir, tmp_path):
+
+    qrels, run = (str(data_dir / "inputs" / n) for n in ("qrels.test", "results.test"))
+    other = str(tmp_path / "other.test")
+    shutil.copy(run, other)
+    args = ["eval", qrels, run, other, "--name", "a", "--name", "b", "--compare",
+            "--resamples", "99", "-m", "AP"]
+    table = cli(*args, text=True).stdout
+    markdown = cli(*args, "--format", "markdown", text=True).stdout
+    assert "|" not in table and "| a) a |" in markdown
+    assert table.splitlines()[0].split() == ["system", "AP"]
+
+
+def test_a_run_with_nothing_judged_in_its_top_10_says_so(data_dir, tmp_path):
+    run = tmp_path / "unjudged.run"
+    run.write_text("".join(f"{q} Q0 nowhere{d} {d + 1} {1 - d / 100} t\n"
+                           for q in ("301", "302") for d in range(20)))
+    done = cli("eval", str(data_dir / "inputs" / "qrels.test"), str(run), "-m", "AP", text=True)
+    assert done.returncode == 0 and "no document of its top 10 is judged" in done.stderr
+
+

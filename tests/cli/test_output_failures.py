@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -258,3 +259,26 @@ def test_the_workers_last_flush_says_what_failed(monkeypatch):
         discard_stdout()
     assert errors.getvalue() == (f"Exception ignored in: {full!r}\n"
                                  "OSError: [Errno 28] No space left on device\n")
+
+
+@pytest.mark.parametrize("command", ["eval", "fuse", "pool", "trec_eval", "measures",
+                                     "stats"])
+def test_a_closed_pipe_ends_a_command_quietly(command, data_dir, tmp_path):
+
+    qrels, run = (str(data_dir / "inputs" / n) for n in ("qrels.test", "results.test"))
+    other = str(tmp_path / "other.test")
+    shutil.copy(run, other)
+    args = {"eval": [qrels, run, "-q"], "fuse": [run, other], "pool": [run, other],
+            "trec_eval": ["-q", qrels, run],
+            "measures": [], "stats": [qrels, run]}[command]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "fastir", command, *args], stdout=reader.stdin,
+                          stderr=subprocess.PIPE, text=True)
+    reader.stdin.close()
+    reader.wait()
+    said = [line for line in done.stderr.splitlines()
+            if not line.startswith("fastir: compiling")]  # (a fresh cache's one-time note)
+    assert done.returncode == 0 and said == [], done.stderr
+
+

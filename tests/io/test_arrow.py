@@ -5,6 +5,9 @@ import sys
 
 import numpy as np
 import pytest
+from checks import useful
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastir
 from fastir import InputError
@@ -123,3 +126,40 @@ def test_parquet_columns_and_errors(tmp_path):
 def test_import_does_not_load_pyarrow():
     code = "import sys, fastir; fastir.Run; assert 'pyarrow' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- nulls and odd columns ---------------------------------------------------------------------
+@pytest.mark.one_engine
+def test_an_arrow_dictionary_holding_a_null_is_refused():
+    query = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()),
+                                           pa.array(["q1", None]))
+    table = pa.table({"query_id": query, "doc_id": pa.array(["a", "b", "c"]),
+                      "score": pa.array([1.0, 2.0, 3.0])})
+    with pytest.raises(fastir.InputError) as info:
+        fastir.Run.from_arrow(table)
+    useful(info.value, "query_id", "row 1")
+    # a null the indices never take is no id at all
+    query = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0], pa.int32()),
+                                           pa.array(["q1", None, "q2"]))
+    run = fastir.Run.from_arrow(table.set_column(0, "query_id", query))
+    assert run.query_ids.tolist() == ["q1", "q2"]
+
+
+@pytest.mark.one_engine
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([b"q1", b"q2", b"", b"\xff", b"d1", None]), min_size=3,
+                max_size=3), st.sampled_from(["string", "binary", "dictionary", "int64"]))
+def test_arrow_columns_of_any_content(values, kind):
+    texts = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    column = {"string": lambda: pa.array(texts), "binary": lambda: pa.array(values),
+              "dictionary": lambda: pa.array(texts).dictionary_encode(),
+              "int64": lambda: pa.array([None if v is None else len(v) for v in values],
+                                        pa.int64())}[kind]()
+    table = pa.table({"query_id": column, "doc_id": pa.array(["a", "b", "c"]),
+                      "score": pa.array([1.0, 2.0, 3.0])})
+    try:
+        run = fastir.Run.from_arrow(table)
+    except fastir.InputError as exc:
+        useful(exc, "query_id")
+        return
+    assert None not in values and len(run.query_ids) == len(set(column.to_pylist()))

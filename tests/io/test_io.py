@@ -1,12 +1,17 @@
 """Reading files, dicts, arrays and frames; bad input gives clear errors."""
 
 import gzip
+import os
+import threading
 
 import numpy as np
 import pytest
+from checks import useful
+from cli_calls import cli
 
 import fastir
 from fastir import InputError
+from fastir.progress import Progress
 
 RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 0.25 tag\n"
 QRELS = "q1 0 d1 1\nq1 0 d3 0\nq2 0 d3 2\n"
@@ -272,3 +277,81 @@ def test_chunks_start_at_lines_whatever_their_length(tmp_path, tag_bytes):
         run = fastir.read_run(write(tmp_path, "run", text))
     assert run.to_dict() == {f"q{q}": {f"d{d}": 1.0 / (d + 1) for d in range(40)}
                              for q in range(3)}
+
+
+# -- named pipes, the progress of a parse, a doc ranked twice -------------------------------
+def _fifo(tmp_path, name, data):
+    """A named pipe fed ``data`` by a thread (as a shell's <(...) gives it)."""
+    path = tmp_path / name
+    os.mkfifo(path)
+
+    def feed():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return str(path)
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("compressed", [False, True])
+def test_named_pipes_are_read_whole(tmp_path, data_dir, compressed):
+
+    run_bytes = (data_dir / "inputs" / "results.test").read_bytes()
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    want = fastir.evaluate(qrels, str(data_dir / "inputs" / "results.test"), ["AP"]).mean
+    data = gzip.compress(run_bytes) if compressed else run_bytes
+    assert fastir.evaluate(qrels, _fifo(tmp_path, "run", data), ["AP"]).mean == want
+    assert fastir.evaluate_file(qrels, _fifo(tmp_path, "run2", data), ["AP"],
+                                chunk_bytes=4096).mean == want
+    qrels_pipe = _fifo(tmp_path, "qrels", (data_dir / "inputs" / "qrels.test").read_bytes())
+    assert fastir.evaluate(qrels_pipe, str(data_dir / "inputs" / "results.test"),
+                           ["AP"]).mean == want
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("int_docs", [True, False])
+def test_the_parse_of_a_large_file_advances_the_bar(tmp_path, int_docs):
+    """The bar moves as the chunks are scanned (it sat at 0, then jumped, for the parse of
+    a large file), and the run read is the same."""
+    doc = "{}" if int_docs else "doc{}"
+    path = tmp_path / "large.run"
+    path.write_text("".join(f"q{q} Q0 {doc.format(d)} {d + 1} {1 - d / 1000:.4f} t\n"
+                            for q in range(120) for d in range(1000)))
+    size = path.stat().st_size
+    assert size > 2 << 20
+    steps = []
+    with Progress(size, "test", True, unit="B") as bar:
+        update = bar.bar.update
+        bar.bar.update = lambda n: (steps.append(n), update(n))
+        run = fastir.read_run(str(path), progress=bar)
+        assert bar.bar.n == size
+    assert len([n for n in steps if n > 0]) >= 4, steps
+    assert run.to_dict() == fastir.read_run(str(path)).to_dict()
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("lines, where", [
+    ("q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq2 Q0 a 1 1.0 t\n# note\nq1 Q0 a 3 1.5 t\n", ":5:"),
+    ("q1 a 1\nq1 b 2\n\nq1 a 3\n", ":4:"),  # (MS MARCO's three fields)
+    ("q1 Q0 x 1 3.0 a\nq1 Q0 a 2 2.0 t\nq1 Q0 a 3 1.0 t\n", ":3:"),  # (the tag is 'a' too)
+])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_doc_ranked_twice_names_the_file_and_line_of_the_second(tmp_path, lines, where,
+                                                                   compressed):
+
+    path = tmp_path / ("dup.run.gz" if compressed else "dup.run")
+    path.write_bytes(gzip.compress(lines.encode()) if compressed else lines.encode())
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    with pytest.raises(fastir.InputError) as info:
+        fastir.evaluate(qrels, str(path), ["AP"])
+    useful(info.value, f"{path}{where} query 'q1' ranks doc 'a' a second time")
+    assert "remove one" in str(info.value)
+    qrels_path = tmp_path / "qrels"
+    qrels_path.write_text("q1 0 a 1\nq2 0 a 1\n")
+    for command in (["eval"], ["trec_eval"]):
+        done = cli(*command, str(qrels_path), str(path), text=True)
+        assert f"{path}{where} query 'q1' ranks doc 'a' a second time" in done.stderr
+        assert done.returncode in (1, 4) and "Traceback" not in done.stderr
+
+

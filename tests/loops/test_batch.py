@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from checks import cases, useful
 from conftest import matrix_to_dicts, naive_values, qrels_and_runs, run_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -291,3 +292,53 @@ def test_evaluate_matrix_tiers_on_the_ideals_length(monkeypatch):
     asked.clear()
     fastir.evaluate_matrix(scores, labels, ["AP", "nDCG@2"], n_relevant=[5000])
     assert asked == [1 * (3 + 2)]  # (a cutoff bounds the ideal)
+
+
+# -- arguments as a careless or hostile caller gives them ----------------------------------
+MATRIX_VALUES = st.sampled_from([0.5, 1.0, -1.0, float("nan"), float("inf"), -float("inf"),
+                                 0.0, 2.0, 3.0, 2.0**33, -5.0, 1.5])
+
+
+@cases(300)
+@given(st.integers(1, 3), st.integers(1, 5), st.data())
+def test_matrix_arguments_give_a_clear_error_or_the_naive_value(batch, width, data):
+    scores = np.array(data.draw(st.lists(MATRIX_VALUES, min_size=batch * width,
+                                         max_size=batch * width))).reshape(batch, width)
+    labels = np.array(data.draw(st.lists(MATRIX_VALUES, min_size=batch * width,
+                                         max_size=batch * width))).reshape(batch, width)
+    if data.draw(st.booleans()):
+        labels = labels.astype(np.int64) if np.isfinite(labels).all() else labels
+    kwargs = data.draw(st.fixed_dictionaries({}, optional={
+        "n_relevant": st.sampled_from([np.array([1.5] * batch), np.array([np.nan] * batch),
+                                       np.array([-1] * batch), np.array([10**12] * batch),
+                                       np.array([3] * batch), np.array([1] * (batch + 1)),
+                                       np.array([np.iinfo(np.int64).min] * batch)]),
+        "relevance_level": st.sampled_from([1, 2, 0, -1, 1.5, 2**40, "1"]),
+        "valid": st.sampled_from([np.ones((batch, width), bool), np.zeros((batch, width), bool),
+                                 np.ones((batch + 1, width), bool)]),
+    }))
+    measures = data.draw(st.sampled_from([["nDCG@3", "AP"], ["P@5", "R@3"], ["nDCG"],
+                                          ["RR", "P@1"]]))
+    try:
+        got = fastir.evaluate_matrix(scores, labels, measures, per_row=True, **kwargs)
+    except (ValueError, TypeError) as exc:
+        useful(exc, "scores", "labels", "n_relevant", "relevance_level", "valid", "finite",
+               ">= 0")
+        return
+    # The naive reference on the same rows: a doc per valid column, named so that docno
+    # order (descending, trec_eval's tie break) is column order (the matrix's tie break).
+    valid = kwargs.get("valid", scores != -np.inf)  # (without valid=, -inf pads)
+    name = [f"d{width - j:03d}" for j in range(width)]
+    qrels = {f"q{b}": {name[j]: int(labels[b, j]) for j in range(width) if valid[b, j]}
+             for b in range(batch)}
+    run = {f"q{b}": {name[j]: float(scores[b, j]) for j in range(width) if valid[b, j]}
+           for b in range(batch)}
+    n_relevant = kwargs.get("n_relevant")
+    want = naive_values({q: j for q, j in qrels.items() if j}, run, measures,
+                        relevance_level=kwargs.get("relevance_level", 1))
+    for b in range(batch):
+        if n_relevant is not None or f"q{b}" not in want:
+            continue  # (documents outside the candidates, or none: no naive counterpart)
+        assert got[1][b].tolist() == want[f"q{b}"], (measures, b)
+
+

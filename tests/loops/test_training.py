@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from checks import odd_call, odd_options, useful
+from conftest import matrix_to_dicts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -294,3 +296,61 @@ def test_fastir_never_imports_torch():
             "assert 'torch' not in sys.modules, 'fastir imported torch'\n")
     env = dict(os.environ, FASTIR_JIT="python")
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# -- refusals and odd options -------------------------------------------------------------
+@pytest.mark.one_engine
+@pytest.mark.parametrize("state", [{}, None, {"values": []}, [1, 2]])
+def test_an_accumulator_state_that_is_not_one(state):
+    with pytest.raises(ValueError) as info:
+        fastir.MetricAccumulator.from_state(state)
+    useful(info.value, "state")
+
+
+@pytest.mark.one_engine
+def test_flat_indexes_beyond_int64_are_refused():
+    preds, target = np.array([0.5, 0.2, 0.9]), np.array([1, 0, 1])
+    indexes = np.array([2**63 + 5, 2**63 + 5, 7], dtype=np.uint64)
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate_flat(preds, target, indexes, "AP")
+    useful(info.value, "indexes", "2**63")
+
+
+#: Plain values of the dense batches' options, drawn beside the odd ones.
+PLAIN_TRAINING = {"relevance_level": [0, 1, 2], "ties": ["column", "average"],
+                  "valid": [np.array([[True, True, False], [True, True, True]])],
+                  "n_relevant": [np.array([2, 3]), np.array([1, 1])], "per_row": [False, True]}
+
+
+@pytest.mark.one_engine
+@settings(max_examples=100, deadline=None)
+@given(odd_options(["relevance_level", "ties"], PLAIN_TRAINING),
+       odd_options(["valid", "n_relevant", "per_row"], PLAIN_TRAINING))
+def test_training_shapes_take_any_options(built, called):
+    """Odd options give an error naming one, or fastir.evaluate's values on the same rows
+    as qrels and runs (the scores have no ties: ``ties`` changes nothing), the accumulator
+    the dense batch's."""
+    scores = np.array([[0.5, 0.2, 0.9], [0.1, 0.3, 0.2]])
+    labels = np.array([[1, 0, 2], [0, 1, 0]])
+    names = ["AP", "nDCG@2"]
+    got = odd_call(lambda **kw: fastir.evaluate_matrix(scores, labels, names, **kw),
+                   {**built, **called})
+    if got is not None:
+        means = got[0] if isinstance(got, tuple) else got
+        level = _plain(built.get("relevance_level", 1))
+        qrels, run = matrix_to_dicts(scores, labels, called.get("valid"),
+                                     called.get("n_relevant"), level)
+        want = fastir.evaluate(qrels, run, names, relevance_level=level)
+        assert means == want.mean
+        if isinstance(got, tuple):
+            assert got[1].tolist() == want.values.tolist()
+    acc = odd_call(lambda **kw: fastir.MetricAccumulator(names, **kw), built)
+    update = {k: v for k, v in called.items() if k != "per_row"}
+    if acc is not None and odd_call(lambda **kw: acc.update(scores, labels, **kw) or True,
+                                    update):
+        assert acc.compute() == fastir.evaluate_matrix(scores, labels, names, **built, **update)
+
+
+def _plain(value):
+    """An option's value as a plain caller spells it (a numpy scalar as a Python number)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -1,6 +1,10 @@
 """Measure names in the ir_measures, trec_eval and ranx dialects."""
 
 import pytest
+from checks import cases, useful
+from conftest import MEASURES
+from hypothesis import given
+from hypothesis import strategies as st
 
 import fastir
 from fastir.measures.registry import TREC_NAMES, Measure, UnknownMeasureError, parse
@@ -121,3 +125,25 @@ def test_trec_eval_measure_sets_as_library_names():
     assert len(keys) == 29 and "iprec_at_recall_0.50" in keys and "P_1000" in keys
     all_keys = [k for k, _ in parse("all_trec")]
     assert "relstring" in all_keys and "unj_20" in all_keys and len(all_keys) == 99
+
+
+# -- names as a careless or hostile user types them ------------------------------------------
+MEASURE_TEXT = st.text(alphabet="PRnDCGAPapcut_.,@=()'\"0123456789-+eE infNa:{}", max_size=24)
+
+
+@cases(500)
+@given(MEASURE_TEXT | st.sampled_from(list(MEASURES)) | st.sampled_from(
+    ["P.inf", "P@1e400", "relstring.inf", "ndcg.1=nan", "utility.1,2,3,nan", "P(rel=)@5",
+     "nDCG(gains='1=')", "IPrec@-0", "RprecMult@1e308", "P@", "@5", "()", "P(rel=1,rel=2)@5"]))
+def test_measure_names_give_a_clear_error(text):
+    try:
+        parsed = parse(text)
+    except UnknownMeasureError as exc:
+        useful(exc, text.strip()[:3], "cutoff", "rel", "must", "measure", "parameter", "gain")
+        return
+    except ValueError as exc:
+        useful(exc, text)
+        return
+    assert parsed and all(isinstance(key, str) for key, _ in parsed)
+
+

@@ -205,3 +205,29 @@ def test_r_cap_is_beirs_recall_cap(data, k):
     got = fastir.evaluate(qrels, run, [f"R_cap@{k}"], missing="skip")
     assert_close({q: row[f"R_cap@{k}"] for q, row in got.to_dict().items()},
                  beir_recall_cap(qrels, run, k), f"R_cap@{k}", 1e-12)
+
+
+def beir_hole(qrels, run, k):
+    """BEIR's ``hole`` (beir.retrieval.custom_metrics, reimplemented from its source), per
+    query of the run, with BEIR's summary: the docs of the top k by score that no query of
+    the qrels judges (its annotated corpus: every doc of the qrels, any label) over k; the
+    mean over the run's queries, rounded to 5 decimals."""
+    annotated = {doc for docs in qrels.values() for doc in docs}
+    values = {}
+    for qid, scores in run.items():
+        top = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:k]
+        values[qid] = len([doc for doc, _ in top if doc not in annotated]) / k
+    return values, round(sum(values.values()) / len(run), 5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(judged_runs(), st.integers(1, 12))
+def test_hole_is_beirs_hole(data, k):
+    qrels, run = data
+    if not run:  # (BEIR divides by the run's queries)
+        return
+    for name in (f"Hole@{k}", f"hole@{k}"):
+        got = fastir.evaluate(qrels, run, [name], missing="skip")
+        want, mean = beir_hole(qrels, run, k)
+        assert {q: row[name] for q, row in got.to_dict().items()} == want
+        assert round(got.mean[name], 5) == mean

@@ -9,6 +9,7 @@ engines run every test (tests/conftest.py)."""
 import math
 
 import numpy as np
+import pytest
 from conftest import (
     MEASURES,
     SUBTOPIC_MEASURES,
@@ -113,9 +114,10 @@ def test_dense_batch_requests_match_evaluate(batch, width, masked, rnd, request)
     assert np.array_equal(per_row, want.values, equal_nan=True), request
 
 
-#: The measures bound candidates compute (numbers, no collection size).
+#: The measures bound candidates compute (numbers, no collection size, judged by the query:
+#: test_bound_candidates_refuse_what_any_query_judges).
 BOUND = [name for name in MEASURES if parse(name)[0][1].spec.num_docs is None
-         and parse(name)[0][1].spec.aggregate != "none"]
+         and parse(name)[0][1].spec.aggregate != "none" and not parse(name)[0][1].spec.anywhere]
 
 
 @settings(max_examples=150, deadline=None)
@@ -135,6 +137,17 @@ def test_bound_candidate_requests_match_evaluate(data, request, rnd):
     want = fastir.evaluate(qrels, rerun, request)
     got = bound.evaluate(vector)
     assert np.array_equal(got.values, want.values, equal_nan=True), request
+
+
+@pytest.mark.one_engine
+def test_bound_candidates_refuse_what_any_query_judges():
+    """Hole@k reads each doc's judgments in every query: bound candidates do not look them
+    up, and say so (an evaluated run does)."""
+    ev = fastir.Evaluator({"q": {"a": 1}, "r": {"b": 0}}, ["Hole@2", "AP"])
+    with pytest.raises(ValueError, match=r"Hole@2: counts the documents no query judges"):
+        ev.bind(np.array(["q", "q"]), np.array(["a", "b"]))
+    got = ev.evaluate({"q": {"c": 1.0, "b": 0.5, "a": 0.1}}).to_dict()["q"]
+    assert got == {"Hole@2": 0.5, "AP": 1 / 3}
 
 
 @st.composite

@@ -194,6 +194,8 @@ def evaluate(
             params.setdefault("rel", relevance_level)
         if ref.subtopics and subtopic_qrels is None:
             raise ValueError(f"{family} needs subtopic qrels")
+        if ref.anywhere:  # (BEIR's annotated corpus: every doc of the qrels, any label)
+            params["anywhere"] = {doc for judged in qrels.values() for doc in judged}
         measures.append((family, params, subtopic_qrels if ref.subtopics else qrels))
     options = {"max_docs": max_docs, "num_docs": num_docs, "compat": compat}
     return {qid: [measure(family, judged[qid], run.get(qid, {}), in_run=qid in run, **options,

@@ -169,6 +169,12 @@ def _unjudged_at(codes: list[int], k: int) -> float:
     return sum(1 for c in codes[:k] if c in (NONPOOL, UNJUDGED)) / k
 
 
+def _hole_at(docs: list[str], judged_anywhere: set, k: int) -> float:
+    """BEIR's hole@k (beir.retrieval.custom_metrics.hole): the docs of the top k that no
+    query of the qrels judges (any label), divided by k."""
+    return sum(1 for doc in docs[:k] if doc not in judged_anywhere) / k
+
+
 def _yaap(codes: list[int], R: int, rel: int) -> float:
     """m_yaap.c: log((1 + s) / (1 + R - s)), s = sum of precisions at the relevant docs."""
     rel_so_far = 0

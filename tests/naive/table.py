@@ -14,6 +14,7 @@ from .own import _bpref, _compat, _infap, _judged_at, _rbp, _rbp_resid
 from .precision import (
     _accuracy,
     _ap,
+    _hole_at,
     _iprec,
     _iprec_avg,
     _precision_at,
@@ -51,7 +52,9 @@ class Reference(NamedTuple):
     documents), "placeholder" (trec_eval 10.0 evaluates a one-document ranking of a doc
     outside the pool; 9.0.8 gives 0), "zero" (10.0 resets the value: 0) or "emptied" (the
     function's value on a ranking -M / -J emptied, 0 on a query missing from the run: 10.0
-    resets it after its placeholder, 9.0.8 does not evaluate it)."""
+    resets it after its placeholder, 9.0.8 does not evaluate it). ``anywhere``: the family
+    reads the whole qrels, not only the query's: ``p["anywhere"]`` holds the docs that some
+    query judges (any label)."""
 
     compute: Callable
     summary: str = "mean"
@@ -59,6 +62,7 @@ class Reference(NamedTuple):
     empty: str = "own"
     subtopics: bool = False
     judgments: str = "qrels"  # "prefs": prefs_measure computes it; "groups": groups_measure
+    anywhere: bool = False
 
 
 def _R(judged, p):
@@ -213,6 +217,8 @@ REFERENCES: dict[str, Reference] = {
     "RelP": Reference(lambda r, j, p: _relative_p(r.codes, _R(j, p), p["rel"], p["cutoff"]),
                       empty="placeholder"),
     "Unj": Reference(lambda r, j, p: _unjudged_at(r.codes, p["cutoff"]), empty="zero"),
+    "Hole": Reference(lambda r, j, p: _hole_at(r.docs, p["anywhere"], p["cutoff"]),
+                      empty="zero", anywhere=True),
     "nDCG": Reference(_ndcg_value("ndcg"), level_free=True),
     "DCG": Reference(_ndcg_value("dcg"), level_free=True, empty="placeholder"),
     "IDCG": Reference(_ndcg_value("ideal_dcg"), level_free=True, empty="placeholder"),

@@ -5,6 +5,7 @@ retrieved anything for kept by fusion, the fused run's name)."""
 
 import numpy as np
 import pytest
+from checks import useful
 from test_compat import RANX_NAMES, graded_pair
 
 from fastir import ranx as shim
@@ -184,3 +185,32 @@ def test_qrels_and_run_as_ranxs(tmp_path):
         shim.fuse([run, run], method="nope")
     with pytest.raises(ValueError, match="log_odds: 'bayesfuse' needs log_odds"):
         shim.fuse([run, run], method="bayesfuse")
+
+
+# -- bounded grids, ranx's own refusals --------------------------------------------------------
+FB = {"q": {"d2": 0.9, "d3": 0.1}}
+
+
+@pytest.mark.parametrize("options, names", [
+    ({"step": 1e-9}, "step: a step of 1e-09"), ({"step": 0}, "step: a grid step"),
+    ({"step": float("nan")}, "step: a grid step"), ({"step": 0.01, "runs": 4}, "step: a step"),
+    ({"method": "rrf", "step": 0}, "step"), ({"method": "rrf", "max_k": 10**9}, "max_k"),
+])
+def test_the_ranx_switch_bounds_its_grids_up_front(options, names):
+    runs = [{"q": {"d1": 3.0, "d2": 2.0}}] * (options.pop("runs", 2) - 1) + [FB]
+    with pytest.raises(ValueError) as info:
+        shim.optimize_fusion({"q": {"d2": 1}}, runs, **options)
+    useful(info.value, names)
+
+
+def test_the_ranx_switch_refuses_a_keyword_ranx_does_not_take_as_ranx_does():
+    """ranx's optimize_rrf takes min_k, max_k and step: another keyword is its TypeError, one
+    line naming it."""
+    qrels, runs = {"q": {"d2": 1}}, [{"q": {"d1": 3.0, "d2": 2.0}}, FB]
+    with pytest.raises(TypeError) as theirs:
+        ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in runs], norm=None,
+                             method="rrf", k_step=5, show_progress=False)
+    with pytest.raises(TypeError) as ours:
+        shim.optimize_fusion(qrels, runs, method="rrf", k_step=5)
+    useful(ours.value, "'k_step'")
+    assert str(ours.value) == str(theirs.value)

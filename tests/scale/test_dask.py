@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+from checks import useful
 
 import fastir
 from fastir.io import trec
@@ -209,3 +210,28 @@ def test_read_trec_run_compressed_and_empty_files(tmp_path):
     with dask.config.set(scheduler="synchronous"):
         got = fdask.evaluate(ddf, qrels_frame, MEASURES, per_query=True)
     assert_same(got, fastir.evaluate(qrels_frame, str(tmp_path / "whole.txt"), MEASURES))
+
+
+# -- bad rows and empty globs --------------------------------------------------------------
+@pytest.mark.one_engine
+@pytest.mark.parametrize("lines, where", [
+    ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 abc t\n", ":2:"),
+    ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 inf t\n", ":2:"),
+    ("q1 Q0 d1 1 1.5 t\n# a comment\nq1 Q0 d2\n", ":3:"),
+])
+def test_dask_run_files_name_the_file_and_line_of_a_bad_row(tmp_path, lines, where):
+    path = tmp_path / "bad.run"
+    path.write_text(lines)
+    with pytest.raises(fastir.InputError) as info:
+        fdask.read_trec_run(str(path)).compute()
+    useful(info.value, f"{path}{where}")
+
+
+@pytest.mark.one_engine
+def test_dask_globs_matching_nothing_say_so(tmp_path):
+    for paths in (str(tmp_path / "*.run"), [str(tmp_path / "absent.run")]):
+        with pytest.raises(fastir.InputError) as info:
+            fdask.read_trec_run(paths)
+        useful(info.value, str(tmp_path))
+
+

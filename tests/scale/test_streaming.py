@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from checks import odd_call, odd_options, useful
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,3 +188,83 @@ def test_third_column_read_differently_by_a_later_chunk(tmp_path):
         fastir.evaluate_file(qrels, path, ["map"], chunk_bytes=4)
     assert_same(fastir.evaluate_file(qrels, path, ["map"], chunk_bytes=10,
                                      third_column="score"), want)
+
+
+# -- chunk sizes, long queries, progress and odd options -----------------------------------
+@pytest.mark.one_engine
+@pytest.mark.parametrize("chunk_bytes", [float("nan"), None, 0, -3, 2.5, "64", True])
+def test_chunk_bytes_must_be_a_positive_integer(data_dir, chunk_bytes):
+    with pytest.raises(ValueError) as info:
+        fastir.evaluate_file({"q": {"a": 1, "b": 0}}, str(data_dir / "inputs" / "results.test"),
+                             ["AP"], chunk_bytes=chunk_bytes)
+    useful(info.value, "chunk_bytes")
+
+
+@pytest.mark.one_engine
+def test_a_huge_chunk_reads_the_file_whole(data_dir):
+    qrels, run = (str(data_dir / "inputs" / name) for name in ("qrels.test", "results.test"))
+    want = fastir.evaluate(qrels, run, ["AP"]).mean
+    assert fastir.evaluate_file(qrels, run, ["AP"], chunk_bytes=2**70).mean == want
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("given", ["path", "file object"])
+def test_a_query_longer_than_a_chunk_is_scanned_once(tmp_path, monkeypatch, given):
+    """Each block's lines are looked at once, however many blocks a query spans (it was
+    rescanned whole at every block: 16 s for a 9 MB query in 100 kB chunks). A plain file
+    (mapped a window at a time) looks at windows doubling in size past a long query: at
+    most twice its bytes."""
+    from fastir.scale import streaming
+
+    lines = [f"q1 Q0 doc{i} {i + 1} {1 - i / 10**5:.6f} t\n" for i in range(20_000)]
+    lines += [f"q2 Q0 doc{i} {i + 1} 0.5 t\n" for i in range(5)]
+    path = tmp_path / "long.run"
+    path.write_text("".join(lines))
+    scanned = []
+    scan = streaming._last_query_start
+
+    def counting(data, end, start, qid):
+        scanned.append(end - start)
+        return scan(data, end, start, qid)
+
+    monkeypatch.setattr(streaming, "_last_query_start", counting)
+    qrels = {"q1": {"doc7": 1, "doc19000": 1}, "q2": {"doc3": 1}}
+    with open(path, "rb") as f:
+        run = str(path) if given == "path" else f
+        got = fastir.evaluate_file(qrels, run, ["AP", "NumRet"], chunk_bytes=4096).mean
+    assert got == fastir.evaluate(qrels, str(path), ["AP", "NumRet"]).mean
+    bound = 1 if given == "file object" else 2
+    assert len(scanned) > 5 and sum(scanned) <= bound * path.stat().st_size
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("compressed", [False, True])
+def test_streaming_progress_advances_with_the_bytes_read(tmp_path, data_dir, compressed):
+    import gzip
+
+    from fastir.progress import Progress
+
+    data = (data_dir / "inputs" / "results.test").read_bytes()
+    path = tmp_path / ("run.gz" if compressed else "run")
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    with Progress(path.stat().st_size, "test", True, unit="B") as bar:
+        got = fastir.evaluate_file(qrels, str(path), ["AP"], chunk_bytes=2048, progress=bar)
+        assert bar.bar.n == path.stat().st_size
+    assert got.mean == fastir.evaluate(qrels, str(path), ["AP"]).mean
+    assert fastir.evaluate_file(qrels, str(path), ["AP"], progress=True).mean == got.mean
+
+
+@pytest.mark.one_engine
+@settings(max_examples=40, deadline=None)
+@given(odd_options(["chunk_bytes", "relevance_level", "missing", "max_docs", "judged_only",
+                 "num_docs", "compat", "third_column"]))
+def test_evaluate_file_takes_any_options(data_dir, options):
+    run = str(data_dir / "inputs" / "results.test")
+    qrels = str(data_dir / "inputs" / "qrels.test")
+    got = odd_call(lambda **kw: fastir.evaluate_file(qrels, run, ["AP", "P@5"], **kw), options)
+    if got is not None:  # the same as the whole file in memory
+        whole = {k: v for k, v in options.items() if k not in ("chunk_bytes",)}
+        assert got.mean == fastir.evaluate(qrels, run, ["AP", "P@5"], **whole).mean
+
+
