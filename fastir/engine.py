@@ -29,6 +29,7 @@ from fastir.measures.registry import (
     how,
     parse_all,
 )
+from fastir.model.data import Ideals
 from fastir.model.join import join, judged_anywhere, only_judged
 from fastir.options import DEFAULT, Options
 from fastir.results import Results
@@ -247,6 +248,9 @@ def _plan(names, relevance_level, num_docs, compat, ties, unjudged, judgments):
                                      ties=ties, unjudged=unjudged), judgments=judgments)
 
 
+user.PLAN_CACHES.append(_plan.cache_clear)
+
+
 #: What each kind of judgments is, and how to get it, for the refusals of check_judgments.
 NEEDS = {
     "qrels": "qrels (judgments qid iter docno label)",
@@ -375,7 +379,7 @@ def _params(m, gain_kind, num_docs):
 
 def ideals(qrels):
     """The qrels' ideal labels for the kernels."""
-    return kernels.Ideals(qrels.indptr, qrels.ideal_labels())
+    return Ideals(qrels.indptr, qrels.ideal_labels())
 
 
 def work(n_chunks, longest, codes=0):

@@ -72,8 +72,8 @@ def measures_main(argv):
     import argparse
 
     from fastir.cli.commands import _guarded
-    from fastir.measures.registry import FAMILIES, FORMULA_NOTATION
-    from fastir.measures.user import load_definition, load_installed
+    from fastir.measures.registry import FAMILIES, FORMULA_NOTATION, load_installed
+    from fastir.measures.user import load_definition
     from fastir.output.tables import markdown_row
     from fastir.output.writing import write_stdout
 

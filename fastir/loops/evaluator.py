@@ -307,6 +307,9 @@ def _matrix_plan(measures, relevance_level, expected=False):
     return plan, engine.rank_depth(plan.spec), engine.ideal_depth(plan.parsed)
 
 
+user.PLAN_CACHES.append(_matrix_plan.cache_clear)
+
+
 def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
                     relevance_level=1, ties="column", per_row=False, mask=None):
     """Evaluate a dense batch: one row per query, one column per candidate document.

@@ -68,6 +68,7 @@ from fastir.measures.registry import (
     RNDCG,
     G,
 )
+from fastir.model.data import Ideals  # noqa: F401 (numba caches made before it moved name it here)
 
 # Slots of a chunk's state: which query and parameters the cumulative rows describe, and
 # how far they reach.
@@ -121,8 +122,6 @@ Work = namedtuple("Work", "rows state codes index")
 #: judgments are row ``qrels_query[e]`` of the ideals.
 Rankings = namedtuple("Rankings", "indptr labels qrels_query")
 
-#: Each judged query's labels, descending: ``labels[indptr[q]:indptr[q + 1]]``.
-Ideals = namedtuple("Ideals", "indptr labels")
 
 
 @helper

@@ -983,9 +983,7 @@ def parse(name):
             if dialect is parse_trec:
                 return [(m.trec_name(), m) for m in measures]
             return [(name, measures[0])]
-    from fastir.measures import user
-
-    if user.load_installed():  # (the measures installed packages define: then known)
+    if load_installed():  # (the measures installed packages define: then known)
         return parse(name)
     raise UnknownMeasureError(_unknown_message(name))
 
@@ -1196,3 +1194,35 @@ def _unknown_message(name):
     hint = f"; did you mean {', '.join(close[:5])}?" if close else ""
     return (f"unknown measure {name!r}{hint} "
             "(names: ir_measures 'nDCG@10', trec_eval 'ndcg_cut_10', ranx 'ndcg@10')")
+
+
+#: The entry-point group an installed package lists its measures in (each entry: a
+#: function :func:`fastir.measures.user.define_measure` made, or a callable that defines
+#: measures when called).
+ENTRY_POINTS = "fastir.measures"
+_installed_loaded = False
+
+
+def load_installed():
+    """Define the measures installed packages list in the ``fastir.measures`` entry-point
+    group (once per process): each entry is a function
+    :func:`~fastir.measures.user.define_measure` made (loading its module defines it), or a
+    callable that defines measures when called. Returns the entries' names."""
+    global _installed_loaded
+    if _installed_loaded:
+        return []
+    _installed_loaded = True
+    from importlib.metadata import entry_points
+
+    names = []
+    for entry in entry_points(group=ENTRY_POINTS):
+        try:
+            value = entry.load()
+            if callable(value) and not hasattr(value, "fastir_measure"):
+                value()
+        except Exception as exc:
+            raise ValueError(f"the measures of entry point {entry.name!r} ({entry.value}, "
+                             f"group {ENTRY_POINTS}) could not be defined: "
+                             f"{type(exc).__name__}: {exc}") from None
+        names.append(entry.name)
+    return names

@@ -45,9 +45,6 @@ from fastir.measures.registry import RANK, REL, Family, Param
 USER = 1000
 #: Parameter names whose values fastir gives: the cutoff (0: none) and the relevance level.
 FASTIR_ARGUMENTS = ("cutoff", "rel")
-#: The entry-point group an installed package lists its measures in (each entry: a
-#: function :func:`define_measure` made, or a callable that defines measures when called).
-ENTRY_POINTS = "fastir.measures"
 AGGREGATES = ("mean", "sum", "gmean")
 #: The start of the name of every family's loop module (:func:`_loop_module`).
 MODULE_PREFIX = "fastir_measure_"
@@ -55,7 +52,6 @@ MODULE_PREFIX = "fastir_measure_"
 RETURNED_NAN = "the function returned NaN (a measure's value must be a number)"
 
 _lock = threading.Lock()
-_installed_loaded = False
 
 
 class UserFamily(Family):
@@ -226,13 +222,15 @@ def _register(family):
     _forget_plans()
 
 
+#: The clear() of every cache of plans (each module that caches plans adds its own): a plan
+#: holds the registry as it was when it was made.
+PLAN_CACHES = []
+
+
 def _forget_plans():
     """Forget the plans made with the registry as it was (a measure defined or removed)."""
-    from fastir import engine
-    from fastir.loops import evaluator
-
-    engine._plan.cache_clear()
-    evaluator._matrix_plan.cache_clear()
+    for clear in PLAN_CACHES:
+        clear()
 
 
 def _arguments(function, name):
@@ -511,7 +509,8 @@ def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out):
     candidates' and, when ``n_relevant`` says more are relevant, as many more of label
     ``level`` (as :func:`fastir.evaluate_matrix` counts them); then :func:`fill`, its
     queries named by row."""
-    from fastir.measures.kernels import Ideals, Rankings
+    from fastir.measures.kernels import Rankings
+    from fastir.model.data import Ideals
 
     batch = scores.shape[0]
     order = np.argsort(-scores, axis=1, kind="stable")
@@ -615,31 +614,6 @@ def _same_text(path, text):
 
 
 # -- measures packages provide ----------------------------------------------------------
-def load_installed():
-    """Define the measures installed packages list in the ``fastir.measures`` entry-point
-    group (once per process): each entry is a function :func:`define_measure` made (loading
-    its module defines it), or a callable that defines measures when called. Returns the
-    entries' names."""
-    global _installed_loaded
-    if _installed_loaded:
-        return []
-    _installed_loaded = True
-    from importlib.metadata import entry_points
-
-    names = []
-    for entry in entry_points(group=ENTRY_POINTS):
-        try:
-            value = entry.load()
-            if callable(value) and not hasattr(value, "fastir_measure"):
-                value()
-        except Exception as exc:
-            raise ValueError(f"the measures of entry point {entry.name!r} ({entry.value}, "
-                             f"group {ENTRY_POINTS}) could not be defined: "
-                             f"{type(exc).__name__}: {exc}") from None
-        names.append(entry.name)
-    return names
-
-
 def load_definition(text):
     """Define the measures of ``module:function`` (``fastir eval --define``): importing the
     module defines those made with :func:`define_measure`; ``function`` is defined too
@@ -671,5 +645,5 @@ def load_definition(text):
     return function.fastir_measure
 
 
-__all__ = ["FunctionError", "define_measure", "load_definition", "load_installed",
+__all__ = ["FunctionError", "define_measure", "load_definition",
            "undefine_measure"]

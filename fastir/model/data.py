@@ -8,6 +8,8 @@ The qrels also carry the hash of every judged doc id, for the join's per-query l
 """
 
 
+from collections import namedtuple
+
 import numpy as np
 
 from fastir import _jit
@@ -33,6 +35,10 @@ from fastir.model.values import (
     row_namer,
     run_scores,
 )
+
+#: Each judged query's labels, descending: ``labels[indptr[q]:indptr[q + 1]]`` (the kernels'
+#: ideal rankings: ``Qrels.ideal_labels``, or the judgments augmented by a join).
+Ideals = namedtuple("Ideals", "indptr labels")
 
 
 class Qrels:

@@ -21,7 +21,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
-from fastir.model.data import InputError
+from fastir.model.data import Ideals, InputError
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
@@ -239,13 +239,11 @@ def ranked_twice(run, qid, row):
 
 
 def joined_ideals(qrels, qrels_query, added, label):
-    """The ideals (:data:`fastir.measures.kernels.Ideals`: each qrels query's labels,
+    """The ideals (:data:`fastir.model.data.Ideals`: each qrels query's labels,
     descending) of ``qrels`` with ``added[e]`` more documents at ``label`` for the qrels
     query ``qrels_query[e]`` of each evaluated query: the judgments augmented with the
     unjudged retrieved documents (``unjudged=("relevant", label)``). The added labels go
     after the query's labels >= ``label`` (one pass, no sort)."""
-    from fastir.measures.kernels import Ideals
-
     extra = np.zeros(len(qrels.indptr) - 1, dtype=np.int64)
     np.add.at(extra, qrels_query, added)
     old = qrels.ideal_labels()

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastir
-from fastir.measures import user
+from fastir.measures import registry, user
 from fastir.measures.registry import parse
 
 
@@ -362,7 +362,7 @@ def test_an_installed_package_s_measures_are_defined_when_first_named(tmp_path, 
         "[fastir.measures]\npkg_depth = ud_measures_pkg:pkg_depth\n"
         "more = ud_measures_pkg:define_more\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(user, "_installed_loaded", False)
+    monkeypatch.setattr(registry, "_installed_loaded", False)
     try:
         got = fastir.evaluate(QRELS, RUN, ["pkg_depth", "pkg_rel"]).values.tolist()
         assert got == [[1.0, 1.0], [1.0, 0.0]]
