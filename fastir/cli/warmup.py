@@ -90,9 +90,11 @@ def _loops():
     from fastir.loops.evaluator import Evaluator, evaluate_matrix
 
     numeric = _examples(lambda f: f.path not in _OTHER_JUDGMENTS and f.aggregate != "none")
-    ev = Evaluator({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, numeric, num_docs=100)
-    ev.evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
-    bound = ev.bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    Evaluator(qrels, numeric, num_docs=100).evaluate({"q1": {"d1": 0.5}, "q2": {"d3": 1.0}})
+    bindable = _examples(lambda f: f.path not in _OTHER_JUDGMENTS and f.aggregate != "none"
+                         and not f.anywhere)  # (bound candidates refuse those)
+    bound = Evaluator(qrels, bindable, num_docs=100).bind(["q1", "q1", "q2"], ["d1", "d2", "d3"])
     bound.evaluate(np.array([0.1, 0.2, 0.3]))
     bound.evaluate(np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), per_query=True)
     Evaluator({"q1": {"d1": 1}}, ["P@1"], max_docs=1, judged_only=True).bind(
