@@ -18,6 +18,8 @@ from fastir.measures.ties import EXPECTED
 
 EXPECTED_NAMES = [n for n in MEASURES if parse_all([n])[1][0].family in EXPECTED]
 REFUSED_NAMES = [n for n in MEASURES if n not in EXPECTED_NAMES]
+#: Those that take unjudged=("relevant", label): Hole counts the documents no query judges
+UNJUDGED_NAMES = [n for n in MEASURES if not parse_all([n])[1][0].spec.anywhere]
 DOCS = ["d1", "d10", "d2", "d3", "D3", "d4", "e", "d5", "d6", "d7"]
 
 
@@ -159,7 +161,7 @@ def test_input_order_equals_ranx_on_runs_with_ties(data):
 def test_unjudged_relevant_is_the_value_on_augmented_qrels(data, label, max_docs,
                                                            judged_only, ties):
     qrels, run = data
-    names = [n for n in MEASURES]
+    names = UNJUDGED_NAMES
     want = fastir.evaluate(naive_ties.augmented(qrels, run, label, max_docs)
                            if ties == "trec_eval" else _augmented_input(qrels, run, label,
                                                                         max_docs),
@@ -169,6 +171,12 @@ def test_unjudged_relevant_is_the_value_on_augmented_qrels(data, label, max_docs
                           max_docs=max_docs, judged_only=judged_only, ties=ties)
     assert res.query_ids == want.query_ids
     assert np.array_equal(res.values, want.values, equal_nan=True)
+
+
+def test_hole_refuses_unjudged_relevant():
+    with pytest.raises(ValueError, match=r"^Hole@3: unjudged=\('relevant', 1\) is not available"):
+        fastir.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "x": 0.5}}, ["Hole@3", "P@3"],
+                        unjudged="relevant")
 
 
 def _augmented_input(qrels, run, label, max_docs):
