@@ -47,6 +47,20 @@ GROUP_MEASURES = [name for family in FAMILIES.values() for name in family.exampl
                   if family.path == "groups"]
 
 
+@pytest.fixture(autouse=True)
+def _no_user_measure_outlives_its_test():
+    """The measures a test defines (its own, a guide's or the README's code run in this
+    process) are taken out of the registry after it: the registry's tests see the
+    built-ins alone whatever ran before them in the process."""
+    before = set(FAMILIES)
+    yield
+    from fastir.measures import user
+
+    for name in set(FAMILIES) - before:
+        if isinstance(FAMILIES[name], user.UserFamily):
+            user.undefine_measure(name)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_worker():
     """The command line's tests compare their calls with a worker of the session
