@@ -176,45 +176,50 @@ def _expected_rank_prefixes(ranked, groups, built, level, sc):
 
 
 @helper
-def _expected_rr(ranked, groups, level, top):
-    """The expected reciprocal rank of the first relevant document within the top ``top``."""
+def _first_relevant_group(ranked, groups, level, top):
+    """The first tie group starting within the top ``top`` that holds a relevant document:
+    (its start, its end, its relevant documents), or (-1, -1, 0) when none does."""
     n = len(ranked)
     a = 0
     while a < top:
         b = group_end(groups, a, n)
         r = _relevant_in(ranked, a, b, level)
         if r > 0:
-            g = b - a
-            if g == 1:
-                return 1.0 / (a + 1)
-            total = 0.0
-            none_yet = 1.0  # the first x - 1 positions of the group hold no relevant one
-            for x in range(1, min(g, top - a) + 1):
-                total += none_yet * r / (g - x + 1) / (a + x)
-                none_yet *= (g - r - x + 1) / (g - x + 1)
-            return total
+            return a, b, r
         a = b
-    return 0.0
+    return -1, -1, 0
+
+
+@helper
+def _expected_rr(ranked, groups, level, top):
+    """The expected reciprocal rank of the first relevant document within the top ``top``."""
+    a, b, r = _first_relevant_group(ranked, groups, level, top)
+    if r == 0:
+        return 0.0
+    g = b - a
+    if g == 1:
+        return 1.0 / (a + 1)
+    total = 0.0
+    none_yet = 1.0  # the first x - 1 positions of the group hold no relevant one
+    for x in range(1, min(g, top - a) + 1):
+        total += none_yet * r / (g - x + 1) / (a + x)
+        none_yet *= (g - r - x + 1) / (g - x + 1)
+    return total
 
 
 @helper
 def _expected_success(ranked, groups, level, top):
     """The probability that a relevant document is in the top ``top``."""
-    n = len(ranked)
-    a = 0
-    while a < top:
-        b = group_end(groups, a, n)
-        r = _relevant_in(ranked, a, b, level)
-        if r > 0:
-            if b <= top:
-                return 1.0
-            g = b - a
-            none = 1.0
-            for t in range(top - a):
-                none *= (g - r - t) / (g - t)
-            return 1.0 - none
-        a = b
-    return 0.0
+    a, b, r = _first_relevant_group(ranked, groups, level, top)
+    if r == 0:
+        return 0.0
+    if b <= top:
+        return 1.0
+    g = b - a
+    none = 1.0
+    for t in range(top - a):
+        none *= (g - r - t) / (g - t)
+    return 1.0 - none
 
 
 @helper
