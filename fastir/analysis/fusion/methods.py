@@ -261,7 +261,6 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
     sum of their weights). A run gives a part for each doc it ranked and, with the methods
     of :func:`_gives_unranked`, for each candidate it did not rank."""
-    per_run = args.per_run
     dense = _gives_unranked(code, every)
     widest = 0
     for q in range(len(pair_bounds) - 1):
@@ -270,33 +269,47 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
         seen = np.empty(widest if dense else 0, dtype=np.int64)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
-            base = pair_bounds[q]
-            n = pair_bounds[q + 1] - base
-            for p in range(base, base + n):
-                total[p] = 0.0
-                count[p] = 0
-            if code == _WMNZ:
-                extra[base:base + n] = 0.0
-            seen[:n] = -1
-            for r in range(n_runs):
-                s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                for i in range(lo, hi):
-                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-                    part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
-                    _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
-                         gathered)
-                    if dense:
-                        seen[pair[i]] = r
-                if dense:
-                    for j in range(n):
-                        if seen[j] != r:
-                            _add(code, per_run[r], _unranked_part(code, hi - lo, n), base,
-                                 j, n_runs, total, count, extra, gathered)
-            if code == _MED:
-                for j in range(n):
-                    total[base + j] = _median(gathered[j * n_runs:j * n_runs +
-                                                       count[base + j]])
+            _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
+                           dense, code, args, total, count, extra, seen, gathered)
+
+
+# The row loops are in helpers, called once per query: a kernel compiled with reference
+# counting that calls a helper per row (one not inlined, taking arrays) increments and
+# decrements each array on every call (measured: 8x the whole loop's time).
+@helper
+def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
+                   code, args, total, count, extra, seen, gathered):
+    """:func:`_combine` of query ``q`` (``seen``, ``gathered``: scratch)."""
+    per_run = args.per_run
+    base = pair_bounds[q]
+    n = pair_bounds[q + 1] - base
+    for p in range(base, base + n):
+        total[p] = 0.0
+        count[p] = 0
+    if code == _WMNZ:
+        for p in range(base, base + n):
+            extra[p] = 0.0
+    if dense:
+        for j in range(n):
+            seen[j] = -1
+    for r in range(n_runs):
+        s = q * n_runs + r
+        lo, hi = run_bounds[s], run_bounds[s + 1]
+        for i in range(lo, hi):
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+            part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+            _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
+                 gathered)
+            if dense:
+                seen[pair[i]] = r
+        if dense:
+            for j in range(n):
+                if seen[j] != r:
+                    _add(code, per_run[r], _unranked_part(code, hi - lo, n), base, j,
+                         n_runs, total, count, extra, gathered)
+    if code == _MED:
+        for j in range(n):
+            total[base + j] = _median(gathered[j * n_runs:j * n_runs + count[base + j]])
 
 
 @pjit
@@ -307,18 +320,25 @@ def _run_parts(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks
     dense = _gives_unranked(code, every)
     for c in prange(len(bounds) - 1):
         for q in range(bounds[c], bounds[c + 1]):
-            base = pair_bounds[q]
-            n = pair_bounds[q + 1] - base
-            for r in range(n_runs):
-                s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
-                for j in range(base, base + n):
-                    out[r, j] = unranked
-                for i in range(lo, hi):
-                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-                    out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank,
-                                                   hi - lo, n)
+            _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
+                         code, args, out)
+
+
+@helper
+def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense, code,
+                 args, out):
+    """:func:`_run_parts` of query ``q``."""
+    base = pair_bounds[q]
+    n = pair_bounds[q + 1] - base
+    for r in range(n_runs):
+        s = q * n_runs + r
+        lo, hi = run_bounds[s], run_bounds[s + 1]
+        unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
+        for j in range(base, base + n):
+            out[r, j] = unranked
+        for i in range(lo, hi):
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+            out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank, hi - lo, n)
 
 
 @helper

@@ -10,7 +10,7 @@ the query's own docs: no global numbering of the doc ids.
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import pjit, prange, python_variant
+from fastir._jit import helper, pjit, prange, python_variant
 from fastir.model.data import Run
 from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
 from fastir.model.join import ranked_twice, table_size
@@ -215,38 +215,77 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
         table = np.empty(table_size(widest), dtype=np.int64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
-        ranking = RankKey(scores, None, docs)  # (made in the loop: see fastir.model.join)
         for q in range(bounds[c], bounds[c + 1]):
-            first = run_bounds[q * n_runs]
-            size = table_size(run_bounds[(q + 1) * n_runs] - first)
-            mask = np.uint64(size - 1)
-            table[:size] = -1
-            n = 0
-            for r in range(n_runs):
-                s = q * n_runs + r
-                at = run_bounds[s]
-                rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
-                for i in range(run_bounds[s + 1] - at):
-                    row = order[i]
-                    src[at + i] = row
-                    h = id_hash(docs, row, key)
-                    slot = h & mask
-                    p = table[slot]
-                    while p >= 0 and not (pair_hash[p] == h and
-                                          id_equal(docs, first_src[first + p], docs, row)):
-                        slot = (slot + np.uint64(1)) & mask
-                        p = table[slot]
-                    if p < 0:
-                        p = n
-                        n += 1
-                        table[slot] = p
-                        pair_hash[p] = h
-                        first_src[first + p] = row
-                    elif last_run[p] == r and duplicate[s] < 0:
-                        duplicate[s] = row
-                    last_run[p] = r
-                    pair[at + i] = p
-            n_pairs[q] = n
+            _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
+                        n_pairs, first_src, duplicate, order, buf, table, pair_hash, last_run)
+
+
+# The row loop is in a helper, called once per query: a kernel compiled with reference
+# counting that calls helpers per row (those not inlined, taking arrays) increments and
+# decrements each array on every call.
+@helper
+def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair, n_pairs,
+                first_src, duplicate, order, buf, table, pair_hash, last_run):
+    """:func:`_pair_rows` of query ``q`` (``order``, ``buf``, ``table``, ``pair_hash``,
+    ``last_run``: scratch)."""
+    ranking = RankKey(scores, None, docs)
+    first = run_bounds[q * n_runs]
+    longest = 0
+    for s in range(q * n_runs, (q + 1) * n_runs):
+        longest = max(longest, run_bounds[s + 1] - run_bounds[s])
+    size = table_size(longest)  # (doubled as the query's docs outgrow it)
+    mask = np.uint64(size - 1)
+    for slot in range(size):
+        table[slot] = -1
+    n = 0
+    for r in range(n_runs):
+        s = q * n_runs + r
+        at = run_bounds[s]
+        rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
+        for i in range(run_bounds[s + 1] - at):
+            row = order[i]
+            src[at + i] = row
+            h = id_hash(docs, row, key)
+            slot = h & mask
+            p = table[slot]
+            while p >= 0 and not (pair_hash[p] == h and
+                                  id_equal(docs, first_src[first + p], docs, row)):
+                slot = (slot + np.uint64(1)) & mask
+                p = table[slot]
+            if p < 0:
+                p = n
+                n += 1
+                if 2 * n > size:
+                    size *= 2
+                    mask = np.uint64(size - 1)
+                    _rehash(table, size, pair_hash, n - 1)
+                    slot = _free_slot(table, h & mask, mask)
+                table[slot] = p
+                pair_hash[p] = h
+                first_src[first + p] = row
+            elif last_run[p] == r and duplicate[s] < 0:
+                duplicate[s] = row
+            last_run[p] = r
+            pair[at + i] = p
+    n_pairs[q] = n
+
+
+@helper
+def _rehash(table, size, pair_hash, n):
+    """Table ``table[:size]`` of the pairs ``0:n`` (their hashes ``pair_hash``)."""
+    for slot in range(size):
+        table[slot] = -1
+    mask = np.uint64(size - 1)
+    for p in range(n):
+        table[_free_slot(table, pair_hash[p] & mask, mask)] = p
+
+
+@helper
+def _free_slot(table, slot, mask):
+    """The first free slot from ``slot`` on (linear probing)."""
+    while table[slot] >= 0:
+        slot = (slot + np.uint64(1)) & mask
+    return slot
 
 
 @python_variant(_pair_rows)
