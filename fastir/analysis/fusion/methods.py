@@ -357,6 +357,13 @@ def _part(code, args, r, value, rank, m, n):
         return args.per_run[r] / rank
     if code == _BORDA or code == _W_BORDAFUSE:
         return n - (rank - 1.0)
+    return _trained_part(code, args, r, value, rank, m)
+
+
+@helper
+def _trained_part(code, args, r, value, rank, m):
+    """:func:`_part` of the trained methods (apart: :func:`_part` stays small enough to be
+    inlined in the row loops)."""
     lo = args.trained_bounds[r]
     size = args.trained_bounds[r + 1] - lo
     i = rank - 1
