@@ -14,7 +14,14 @@ from fastir._jit import helper, pjit, prange, python_variant
 from fastir.model.data import Run
 from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
 from fastir.model.join import ranked_twice, table_size
-from fastir.model.ranking import RankKey, python_ranked, rank_rows, rank_segments, sort_ids
+from fastir.model.ranking import (
+    RankKey,
+    python_ranked,
+    rank_rows,
+    rank_segments,
+    ranks_before,
+    sort_ids,
+)
 
 
 class Pairs:
@@ -212,7 +219,7 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
     for c in prange(len(bounds) - 1):
         order = np.empty(longest, dtype=np.int64)
         buf = np.empty(longest, dtype=np.int64)
-        table = np.empty(table_size(widest), dtype=np.int64)
+        table = np.empty(table_size(4 * widest), dtype=np.int64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
         for q in range(bounds[c], bounds[c + 1]):
@@ -233,7 +240,7 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
     longest = 0
     for s in range(q * n_runs, (q + 1) * n_runs):
         longest = max(longest, run_bounds[s + 1] - run_bounds[s])
-    size = table_size(longest)  # (doubled as the query's docs outgrow it)
+    size = table_size(4 * longest)  # (8 slots a doc: few collisions; doubled as needed)
     mask = np.uint64(size - 1)
     for slot in range(size):
         table[slot] = -1
@@ -241,9 +248,11 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
     for r in range(n_runs):
         s = q * n_runs + r
         at = run_bounds[s]
-        rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
+        ranked = _in_order(seg_lo[s], seg_hi[s], ranking)  # (a run file's rows usually are)
+        if not ranked:
+            rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
         for i in range(run_bounds[s + 1] - at):
-            row = order[i]
+            row = seg_lo[s] + i if ranked else order[i]
             src[at + i] = row
             h = id_hash(docs, row, key)
             slot = h & mask
@@ -255,7 +264,7 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
             if p < 0:
                 p = n
                 n += 1
-                if 2 * n > size:
+                if 8 * n > size:
                     size *= 2
                     mask = np.uint64(size - 1)
                     _rehash(table, size, pair_hash, n - 1)
@@ -268,6 +277,16 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
             last_run[p] = r
             pair[at + i] = p
     n_pairs[q] = n
+
+
+@helper
+def _in_order(lo, hi, ranking):
+    """Whether the rows ``lo:hi`` are in ranking order already (none ranks before the row
+    above it: the stable sort would keep them as they are)."""
+    for row in range(lo + 1, hi):
+        if ranks_before(ranking, row, row - 1):
+            return False
+    return True
 
 
 @helper
