@@ -149,7 +149,9 @@ class Pairs:
 
     def ranked(self, scores):
         """The pairs of each query ranked by ``scores`` (ties by doc id descending)."""
-        return _jit.launch(rank_segments, self.pair_bounds, scores, self.pair_docs.args())
+        chunks = _jit.chunk_bounds(self.candidates, _jit.n_threads())
+        return _jit.launch(rank_segments, chunks, self.pair_bounds, scores,
+                           self.pair_docs.args())
 
     def run(self, scores, name):
         """The fused run: pairs ranked within each query."""
