@@ -253,14 +253,15 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
         ranked = _in_order(seg_lo[s], seg_hi[s], ranking)  # (a run file's rows usually are)
         if not ranked:
             rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
+        lo = seg_lo[s]  # (read once: the stores below may alias it, for all numba knows)
         for i in range(run_bounds[s + 1] - at):
-            row = seg_lo[s] + i if ranked else order[i]
+            row = lo + i if ranked else order[i]
             src[at + i] = row
             h = id_hash(docs, row, key)
             slot = h & mask
             p = table[slot]
-            while p >= 0 and not (pair_hash[p] == h and
-                                  id_equal(docs, first_src[first + p], docs, row)):
+            while p >= 0 and not (pair_hash[p] == h and (docs.is_int or id_equal(
+                    docs, first_src[first + p], docs, row))):  # (int ids: see id_hash)
                 slot = (slot + np.uint64(1)) & mask
                 p = table[slot]
             if p < 0:
