@@ -431,16 +431,20 @@ def _add(code, weight, part, base, j, n_runs, total, count, extra, gathered):
 
 @helper
 def _median(values):
-    """The median of a few values (sorted in place)."""
-    for i in range(1, len(values)):
-        x = values[i]
-        j = i
-        while j > 0 and values[j - 1] > x:
-            values[j] = values[j - 1]
-            j -= 1
-        values[j] = x
+    """The median of a few values: the mean of the two middle ones of their stable sort
+    (each value's place in it counted, without branches: the values it follows)."""
     c = len(values)
-    return (values[(c - 1) // 2] + values[c // 2]) / 2
+    low, high = 0.0, 0.0
+    for i in range(c):
+        x = values[i]
+        place = 0
+        for j in range(c):
+            place += (values[j] < x) | ((values[j] == x) & (j < i))
+        if place == (c - 1) // 2:
+            low = x
+        if place == c // 2:
+            high = x
+    return (low + high) / 2
 
 
 def condorcet(pairs, scored, weights):
