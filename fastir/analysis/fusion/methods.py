@@ -357,32 +357,33 @@ def _part(code, args, r, value, rank, m, n):
         return args.per_run[r] / rank
     if code == _BORDA or code == _W_BORDAFUSE:
         return n - (rank - 1.0)
-    return _trained_part(code, args, r, value, rank, m)
+    return _trained_part(code, args.trained, args.trained_bounds[r],
+                         args.trained_bounds[r + 1], args.w, value, rank, m)
 
 
 @helper
-def _trained_part(code, args, r, value, rank, m):
-    """:func:`_part` of the trained methods (apart: :func:`_part` stays small enough to be
-    inlined in the row loops)."""
-    lo = args.trained_bounds[r]
-    size = args.trained_bounds[r + 1] - lo
+def _trained_part(code, trained, lo, hi, w, value, rank, m):
+    """:func:`_part` of the trained methods, from the run's ``trained[lo:hi]`` (apart:
+    :func:`_part` stays small enough to be inlined in the row loops; called with one
+    array, not :data:`MethodArgs`, for a cheap call)."""
+    size = hi - lo
     i = rank - 1
     if code == _BAYESFUSE:
-        return args.trained[lo + i]
+        return trained[lo + i]
     if code == _POSFUSE:
-        return args.trained[lo + i] if i < size else 0.0
+        return trained[lo + i] if i < size else 0.0
     if code == _PROBFUSE:
         j = i // max(-(-m // size), 1)  # (segments of ceil(m / size) docs)
-        return args.trained[lo + j] / (j + 1)
+        return trained[lo + j] / (j + 1)
     if code == _SEGFUSE:
         j = 0
         while j < 10 and i >= SEGFUSE_BOUNDS[j + 1]:
             j += 1
-        return (args.trained[lo + j] if j < min(size, 10) else 0.0) * (value + 1)
+        return (trained[lo + j] if j < min(size, 10) else 0.0) * (value + 1)
     # slidefuse: the mean of probs over the window, from their cumulative sums
     size -= 1
-    a, b = max(i - args.w, 0), min(i + args.w, m - 1)
-    return (args.trained[lo + min(b + 1, size)] - args.trained[lo + min(a, size)]) / \
+    a, b = max(i - w, 0), min(i + w, m - 1)
+    return (trained[lo + min(b + 1, size)] - trained[lo + min(a, size)]) / \
         (b - a + 1)
 
 
