@@ -6,10 +6,11 @@
         [--methods rrf,sum,...] [--ranx-queries 698] [--no-ranx]
 
 --fuse: ``--runs`` noisy systems rank the same ``--depth`` generated candidates per query
-(each run's rows in rank order, as a run file has them). fastir fuses all of them once per
-method, warm (its kernels compiled on a small fusion first); the trained methods' parameters
+(each run's rows in rank order, as a run file has them). fastir fuses all of them per
+method, warm (its kernels compiled on a small fusion first), timed as the best of
+``--repeat`` calls (ranx too); the trained methods' parameters
 come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
-fuses those queries once per method (warm: its kernels compiled on 5 queries first; its Run
+fuses those queries per method (warm: its kernels compiled on 5 queries first; its Run
 objects built from dicts beforehand, not timed), and its time is scaled to all the queries
 (ranx's fusion is per query: linear in them); the table says which were measured and which
 scaled.
@@ -24,6 +25,7 @@ script prints both best weights and their nDCG@10 as fastir evaluates them.
 import argparse
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -114,33 +116,30 @@ def fuse_bench(args):
     rows = []
     for method in methods:
         ours = FUSIONS[method][0]
-        fastir.fuse(small, ours, **params[method])  # (compiles)
-        start = time.perf_counter()
-        fastir.fuse(runs, ours, **params[method])
-        seconds = time.perf_counter() - start
+        seconds = timed(partial(fastir.fuse, runs, ours, **params[method]), args.repeat,
+                        partial(fastir.fuse, small, ours, **params[method]))[0]  # (compiles)
         theirs = None
         if ranx_runs is not None:
             import ranx
 
-            ranx.fuse(warm, norm=None, method=method, params=params[method])
-            start = time.perf_counter()
-            ranx.fuse(ranx_runs, norm=None, method=method, params=params[method])
-            theirs = time.perf_counter() - start
+            given = {"norm": None, "method": method, "params": params[method]}
+            theirs = timed(partial(ranx.fuse, ranx_runs, **given), args.repeat,
+                           partial(ranx.fuse, warm, **given))[0]
         rows.append((method, seconds, theirs))
-        print(f"{method}: fastir {seconds:.2f} s" + (f", ranx {theirs:.2f} s on "
+        print(f"{method}: fastir {seconds:.3f} s" + (f", ranx {theirs:.2f} s on "
               f"{args.ranx_queries or args.queries} queries" if theirs else ""), flush=True)
     scale = args.queries / (args.ranx_queries or args.queries)
     print(f"\n{args.runs} runs x {args.queries:,} queries x {args.depth:,} docs, no "
-          f"normalisation; one warm call each\n")
+          f"normalisation; best of {args.repeat} warm calls each\n")
     print("| method | fastir (s) | ranx (s) | speed-up |")
     print("|---|---:|---:|---:|")
     for method, ours, theirs in rows:
         if theirs is None:
-            print(f"| {method} | {ours:.2f} | | |")
+            print(f"| {method} | {ours:.3f} | | |")
             continue
         said = f"{theirs * scale:.2f}" + (f" ({theirs:.2f} on {args.ranx_queries:,} queries, "
                                          f"x {scale:g})" if scale != 1 else "")
-        print(f"| {method} | {ours:.2f} | {said} | {theirs * scale / ours:.1f}x |")
+        print(f"| {method} | {ours:.3f} | {said} | {theirs * scale / ours:.1f}x |")
 
 
 def main(argv=None):

@@ -320,6 +320,9 @@ def bytes_hash(data, start, end, key):
 
 @helper
 def id_hash(column, i, key):
+    """Id ``i``'s hash. An integer id's is a bijection of it (the xor with the key and
+    splitmix64's xor-shifts and odd multipliers are each invertible): equal hashes, equal
+    ids."""
     if column.is_int:
         return mix64(np.uint64(column.values[i]), key)
     return bytes_hash(column.data, column.offsets[i], column.offsets[i + 1], key)

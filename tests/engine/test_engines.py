@@ -227,7 +227,7 @@ def test_long_rankings_rank_as_the_python_variants(n, n_scores, given_order, int
     py, nb = _kernel_pair(ranking._rank_run)
     assert np.array_equal(py(*args), nb(*args))
     bounds = np.array([0, n // 3, n], dtype=np.int64)
-    args = (bounds, run.scores, run.doc_ids.args())
+    args = (np.array([0, 1, 2], dtype=np.int64), bounds, run.scores, run.doc_ids.args())
     py, nb = _kernel_pair(ranking.rank_segments)
     assert np.array_equal(py(*args), nb(*args))
 
@@ -243,7 +243,27 @@ def test_segment_ranking_variant_matches_its_kernel(lengths, data):
                                       b"-1", b"d3", b"d4", b"d5", b"d6", b"d7", b"d8", b"d9",
                                       b"z", b"y", b"x", b"w", b"v", b"u", b"t"]))[:n]
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-    args = (bounds, scores, ids.Ids.from_strings(docs).args())
+    chunks = np.array([0, len(lengths) // 2, len(lengths)], dtype=np.int64)
+    args = (chunks, bounds, scores, ids.Ids.from_strings(docs).args())
+    py, nb = _kernel_pair(ranking.rank_segments)
+    assert np.array_equal(py(*args), nb(*args))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=4), st.data())
+def test_long_segment_ranking_variant_matches_its_kernel(lengths, data):
+    """Segments long enough for the kernel's radix sort: scores of every sign and size,
+    -0.0 and 0.0, many ties (broken by doc id), integer and text doc ids."""
+    n = sum(lengths)
+    pool = data.draw(st.lists(st.floats(allow_nan=False), min_size=1, max_size=8))
+    pool += [0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e308, -1e308, 0.1, 0.30000000000000004]
+    scores = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)))
+    ints = data.draw(st.booleans())
+    docs = np.array(data.draw(st.permutations(range(n))))
+    column = ids.Ids(values=docs) if ints else ids.Ids.from_strings([f"d{d}" for d in docs])
+    bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    chunks = np.array([0, len(lengths) // 2, len(lengths)], dtype=np.int64)
+    args = (chunks, bounds, scores, column.args())
     py, nb = _kernel_pair(ranking.rank_segments)
     assert np.array_equal(py(*args), nb(*args))
 

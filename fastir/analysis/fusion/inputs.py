@@ -34,8 +34,8 @@ def load_runs(runs, at_least=2, what="fusion"):
         if not len(r.scores):
             raise ValueError(f"runs: run {i} ({name!r}) is empty (no query has a doc); give "
                              f"runs that retrieved something, or leave it out")
-        bad = np.flatnonzero(~np.isfinite(r.scores))
-        if len(bad):
+        if not np.isfinite(r.scores).all():  # (one pass; the bad row found only then)
+            bad = np.flatnonzero(~np.isfinite(r.scores))
             q = int(np.searchsorted(r.stops, bad[0], side="right"))
             query = r.query_ids.take([q]).tolist()[0]
             doc = r.doc_ids.take([bad[0]]).tolist()[0]

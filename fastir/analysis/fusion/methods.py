@@ -261,7 +261,6 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
     sum of their weights). A run gives a part for each doc it ranked and, with the methods
     of :func:`_gives_unranked`, for each candidate it did not rank."""
-    per_run = args.per_run
     dense = _gives_unranked(code, every)
     widest = 0
     for q in range(len(pair_bounds) - 1):
@@ -270,33 +269,47 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
         seen = np.empty(widest if dense else 0, dtype=np.int64)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
-            base = pair_bounds[q]
-            n = pair_bounds[q + 1] - base
-            for p in range(base, base + n):
-                total[p] = 0.0
-                count[p] = 0
-            if code == _WMNZ:
-                extra[base:base + n] = 0.0
-            seen[:n] = -1
-            for r in range(n_runs):
-                s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                for i in range(lo, hi):
-                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-                    part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
-                    _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
-                         gathered)
-                    if dense:
-                        seen[pair[i]] = r
-                if dense:
-                    for j in range(n):
-                        if seen[j] != r:
-                            _add(code, per_run[r], _unranked_part(code, hi - lo, n), base,
-                                 j, n_runs, total, count, extra, gathered)
-            if code == _MED:
-                for j in range(n):
-                    total[base + j] = _median(gathered[j * n_runs:j * n_runs +
-                                                       count[base + j]])
+            _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
+                           dense, code, args, total, count, extra, seen, gathered)
+
+
+# The row loops are in helpers, called once per query: a kernel compiled with reference
+# counting that calls a helper per row (one not inlined, taking arrays) increments and
+# decrements each array on every call (measured: 8x the whole loop's time).
+@helper
+def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
+                   code, args, total, count, extra, seen, gathered):
+    """:func:`_combine` of query ``q`` (``seen``, ``gathered``: scratch)."""
+    per_run = args.per_run
+    base = pair_bounds[q]
+    n = pair_bounds[q + 1] - base
+    for p in range(base, base + n):
+        total[p] = 0.0
+        count[p] = 0
+    if code == _WMNZ:
+        for p in range(base, base + n):
+            extra[p] = 0.0
+    if dense:
+        for j in range(n):
+            seen[j] = -1
+    for r in range(n_runs):
+        s = q * n_runs + r
+        lo, hi = run_bounds[s], run_bounds[s + 1]
+        for i in range(lo, hi):
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+            part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+            _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
+                 gathered)
+            if dense:
+                seen[pair[i]] = r
+        if dense:
+            for j in range(n):
+                if seen[j] != r:
+                    _add(code, per_run[r], _unranked_part(code, hi - lo, n), base, j,
+                         n_runs, total, count, extra, gathered)
+    if code == _MED:
+        for j in range(n):
+            total[base + j] = _median(gathered[j * n_runs:j * n_runs + count[base + j]])
 
 
 @pjit
@@ -307,18 +320,25 @@ def _run_parts(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks
     dense = _gives_unranked(code, every)
     for c in prange(len(bounds) - 1):
         for q in range(bounds[c], bounds[c + 1]):
-            base = pair_bounds[q]
-            n = pair_bounds[q + 1] - base
-            for r in range(n_runs):
-                s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
-                for j in range(base, base + n):
-                    out[r, j] = unranked
-                for i in range(lo, hi):
-                    rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-                    out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank,
-                                                   hi - lo, n)
+            _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
+                         code, args, out)
+
+
+@helper
+def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense, code,
+                 args, out):
+    """:func:`_run_parts` of query ``q``."""
+    base = pair_bounds[q]
+    n = pair_bounds[q + 1] - base
+    for r in range(n_runs):
+        s = q * n_runs + r
+        lo, hi = run_bounds[s], run_bounds[s + 1]
+        unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
+        for j in range(base, base + n):
+            out[r, j] = unranked
+        for i in range(lo, hi):
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
+            out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank, hi - lo, n)
 
 
 @helper
@@ -337,25 +357,33 @@ def _part(code, args, r, value, rank, m, n):
         return args.per_run[r] / rank
     if code == _BORDA or code == _W_BORDAFUSE:
         return n - (rank - 1.0)
-    lo = args.trained_bounds[r]
-    size = args.trained_bounds[r + 1] - lo
+    return _trained_part(code, args.trained, args.trained_bounds[r],
+                         args.trained_bounds[r + 1], args.w, value, rank, m)
+
+
+@helper
+def _trained_part(code, trained, lo, hi, w, value, rank, m):
+    """:func:`_part` of the trained methods, from the run's ``trained[lo:hi]`` (apart:
+    :func:`_part` stays small enough to be inlined in the row loops; called with one
+    array, not :data:`MethodArgs`, for a cheap call)."""
+    size = hi - lo
     i = rank - 1
     if code == _BAYESFUSE:
-        return args.trained[lo + i]
+        return trained[lo + i]
     if code == _POSFUSE:
-        return args.trained[lo + i] if i < size else 0.0
+        return trained[lo + i] if i < size else 0.0
     if code == _PROBFUSE:
         j = i // max(-(-m // size), 1)  # (segments of ceil(m / size) docs)
-        return args.trained[lo + j] / (j + 1)
+        return trained[lo + j] / (j + 1)
     if code == _SEGFUSE:
         j = 0
         while j < 10 and i >= SEGFUSE_BOUNDS[j + 1]:
             j += 1
-        return (args.trained[lo + j] if j < min(size, 10) else 0.0) * (value + 1)
+        return (trained[lo + j] if j < min(size, 10) else 0.0) * (value + 1)
     # slidefuse: the mean of probs over the window, from their cumulative sums
     size -= 1
-    a, b = max(i - args.w, 0), min(i + args.w, m - 1)
-    return (args.trained[lo + min(b + 1, size)] - args.trained[lo + min(a, size)]) / \
+    a, b = max(i - w, 0), min(i + w, m - 1)
+    return (trained[lo + min(b + 1, size)] - trained[lo + min(a, size)]) / \
         (b - a + 1)
 
 
@@ -404,16 +432,20 @@ def _add(code, weight, part, base, j, n_runs, total, count, extra, gathered):
 
 @helper
 def _median(values):
-    """The median of a few values (sorted in place)."""
-    for i in range(1, len(values)):
-        x = values[i]
-        j = i
-        while j > 0 and values[j - 1] > x:
-            values[j] = values[j - 1]
-            j -= 1
-        values[j] = x
+    """The median of a few values: the mean of the two middle ones of their stable sort
+    (each value's place in it counted, without branches: the values it follows)."""
     c = len(values)
-    return (values[(c - 1) // 2] + values[c // 2]) / 2
+    low, high = 0.0, 0.0
+    for i in range(c):
+        x = values[i]
+        place = 0
+        for j in range(c):
+            place += (values[j] < x) | ((values[j] == x) & (j < i))
+        if place == (c - 1) // 2:
+            low = x
+        if place == c // 2:
+            high = x
+    return (low + high) / 2
 
 
 def condorcet(pairs, scored, weights):

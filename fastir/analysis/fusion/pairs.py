@@ -10,11 +10,18 @@ the query's own docs: no global numbering of the doc ids.
 import numpy as np
 
 from fastir import _jit
-from fastir._jit import pjit, prange, python_variant
+from fastir._jit import helper, pjit, prange, python_variant
 from fastir.model.data import Run
 from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
 from fastir.model.join import ranked_twice, table_size
-from fastir.model.ranking import RankKey, python_ranked, rank_rows, rank_segments, sort_ids
+from fastir.model.ranking import (
+    RankKey,
+    python_ranked,
+    rank_rows,
+    rank_segments,
+    ranks_before,
+    sort_ids,
+)
 
 
 class Pairs:
@@ -142,7 +149,9 @@ class Pairs:
 
     def ranked(self, scores):
         """The pairs of each query ranked by ``scores`` (ties by doc id descending)."""
-        return _jit.launch(rank_segments, self.pair_bounds, scores, self.pair_docs.args())
+        chunks = _jit.chunk_bounds(self.candidates, _jit.n_threads())
+        return _jit.launch(rank_segments, chunks, self.pair_bounds, scores,
+                           self.pair_docs.args())
 
     def run(self, scores, name):
         """The fused run: pairs ranked within each query."""
@@ -212,41 +221,93 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
     for c in prange(len(bounds) - 1):
         order = np.empty(longest, dtype=np.int64)
         buf = np.empty(longest, dtype=np.int64)
-        table = np.empty(table_size(widest), dtype=np.int64)
+        table = np.empty(table_size(4 * widest), dtype=np.int64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
-        ranking = RankKey(scores, None, docs)  # (made in the loop: see fastir.model.join)
         for q in range(bounds[c], bounds[c + 1]):
-            first = run_bounds[q * n_runs]
-            size = table_size(run_bounds[(q + 1) * n_runs] - first)
-            mask = np.uint64(size - 1)
-            table[:size] = -1
-            n = 0
-            for r in range(n_runs):
-                s = q * n_runs + r
-                at = run_bounds[s]
-                rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
-                for i in range(run_bounds[s + 1] - at):
-                    row = order[i]
-                    src[at + i] = row
-                    h = id_hash(docs, row, key)
-                    slot = h & mask
-                    p = table[slot]
-                    while p >= 0 and not (pair_hash[p] == h and
-                                          id_equal(docs, first_src[first + p], docs, row)):
-                        slot = (slot + np.uint64(1)) & mask
-                        p = table[slot]
-                    if p < 0:
-                        p = n
-                        n += 1
-                        table[slot] = p
-                        pair_hash[p] = h
-                        first_src[first + p] = row
-                    elif last_run[p] == r and duplicate[s] < 0:
-                        duplicate[s] = row
-                    last_run[p] = r
-                    pair[at + i] = p
-            n_pairs[q] = n
+            _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
+                        n_pairs, first_src, duplicate, order, buf, table, pair_hash, last_run)
+
+
+# The row loop is in a helper, called once per query: a kernel compiled with reference
+# counting that calls helpers per row (those not inlined, taking arrays) increments and
+# decrements each array on every call.
+@helper
+def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair, n_pairs,
+                first_src, duplicate, order, buf, table, pair_hash, last_run):
+    """:func:`_pair_rows` of query ``q`` (``order``, ``buf``, ``table``, ``pair_hash``,
+    ``last_run``: scratch)."""
+    ranking = RankKey(scores, None, docs)
+    first = run_bounds[q * n_runs]
+    longest = 0
+    for s in range(q * n_runs, (q + 1) * n_runs):
+        longest = max(longest, run_bounds[s + 1] - run_bounds[s])
+    size = table_size(4 * longest)  # (8 slots a doc: few collisions; doubled as needed)
+    mask = np.uint64(size - 1)
+    for slot in range(size):
+        table[slot] = -1
+    n = 0
+    for r in range(n_runs):
+        s = q * n_runs + r
+        at = run_bounds[s]
+        ranked = _in_order(seg_lo[s], seg_hi[s], ranking)  # (a run file's rows usually are)
+        if not ranked:
+            rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
+        lo = seg_lo[s]  # (read once: the stores below may alias it, for all numba knows)
+        for i in range(run_bounds[s + 1] - at):
+            row = lo + i if ranked else order[i]
+            src[at + i] = row
+            h = id_hash(docs, row, key)
+            slot = h & mask
+            p = table[slot]
+            while p >= 0 and not (pair_hash[p] == h and (docs.is_int or id_equal(
+                    docs, first_src[first + p], docs, row))):  # (int ids: see id_hash)
+                slot = (slot + np.uint64(1)) & mask
+                p = table[slot]
+            if p < 0:
+                p = n
+                n += 1
+                if 8 * n > size:
+                    size *= 2
+                    mask = np.uint64(size - 1)
+                    _rehash(table, size, pair_hash, n - 1)
+                    slot = _free_slot(table, h & mask, mask)
+                table[slot] = p
+                pair_hash[p] = h
+                first_src[first + p] = row
+            elif last_run[p] == r and duplicate[s] < 0:
+                duplicate[s] = row
+            last_run[p] = r
+            pair[at + i] = p
+    n_pairs[q] = n
+
+
+@helper
+def _in_order(lo, hi, ranking):
+    """Whether the rows ``lo:hi`` are in ranking order already (none ranks before the row
+    above it: the stable sort would keep them as they are)."""
+    for row in range(lo + 1, hi):
+        if ranks_before(ranking, row, row - 1):
+            return False
+    return True
+
+
+@helper
+def _rehash(table, size, pair_hash, n):
+    """Table ``table[:size]`` of the pairs ``0:n`` (their hashes ``pair_hash``)."""
+    for slot in range(size):
+        table[slot] = -1
+    mask = np.uint64(size - 1)
+    for p in range(n):
+        table[_free_slot(table, pair_hash[p] & mask, mask)] = p
+
+
+@helper
+def _free_slot(table, slot, mask):
+    """The first free slot from ``slot`` on (linear probing)."""
+    while table[slot] >= 0:
+        slot = (slot + np.uint64(1)) & mask
+    return slot
 
 
 @python_variant(_pair_rows)
