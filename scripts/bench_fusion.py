@@ -7,8 +7,8 @@
 
 --fuse: ``--runs`` noisy systems rank the same ``--depth`` generated candidates per query
 (each run's rows in rank order, as a run file has them). fastir fuses all of them per
-method, warm (its kernels compiled on a small fusion first), timed as the best of
-``--repeat`` calls (ranx too); the trained methods' parameters
+method, warm (its kernels compiled on a small fusion first), ``--repeat`` calls (ranx too:
+the table gives the median and the best of them); the trained methods' parameters
 come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
 fuses those queries per method (warm: its kernels compiled on 5 queries first; its Run
 objects built from dicts beforehand, not timed), and its time is scaled to all the queries
@@ -45,14 +45,21 @@ def collection(n_queries, depth, seed=7):
     return qrels, runs
 
 
-def timed(function, repeat, warm=None):
+def timings(function, repeat, warm=None):
+    """The seconds of ``repeat`` warm calls, and the last call's result."""
     (warm or function)()  # warm: compiles, fills caches
-    best, result = float("inf"), None
+    seconds, result = [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        seconds.append(time.perf_counter() - start)
+    return seconds, result
+
+
+def timed(function, repeat, warm=None):
+    """The best of ``repeat`` warm calls, and the last call's result."""
+    seconds, result = timings(function, repeat, warm)
+    return min(seconds), result
 
 
 def ranked_runs(n_runs, n_queries, depth, seed=7):
@@ -116,30 +123,39 @@ def fuse_bench(args):
     rows = []
     for method in methods:
         ours = FUSIONS[method][0]
-        seconds = timed(partial(fastir.fuse, runs, ours, **params[method]), args.repeat,
-                        partial(fastir.fuse, small, ours, **params[method]))[0]  # (compiles)
+        seconds = timings(partial(fastir.fuse, runs, ours, **params[method]), args.repeat,
+                          partial(fastir.fuse, small, ours, **params[method]))[0]  # (compiles)
         theirs = None
         if ranx_runs is not None:
             import ranx
 
             given = {"norm": None, "method": method, "params": params[method]}
-            theirs = timed(partial(ranx.fuse, ranx_runs, **given), args.repeat,
-                           partial(ranx.fuse, warm, **given))[0]
+            theirs = timings(partial(ranx.fuse, ranx_runs, **given), args.repeat,
+                             partial(ranx.fuse, warm, **given))[0]
         rows.append((method, seconds, theirs))
-        print(f"{method}: fastir {seconds:.3f} s" + (f", ranx {theirs:.2f} s on "
-              f"{args.ranx_queries or args.queries} queries" if theirs else ""), flush=True)
+        print(f"{method}: fastir {_median_min(seconds)} s" + (
+              f", ranx {_median_min(theirs)} s on {args.ranx_queries or args.queries} "
+              "queries" if theirs else ""), flush=True)
     scale = args.queries / (args.ranx_queries or args.queries)
     print(f"\n{args.runs} runs x {args.queries:,} queries x {args.depth:,} docs, no "
-          f"normalisation; best of {args.repeat} warm calls each\n")
+          f"normalisation; median (best) of {args.repeat} warm calls each; the speed-up "
+          "is of the medians\n")
     print("| method | fastir (s) | ranx (s) | speed-up |")
     print("|---|---:|---:|---:|")
     for method, ours, theirs in rows:
         if theirs is None:
-            print(f"| {method} | {ours:.3f} | | |")
+            print(f"| {method} | {_median_min(ours)} | | |")
             continue
-        said = f"{theirs * scale:.2f}" + (f" ({theirs:.2f} on {args.ranx_queries:,} queries, "
-                                         f"x {scale:g})" if scale != 1 else "")
-        print(f"| {method} | {ours:.3f} | {said} | {theirs * scale / ours:.1f}x |")
+        said = _median_min(theirs, scale) + (
+            f"; {float(np.median(theirs)):.3f} on {args.ranx_queries:,} queries x {scale:g}"
+            if scale != 1 else "")
+        speed_up = float(np.median(theirs)) * scale / float(np.median(ours))
+        print(f"| {method} | {_median_min(ours)} | {said} | {speed_up:.1f}x |")
+
+
+def _median_min(seconds, scale=1.0):
+    """``median (best)`` of a list of seconds, each times ``scale``."""
+    return f"{float(np.median(seconds)) * scale:.3f} ({min(seconds) * scale:.3f})"
 
 
 def main(argv=None):
