@@ -282,7 +282,10 @@ def _choose_python(n_rows):
     mode = _forced_mode()
     if mode in ("python", "numba"):
         return mode == "python"
-    if _numba is not None or _python_rows + n_rows > PYTHON_ROWS:
+    if _numba is not None:
+        return False
+    n_rows = int(n_rows() if callable(n_rows) else n_rows)
+    if _python_rows + n_rows > PYTHON_ROWS:
         return False
     _python_rows += n_rows
     return True
@@ -292,12 +295,14 @@ def _choose_python(n_rows):
 def tier(n_rows):
     """Decide, for the work of this block on ``n_rows`` rows, whether kernels run as Python.
 
-    Nested blocks keep the outermost decision (one input is evaluated one way).
+    ``n_rows`` may be a function giving them, called only when the choice depends on them
+    (not once numba is loaded: a loop's calls then skip sizing their inputs). Nested blocks
+    keep the outermost decision (one input is evaluated one way).
     """
     if _python.get() is not None:
         yield
         return
-    token = _python.set(_choose_python(int(n_rows)))
+    token = _python.set(_choose_python(n_rows))
     try:
         yield
     finally:

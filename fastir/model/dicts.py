@@ -16,12 +16,12 @@ from fastir import _jit
 from fastir.model import subtopics as subtopic_judgments
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, intern_blocks, listed
-from fastir.model.values import assemble, qrels_labels, run_scores
+from fastir.model.values import assemble, dict_scores, qrels_labels, run_scores
 
 
 def run_from_dict(cls, run, name="run", source="run dict"):
     """A :class:`~fastir.Run` (``cls``) of ``{query_id: {doc_id: score}}``."""
-    return _from_dict(cls, run, "score", run_scores, source, name=name)
+    return _from_dict(cls, run, "score", run_scores, source, packed=dict_scores, name=name)
 
 
 def qrels_from_dict(cls, qrels, source="qrels dict"):
@@ -35,15 +35,17 @@ def qrels_from_dict(cls, qrels, source="qrels dict"):
     return _from_subtopic_dict(cls, qrels, source)
 
 
-def _from_dict(cls, mapping, what, checked_values, source, **extra):
+def _from_dict(cls, mapping, what, checked_values, source, packed=None, **extra):
     """``cls`` of a dict of dicts; ``checked_values(values, source, row_name)`` makes the
-    values' array (their check names the row of a bad one)."""
+    values' array (their check names the row of a bad one); ``packed(tables, n_rows)``, if
+    given, makes it at once when every value is good (else None: then checked_values)."""
     keys = list(mapping)
     tables = list(mapping.values())
     _check_tables(keys, tables, what, source)
     lengths = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
     starts = np.cumsum(lengths) - lengths
-    values = list(itertools.chain.from_iterable(map(dict.values, tables)))
+    n_rows = int(lengths.sum())
+    values = None if packed is None else packed(tables, n_rows)
 
     def row_name(i):
         q = int(np.searchsorted(starts, i, side="right")) - 1
@@ -52,8 +54,10 @@ def _from_dict(cls, mapping, what, checked_values, source, **extra):
         doc = next(itertools.islice(iter(tables[q]), i - int(starts[q]), None))
         return f"query {keys[q]!r} doc {doc!r}"
 
-    values = checked_values(values, source, row_name)
-    docs = _doc_column(tables, len(values), source)
+    if values is None:
+        values = list(itertools.chain.from_iterable(map(dict.values, tables)))
+        values = checked_values(values, source, row_name)
+    docs = _doc_column(tables, n_rows, source)
     query_ids = id_column(keys, "query ids", source)
     with _jit.tier(len(values)):
         _distinct_keys(query_ids, keys, source)
@@ -79,14 +83,48 @@ def _doc_column(tables, n_rows, source):
     except (TypeError, UnicodeEncodeError):
         data = None
     if data is not None:
-        cuts = np.flatnonzero(data == 0)
-        if len(cuts) == max(n_rows - 1, 0):  # (else an id holds a NUL)
-            offsets = np.empty(n_rows + 1, dtype=np.int64)
-            offsets[0] = 0
-            offsets[1:-1] = cuts - np.arange(len(cuts))
-            offsets[-1] = len(data) - len(cuts)
-            return Ids(data[data != 0] if len(cuts) else data, offsets)
+        packed, offsets = _jit.select(_cut_at_nuls, len(data))(data, n_rows)
+        if len(offsets):  # (else an id holds a NUL)
+            return Ids(packed, offsets)
     return id_column(list(itertools.chain.from_iterable(tables)), "doc ids", source)
+
+
+@_jit.jit
+def _cut_at_nuls(data, n_rows):
+    """``n_rows`` ids joined with a NUL between them, cut in one pass: (their bytes without
+    the NULs, their offsets), or empty offsets when ``data`` holds another number of NULs
+    (an id holding a NUL)."""
+    offsets = np.empty(n_rows + 1, dtype=np.int64)
+    packed = np.empty(len(data), dtype=np.uint8)
+    offsets[0] = 0
+    row = 0
+    at = 0
+    for p in range(len(data)):
+        c = data[p]
+        if c == 0:
+            row += 1
+            if row >= n_rows:
+                return packed[:0], offsets[:0]
+            offsets[row] = at
+        else:
+            packed[at] = c
+            at += 1
+    if row != max(n_rows - 1, 0):
+        return packed[:0], offsets[:0]
+    offsets[n_rows] = at
+    return packed[:at], offsets
+
+
+@_jit.python_variant(_cut_at_nuls)
+def _cut_at_nuls(data, n_rows):
+    cuts = np.flatnonzero(data == 0)
+    if len(cuts) != max(n_rows - 1, 0):
+        return data[:0], np.zeros(0, dtype=np.int64)
+    offsets = np.empty(n_rows + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:-1] = cuts - np.arange(len(cuts))
+    offsets[-1] = len(data) - len(cuts)
+    return (data[data != 0] if len(cuts) else data), offsets
 
 
 def id_column(items, what, source):

@@ -5,6 +5,7 @@ each error naming the first bad value's row (its query and doc) and the value it
 
 import array
 import numbers
+import struct
 import warnings
 
 import numpy as np
@@ -142,6 +143,35 @@ def run_scores(values, source, row_name):
     return doubles
 
 
+def dict_scores(tables, n_rows):
+    """The scores of a run dict's queries (``tables``: each query's ``{doc: score}``, in
+    order; ``n_rows`` in all) as float64, each table's values packed straight into the array
+    (one pass over the score objects, no list of them), or None when a score may be bad (not
+    a number, not finite, a bool): the caller then checks them as :func:`run_scores` does,
+    which names the bad one. Values are those of :func:`run_scores` on the same scores."""
+    out = np.empty(n_rows, dtype=np.float64)
+    at = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            for table in tables:
+                n = len(table)
+                struct.pack_into(f"{n}d", out, 8 * at, *dict.values(table))
+                at += n
+        except (TypeError, OverflowError, ValueError, struct.error,
+                np.exceptions.ComplexWarning):
+            return None
+    if at != n_rows or not np.isfinite(out).all():
+        return None
+    zero_one = (out == 0.0) | (out == 1.0)  # (a bool packs as 0 or 1: none may be one)
+    if zero_one.any():
+        ends = np.cumsum(np.fromiter(map(len, tables), dtype=np.int64, count=len(tables)))
+        for t in np.unique(np.searchsorted(ends, np.flatnonzero(zero_one), side="right")):
+            if any(issubclass(kind, _BOOLS) for kind in set(map(type, dict.values(tables[t])))):
+                return None
+    return out
+
+
 def qrels_labels(values, source, row_name):
     """Qrels labels, one per row, as int32: integers (or floats holding integers, or bools)
     within 32 bits, else an InputError naming the first bad one's row and value (as
@@ -169,8 +199,8 @@ def _doubles(values, bools=False):
             return None, 0  # (text, bools, dates...: the first row is not a number)
         values = values.tolist()
     try:
-        doubles = np.frombuffer(_c_doubles(values), dtype=np.float64)
-    except (TypeError, OverflowError):
+        doubles = _packed_doubles(values)
+    except (TypeError, OverflowError, struct.error):
         return None, _first_not_double(values, bools)
     zero_one = [] if bools else np.flatnonzero((doubles == 0.0) | (doubles == 1.0)).tolist()
     if zero_one and any(issubclass(kind, _BOOLS) for kind in
@@ -191,6 +221,29 @@ def _overflows(value):
     except OverflowError:
         return True
     return False
+
+
+#: Values packed per ``struct.pack_into`` call (its arguments are one tuple: bounded memory).
+_PACK_CHUNK = 1 << 16
+
+
+def _packed_doubles(values):
+    """``values`` (a list) as float64, at C speed: ``struct``'s ``d`` takes a value as
+    ``array("d")`` does (``PyFloat_AsDouble``: a float, an int, an object with ``__float__``
+    or ``__index__``), about twice as fast; any value it refuses raises (a ``struct.error``,
+    a ``TypeError`` for a complex number: see :func:`_c_doubles`), and the caller then finds
+    the row one value at a time, as ``array("d")`` reads it."""
+    n = len(values)
+    out = np.empty(n, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            for lo in range(0, n, _PACK_CHUNK):
+                part = values[lo:lo + _PACK_CHUNK]
+                struct.pack_into(f"{len(part)}d", out, 8 * lo, *part)
+        except np.exceptions.ComplexWarning:
+            raise TypeError("a complex number is not a score") from None
+    return out
 
 
 def _c_doubles(values):

@@ -1,6 +1,10 @@
 """Arrays, dicts and frames as a careless or hostile user hands them over: one clear error
 naming the argument, or the naive reference's values on what they hold."""
 
+import itertools
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from checks import NAMES, cases, same_as_naive, useful
@@ -8,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastir
+from fastir.model import values
 
 ODD_ARRAYS = st.sampled_from([
     np.array([1, 2, 3]), np.array(["a", "b", "c"]), np.array([b"a", b"b", b"c"]),
@@ -62,6 +67,29 @@ def test_dicts_give_a_clear_error_or_the_naive_value(qrels, run):
             same_as_naive(qrels, run[name], results)
         return
     same_as_naive(qrels, run, res)
+
+
+SCORES = st.sampled_from([0.0, 1.0, 0, 1, 2, 0.5, -1.5, True, False, np.bool_(True),
+                          np.float32(1.0), np.int64(0), float("nan"), float("inf"), 10**400,
+                          "1", None, 1 + 2j, np.complex128(1), Fraction(1, 3), Decimal("0.25")])
+
+
+@cases(300)
+@given(st.lists(st.lists(SCORES, max_size=5), max_size=4))
+def test_a_run_dict_packs_the_scores_its_check_takes(scores):
+    """A run dict's scores packed table by table (:func:`values.dict_scores`) are those the
+    check of every form (:func:`values.run_scores`) gives, or None (then that check runs)."""
+    tables = [{f"d{i}": s for i, s in enumerate(table)} for table in scores]
+    packed = values.dict_scores(tables, sum(map(len, tables)))
+    try:
+        checked = values.run_scores(list(itertools.chain.from_iterable(scores)), "run", str)
+    except fastir.InputError:
+        assert packed is None
+        return
+    assert packed is None or np.array_equal(packed, checked)
+    if all(type(s) in (float, np.float32, Fraction, Decimal) and s not in (0, 1)
+           for s in itertools.chain.from_iterable(scores)):
+        assert packed is not None  # (no value the fast path leaves to the check)
 
 
 @cases(100)
