@@ -16,12 +16,12 @@ from fastir import _jit
 from fastir.model import subtopics as subtopic_judgments
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, intern_blocks, listed
-from fastir.model.values import assemble, dict_scores, qrels_labels, run_scores
+from fastir.model.values import assemble, qrels_labels, run_scores
 
 
 def run_from_dict(cls, run, name="run", source="run dict"):
     """A :class:`~fastir.Run` (``cls``) of ``{query_id: {doc_id: score}}``."""
-    return _from_dict(cls, run, "score", run_scores, source, packed=dict_scores, name=name)
+    return _from_dict(cls, run, "score", run_scores, source, name=name)
 
 
 def qrels_from_dict(cls, qrels, source="qrels dict"):
@@ -35,17 +35,15 @@ def qrels_from_dict(cls, qrels, source="qrels dict"):
     return _from_subtopic_dict(cls, qrels, source)
 
 
-def _from_dict(cls, mapping, what, checked_values, source, packed=None, **extra):
+def _from_dict(cls, mapping, what, checked_values, source, **extra):
     """``cls`` of a dict of dicts; ``checked_values(values, source, row_name)`` makes the
-    values' array (their check names the row of a bad one); ``packed(tables, n_rows)``, if
-    given, makes it at once when every value is good (else None: then checked_values)."""
+    values' array (their check names the row of a bad one)."""
     keys = list(mapping)
     tables = list(mapping.values())
     _check_tables(keys, tables, what, source)
     lengths = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
     starts = np.cumsum(lengths) - lengths
-    n_rows = int(lengths.sum())
-    values = None if packed is None else packed(tables, n_rows)
+    values = list(itertools.chain.from_iterable(map(dict.values, tables)))
 
     def row_name(i):
         q = int(np.searchsorted(starts, i, side="right")) - 1
@@ -54,10 +52,8 @@ def _from_dict(cls, mapping, what, checked_values, source, packed=None, **extra)
         doc = next(itertools.islice(iter(tables[q]), i - int(starts[q]), None))
         return f"query {keys[q]!r} doc {doc!r}"
 
-    if values is None:
-        values = list(itertools.chain.from_iterable(map(dict.values, tables)))
-        values = checked_values(values, source, row_name)
-    docs = _doc_column(tables, n_rows, source)
+    values = checked_values(values, source, row_name)
+    docs = _doc_column(tables, len(values), source)
     query_ids = id_column(keys, "query ids", source)
     with _jit.tier(len(values)):
         _distinct_keys(query_ids, keys, source)

@@ -143,35 +143,6 @@ def run_scores(values, source, row_name):
     return doubles
 
 
-def dict_scores(tables, n_rows):
-    """The scores of a run dict's queries (``tables``: each query's ``{doc: score}``, in
-    order; ``n_rows`` in all) as float64, each table's values packed straight into the array
-    (one pass over the score objects, no list of them), or None when a score may be bad (not
-    a number, not finite, a bool): the caller then checks them as :func:`run_scores` does,
-    which names the bad one. Values are those of :func:`run_scores` on the same scores."""
-    out = np.empty(n_rows, dtype=np.float64)
-    at = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", np.exceptions.ComplexWarning)
-        try:
-            for table in tables:
-                n = len(table)
-                struct.pack_into(f"{n}d", out, 8 * at, *dict.values(table))
-                at += n
-        except (TypeError, OverflowError, ValueError, struct.error,
-                np.exceptions.ComplexWarning):
-            return None
-    if at != n_rows or not np.isfinite(out).all():
-        return None
-    zero_one = (out == 0.0) | (out == 1.0)  # (a bool packs as 0 or 1: none may be one)
-    if zero_one.any():
-        ends = np.cumsum(np.fromiter(map(len, tables), dtype=np.int64, count=len(tables)))
-        for t in np.unique(np.searchsorted(ends, np.flatnonzero(zero_one), side="right")):
-            if any(issubclass(kind, _BOOLS) for kind in set(map(type, dict.values(tables[t])))):
-                return None
-    return out
-
-
 def qrels_labels(values, source, row_name):
     """Qrels labels, one per row, as int32: integers (or floats holding integers, or bools)
     within 32 bits, else an InputError naming the first bad one's row and value (as

@@ -1,7 +1,7 @@
 """Arrays, dicts and frames as a careless or hostile user hands them over: one clear error
 naming the argument, or the naive reference's values on what they hold."""
 
-import itertools
+import struct
 from decimal import Decimal
 from fractions import Fraction
 
@@ -75,21 +75,29 @@ SCORES = st.sampled_from([0.0, 1.0, 0, 1, 2, 0.5, -1.5, True, False, np.bool_(Tr
 
 
 @cases(300)
-@given(st.lists(st.lists(SCORES, max_size=5), max_size=4))
-def test_a_run_dict_packs_the_scores_its_check_takes(scores):
-    """A run dict's scores packed table by table (:func:`values.dict_scores`) are those the
-    check of every form (:func:`values.run_scores`) gives, or None (then that check runs)."""
-    tables = [{f"d{i}": s for i, s in enumerate(table)} for table in scores]
-    packed = values.dict_scores(tables, sum(map(len, tables)))
+@given(st.lists(SCORES, max_size=8))
+def test_scores_are_packed_as_the_array_module_reads_them(scores):
+    """A list of scores packed by ``struct`` (:func:`values.run_scores`) gives the doubles
+    ``array("d")`` gives, and refuses what it refuses (then the check names the row)."""
     try:
-        checked = values.run_scores(list(itertools.chain.from_iterable(scores)), "run", str)
-    except fastir.InputError:
-        assert packed is None
-        return
-    assert packed is None or np.array_equal(packed, checked)
-    if all(type(s) in (float, np.float32, Fraction, Decimal) and s not in (0, 1)
-           for s in itertools.chain.from_iterable(scores)):
-        assert packed is not None  # (no value the fast path leaves to the check)
+        expected = np.frombuffer(values._c_doubles(scores), dtype=np.float64)
+    except (TypeError, OverflowError):
+        expected = None
+    try:
+        packed = values._packed_doubles(scores)
+    except (TypeError, OverflowError, struct.error):
+        packed = None
+    assert (packed is None) == (expected is None)
+    assert packed is None or np.array_equal(packed, expected, equal_nan=True)
+
+
+@pytest.mark.one_engine
+def test_scores_beyond_a_packing_chunk():
+    n = values._PACK_CHUNK + 3
+    scores = [i / 7 for i in range(n)]
+    assert np.array_equal(values._packed_doubles(scores), np.array(scores))
+    with pytest.raises(fastir.InputError, match=f"row {n - 1}.*'x' is not a number"):
+        values.run_scores(scores[:-1] + ["x"], "run", lambda i: f"row {i}")
 
 
 @cases(100)
