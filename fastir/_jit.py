@@ -17,7 +17,9 @@ only when a call needs it and its Python form would cost more than loading it
 Compiled kernels are cached on disk (``cache=True``), release the GIL (``nogil=True``), use
 numpy's error model (a division by zero gives inf/nan instead of raising; kernels guard
 their denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
-Nothing here changes numba's global state (thread count, threading layer).
+Nothing here changes numba's global state (thread count, threading layer); a small
+launch runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's per-thread count,
+restored after it).
 
 A kernel whose byte-level loops would be slow in Python may have a Python variant
 (:func:`python_variant`): a faster Python function with the same results, which Python
@@ -377,14 +379,38 @@ def n_threads():
     return _numba.get_num_threads()
 
 
+#: Items of work (rows and queries) under which a parallel kernel runs on the calling thread
+#: alone (:func:`launch`): a team of threads waits at its end for its slowest thread, and
+#: when another process holds a core that thread waits for the scheduler, a few ms a launch:
+#: more than a second thread saves on small work. Measured on the 2-core project machine
+#: (BENCHMARKS.md, 2026-11-27): the 50 x 1,000 call (two launches of 55,000 items) took
+#: 6.3-6.7 ms on one thread against 14.5-20.5 ms on two at load 1.7; idle, two threads save
+#: about 1.5 ms of it. Values never depend on the thread count.
+SERIAL_ITEMS = 200_000
+
+
 def launch(kernel, *args, python=None, n_items=None):
     """Run a parallel kernel in the current tier (or as ``python`` says; with ``n_items``,
     the size of its work, a kernel not loaded yet runs as Python while that is cheaper, as
-    in :func:`select`). Compiled launches are serialised under numba's workqueue threading
-    layer, which is not safe for concurrent launches from several Python threads."""
+    in :func:`select`, and work under :data:`SERIAL_ITEMS` runs on the calling thread alone:
+    numba's thread count, which is per thread, is set to 1 for the launch and restored).
+    Compiled launches are serialised under numba's workqueue threading layer, which is not
+    safe for concurrent launches from several Python threads."""
     function = select(kernel, n_items, python)
     if isinstance(function, functools.partial):  # (its Python form: no threads to guard)
         return function(*args)
+    if n_items is not None and n_items < SERIAL_ITEMS:
+        threads = _numba.get_num_threads()
+        if threads > 1:
+            _numba.set_num_threads(1)
+            try:
+                return _launch(function, args)
+            finally:
+                _numba.set_num_threads(threads)
+    return _launch(function, args)
+
+
+def _launch(function, args):
     try:
         layer = _numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet
