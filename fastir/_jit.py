@@ -18,8 +18,8 @@ Compiled kernels are cached on disk (``cache=True``), release the GIL (``nogil=T
 numpy's error model (a division by zero gives inf/nan instead of raising; kernels guard
 their denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
 Nothing here changes numba's global state (thread count, threading layer); a small
-launch runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's per-thread count,
-restored after it).
+launch on a busy machine runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's
+per-thread count, restored after it).
 
 A kernel whose byte-level loops would be slow in Python may have a Python variant
 (:func:`python_variant`): a faster Python function with the same results, which Python
@@ -380,26 +380,37 @@ def n_threads():
 
 
 #: Items of work (rows and queries) under which a parallel kernel runs on the calling thread
-#: alone (:func:`launch`): a team of threads waits at its end for its slowest thread, and
-#: when another process holds a core that thread waits for the scheduler, a few ms a launch:
-#: more than a second thread saves on small work. Measured on the 2-core project machine
-#: (BENCHMARKS.md, 2026-11-27): the 50 x 1,000 call (two launches of 55,000 items) took
-#: 6.3-6.7 ms on one thread against 14.5-20.5 ms on two at load 1.7; idle, two threads save
-#: about 1.5 ms of it. Values never depend on the thread count.
+#: alone when the machine is busy (:func:`busy`; :func:`launch`): a team of threads waits at
+#: its end for its slowest thread, and when another process holds a core that thread waits
+#: for the scheduler, a few ms a launch: more than a second thread saves on small work.
+#: Measured on the 2-core project machine (BENCHMARKS.md, 2026-11-27), the 50 x 1,000 call
+#: (two launches of 55,000 items): at load 1.7, 6.3-6.6 ms on one thread against 14.5-20.5
+#: ms on two; idle (load 0.9), 7.4-9.0 ms on one against 5.9-6.9 on two. Values never
+#: depend on the thread count.
 SERIAL_ITEMS = 200_000
+
+
+def busy():
+    """Whether the machine's cores are taken: a load average of all of them but half of one
+    (this process's own thread counts in it), when the system reports one."""
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
 
 
 def launch(kernel, *args, python=None, n_items=None):
     """Run a parallel kernel in the current tier (or as ``python`` says; with ``n_items``,
     the size of its work, a kernel not loaded yet runs as Python while that is cheaper, as
-    in :func:`select`, and work under :data:`SERIAL_ITEMS` runs on the calling thread alone:
-    numba's thread count, which is per thread, is set to 1 for the launch and restored).
+    in :func:`select`, and work under :data:`SERIAL_ITEMS` on a :func:`busy` machine runs on
+    the calling thread alone: numba's thread count, which is per thread, is set to 1 for the
+    launch and restored).
     Compiled launches are serialised under numba's workqueue threading layer, which is not
     safe for concurrent launches from several Python threads."""
     function = select(kernel, n_items, python)
     if isinstance(function, functools.partial):  # (its Python form: no threads to guard)
         return function(*args)
-    if n_items is not None and n_items < SERIAL_ITEMS:
+    if n_items is not None and n_items < SERIAL_ITEMS and busy():
         threads = _numba.get_num_threads()
         if threads > 1:
             _numba.set_num_threads(1)
