@@ -17,7 +17,9 @@ only when a call needs it and its Python form would cost more than loading it
 Compiled kernels are cached on disk (``cache=True``), release the GIL (``nogil=True``), use
 numpy's error model (a division by zero gives inf/nan instead of raising; kernels guard
 their denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
-Nothing here changes numba's global state (thread count, threading layer).
+Nothing here changes numba's global state (thread count, threading layer); a small
+launch on a busy machine runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's
+per-thread count, restored after it).
 
 A kernel whose byte-level loops would be slow in Python may have a Python variant
 (:func:`python_variant`): a faster Python function with the same results, which Python
@@ -282,7 +284,10 @@ def _choose_python(n_rows):
     mode = _forced_mode()
     if mode in ("python", "numba"):
         return mode == "python"
-    if _numba is not None or _python_rows + n_rows > PYTHON_ROWS:
+    if _numba is not None:
+        return False
+    n_rows = int(n_rows() if callable(n_rows) else n_rows)
+    if _python_rows + n_rows > PYTHON_ROWS:
         return False
     _python_rows += n_rows
     return True
@@ -292,12 +297,14 @@ def _choose_python(n_rows):
 def tier(n_rows):
     """Decide, for the work of this block on ``n_rows`` rows, whether kernels run as Python.
 
-    Nested blocks keep the outermost decision (one input is evaluated one way).
+    ``n_rows`` may be a function giving them, called only when the choice depends on them
+    (not once numba is loaded: a loop's calls then skip sizing their inputs). Nested blocks
+    keep the outermost decision (one input is evaluated one way).
     """
     if _python.get() is not None:
         yield
         return
-    token = _python.set(_choose_python(int(n_rows)))
+    token = _python.set(_choose_python(n_rows))
     try:
         yield
     finally:
@@ -372,14 +379,49 @@ def n_threads():
     return _numba.get_num_threads()
 
 
+#: Items of work (rows and queries) under which a parallel kernel runs on the calling thread
+#: alone when the machine is busy (:func:`busy`; :func:`launch`): a team of threads waits at
+#: its end for its slowest thread, and when another process holds a core that thread waits
+#: for the scheduler, a few ms a launch: more than a second thread saves on small work.
+#: Measured on the 2-core project machine (BENCHMARKS.md, 2026-11-27), the 50 x 1,000 call
+#: (two launches of 55,000 items): at load 1.7, 6.3-6.6 ms on one thread against 14.5-20.5
+#: ms on two; idle (load 0.9), 7.4-9.0 ms on one against 5.9-6.9 on two. Values never
+#: depend on the thread count.
+SERIAL_ITEMS = 200_000
+
+
+def busy():
+    """Whether the machine's cores are taken: a load average of all of them but half of one
+    (this process's own thread counts in it), when the system reports one."""
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
+
+
 def launch(kernel, *args, python=None, n_items=None):
     """Run a parallel kernel in the current tier (or as ``python`` says; with ``n_items``,
     the size of its work, a kernel not loaded yet runs as Python while that is cheaper, as
-    in :func:`select`). Compiled launches are serialised under numba's workqueue threading
-    layer, which is not safe for concurrent launches from several Python threads."""
+    in :func:`select`, and work under :data:`SERIAL_ITEMS` on a :func:`busy` machine runs on
+    the calling thread alone: numba's thread count, which is per thread, is set to 1 for the
+    launch and restored).
+    Compiled launches are serialised under numba's workqueue threading layer, which is not
+    safe for concurrent launches from several Python threads."""
     function = select(kernel, n_items, python)
     if isinstance(function, functools.partial):  # (its Python form: no threads to guard)
         return function(*args)
+    if n_items is not None and n_items < SERIAL_ITEMS and busy():
+        threads = _numba.get_num_threads()
+        if threads > 1:
+            _numba.set_num_threads(1)
+            try:
+                return _launch(function, args)
+            finally:
+                _numba.set_num_threads(threads)
+    return _launch(function, args)
+
+
+def _launch(function, args):
     try:
         layer = _numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet

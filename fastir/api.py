@@ -112,7 +112,7 @@ def evaluate_with(qrels, run, measures, options, progress=False):
         qrels = qrels if other else as_qrels(qrels, progress)
         return ResultsByRun((name, evaluate_with(qrels, r, measures, options, progress))
                             for name, r in run.items())
-    with _jit.tier(size_hint(qrels) + size_hint(run)):
+    with _jit.tier(lambda: size_hint(qrels) + size_hint(run)):
         qrels = as_qrels(qrels, progress)
         run = as_run(run, options.compat, progress)
         with Progress(len(run), "evaluating", wanted(progress), unit="row") as bar, \

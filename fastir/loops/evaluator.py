@@ -62,7 +62,7 @@ class Evaluator:
     def evaluate(self, run):
         """Evaluate one run (any form :func:`fastir.evaluate` takes): a :class:`Results`."""
         run = records_read(run, "run")
-        with _jit.tier(size_hint(run) + len(self.qrels)):
+        with _jit.tier(lambda: size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
             return self.plan.evaluate(self.qrels, run, self.options)[0]
 

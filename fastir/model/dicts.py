@@ -79,14 +79,48 @@ def _doc_column(tables, n_rows, source):
     except (TypeError, UnicodeEncodeError):
         data = None
     if data is not None:
-        cuts = np.flatnonzero(data == 0)
-        if len(cuts) == max(n_rows - 1, 0):  # (else an id holds a NUL)
-            offsets = np.empty(n_rows + 1, dtype=np.int64)
-            offsets[0] = 0
-            offsets[1:-1] = cuts - np.arange(len(cuts))
-            offsets[-1] = len(data) - len(cuts)
-            return Ids(data[data != 0] if len(cuts) else data, offsets)
+        packed, offsets = _jit.select(_cut_at_nuls, len(data))(data, n_rows)
+        if len(offsets):  # (else an id holds a NUL)
+            return Ids(packed, offsets)
     return id_column(list(itertools.chain.from_iterable(tables)), "doc ids", source)
+
+
+@_jit.jit
+def _cut_at_nuls(data, n_rows):
+    """``n_rows`` ids joined with a NUL between them, cut in one pass: (their bytes without
+    the NULs, their offsets), or empty offsets when ``data`` holds another number of NULs
+    (an id holding a NUL)."""
+    offsets = np.empty(n_rows + 1, dtype=np.int64)
+    packed = np.empty(len(data), dtype=np.uint8)
+    offsets[0] = 0
+    row = 0
+    at = 0
+    for p in range(len(data)):
+        c = data[p]
+        if c == 0:
+            row += 1
+            if row >= n_rows:
+                return packed[:0], offsets[:0]
+            offsets[row] = at
+        else:
+            packed[at] = c
+            at += 1
+    if row != max(n_rows - 1, 0):
+        return packed[:0], offsets[:0]
+    offsets[n_rows] = at
+    return packed[:at], offsets
+
+
+@_jit.python_variant(_cut_at_nuls)
+def _cut_at_nuls(data, n_rows):
+    cuts = np.flatnonzero(data == 0)
+    if len(cuts) != max(n_rows - 1, 0):
+        return data[:0], np.zeros(0, dtype=np.int64)
+    offsets = np.empty(n_rows + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:-1] = cuts - np.arange(len(cuts))
+    offsets[-1] = len(data) - len(cuts)
+    return (data[data != 0] if len(cuts) else data), offsets
 
 
 def id_column(items, what, source):

@@ -186,6 +186,23 @@ class FastirEvaluator(providers.Evaluator):
                 results.values = printed(results.values, self.digits)
         return parts
 
+    def iter_calc(self, run):
+        """ir_measures' ``iter_calc``: every metric, then each measure's default for every
+        judged query it did not score, sorted by measure name and query, as the base class
+        yields them; the queries scored are counted per measure, by sets of query ids,
+        instead of hashing each metric's measure (its text, built per metric) twice."""
+        scored = {}
+        for measures, results in self._results(run):
+            qids = set(results.query_ids)
+            for measure in measures:
+                scored.setdefault(measure, set()).update(qids)
+            yield from metrics(ir_measures.Metric, results.query_ids, measures, results.values)
+        judged = set(self.qrel_qids)
+        missing = [(measure, qid) for measure in set(self.measures)
+                   for qid in judged - scored.get(measure, set())]
+        for measure, qid in sorted(missing, key=lambda x: (str(x[0]), x[1])):
+            yield ir_measures.Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
+
     def _iter_calc(self, run):
         for measures, results in self._results(run):
             yield from metrics(ir_measures.Metric, results.query_ids, measures, results.values)

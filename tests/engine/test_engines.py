@@ -16,7 +16,7 @@ import fastir
 from fastir import _jit
 from fastir.analysis import stats_kernels
 from fastir.measures import kernels, user
-from fastir.model import ids, join, ranking
+from fastir.model import dicts, ids, join, ranking
 
 NAMES = ["AP", "nDCG@10", "nDCG", "P@5", "R@10", "RR", "Bpref", "IPrec@0.5", "GMAP", "infAP",
          "nDCGRel", "RnDCG", "G", "RBP", "Unj@5", "SetF", "IPrecAvg", "NumRelRet"]
@@ -168,6 +168,14 @@ def test_id_variants_match_their_kernels(items):
         py, nb = _kernel_pair(ids._gather_bytes)
         for a, b in zip(py(col.data, col.offsets, index), nb(col.data, col.offsets, index)):
             assert np.array_equal(a, b)
+        py, nb = _kernel_pair(dicts._cut_at_nuls)  # (a dict's doc ids, joined at NULs)
+        joined = np.frombuffer(b"\0".join(items), dtype=np.uint8)
+        for n_rows in (len(items), len(items) + 1, max(len(items) - 1, 0)):
+            (d1, o1), (d2, o2) = py(joined, n_rows), nb(joined, n_rows)
+            assert np.array_equal(o1, o2) and np.array_equal(d1[:o1[-1] if len(o1) else 0],
+                                                             d2[:o2[-1] if len(o2) else 0])
+            if n_rows == len(items) and items:
+                assert ids.Ids(d1, o1).tolist() == col.tolist()
     for i in range(len(items)):
         for j in range(len(items)):
             if col.is_int:
@@ -325,8 +333,8 @@ def test_resampling_variants_match_their_kernels(n_resamples, n_queries, width, 
 @pytest.mark.one_engine
 def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
-              "_gather_bytes", "int_str_cmp", "bytes_cmp", "_join_kernel", "summaries",
-              "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
+              "_gather_bytes", "_cut_at_nuls", "int_str_cmp", "bytes_cmp", "_join_kernel",
+              "summaries", "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
               "rank_segments", "_pair_rows", "_judged_docs", "_position_kernel",
               "field_spans"}  # (the last three: test_prefs_engines.py)
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source

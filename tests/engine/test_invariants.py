@@ -20,6 +20,8 @@ import numpy as np
 import numba
 import fastir
 from fastir import _jit
+_jit.SERIAL_ITEMS = int(sys.argv[1])  # (0: every launch through numba's team of threads)
+_jit.busy = lambda: True  # (a small launch then runs on the calling thread, whatever the load)
 rng = np.random.default_rng(7)
 n_q = 300
 lengths = rng.integers(1, 400, n_q)  # uneven queries: the chunks are balanced by rows
@@ -38,17 +40,20 @@ print(json.dumps({"values": res.values.tolist(), "mean": res.mean,
 """.replace("__NAMES__", repr(NAMES))
 
 
-def _run_with_threads(n):
+def _run_with_threads(n, serial_items=0):
     # compiled: under the Python engine every kernel is serial and the thread count is moot
     env = dict(os.environ, NUMBA_NUM_THREADS=str(n), FASTIR_JIT="numba")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(serial_items)], env=env,
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
 @pytest.mark.one_engine
 def test_one_and_two_threads_are_bit_identical():
     one, two = _run_with_threads(1), _run_with_threads(2)
+    # (and small work on the calling thread alone, numba's thread count restored after it)
+    small = _run_with_threads(2, serial_items=10**9)
+    assert small["threads"] == 2 and small["values"] == two["values"]
     # the compiled parallel kernels ran (a threading layer is chosen at the first parallel
     # launch), with 1 and 2 threads over several chunks each (chunk_bounds: 4 per thread)
     assert (one["threads"], two["threads"]) == (1, 2)

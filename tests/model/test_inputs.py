@@ -1,6 +1,10 @@
 """Arrays, dicts and frames as a careless or hostile user hands them over: one clear error
 naming the argument, or the naive reference's values on what they hold."""
 
+import struct
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from checks import NAMES, cases, same_as_naive, useful
@@ -8,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastir
+from fastir.model import values
 
 ODD_ARRAYS = st.sampled_from([
     np.array([1, 2, 3]), np.array(["a", "b", "c"]), np.array([b"a", b"b", b"c"]),
@@ -62,6 +67,37 @@ def test_dicts_give_a_clear_error_or_the_naive_value(qrels, run):
             same_as_naive(qrels, run[name], results)
         return
     same_as_naive(qrels, run, res)
+
+
+SCORES = st.sampled_from([0.0, 1.0, 0, 1, 2, 0.5, -1.5, True, False, np.bool_(True),
+                          np.float32(1.0), np.int64(0), float("nan"), float("inf"), 10**400,
+                          "1", None, 1 + 2j, np.complex128(1), Fraction(1, 3), Decimal("0.25")])
+
+
+@cases(300)
+@given(st.lists(SCORES, max_size=8))
+def test_scores_are_packed_as_the_array_module_reads_them(scores):
+    """A list of scores packed by ``struct`` (:func:`values.run_scores`) gives the doubles
+    ``array("d")`` gives, and refuses what it refuses (then the check names the row)."""
+    try:
+        expected = np.frombuffer(values._c_doubles(scores), dtype=np.float64)
+    except (TypeError, OverflowError):
+        expected = None
+    try:
+        packed = values._packed_doubles(scores)
+    except (TypeError, OverflowError, struct.error):
+        packed = None
+    assert (packed is None) == (expected is None)
+    assert packed is None or np.array_equal(packed, expected, equal_nan=True)
+
+
+@pytest.mark.one_engine
+def test_scores_beyond_a_packing_chunk():
+    n = values._PACK_CHUNK + 3
+    scores = [i / 7 for i in range(n)]
+    assert np.array_equal(values._packed_doubles(scores), np.array(scores))
+    with pytest.raises(fastir.InputError, match=f"row {n - 1}.*'x' is not a number"):
+        values.run_scores(scores[:-1] + ["x"], "run", lambda i: f"row {i}")
 
 
 @cases(100)

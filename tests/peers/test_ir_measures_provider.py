@@ -309,3 +309,16 @@ def test_runtime_measures_beside_fastir_s_own(fastir_alone):
                            .sum() / len(r), name="MyP")
     got = M.calc_aggregate([MyP @ 2, M.P @ 2], qrels, run)
     assert got == {MyP @ 2: 0.25, M.P @ 2: 0.25}
+
+
+def test_iter_calc_yields_what_the_base_class_yields():
+    """fastir's ``iter_calc`` (each measure's judged queries counted by sets) yields the
+    metrics, and then the defaults of the judged queries a measure did not score, in the
+    order ir_measures' base class yields them."""
+    from ir_measures.providers.base import Evaluator as Base
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 2}, "q3": {"d": 1}, "q0": {"z": 1}}
+    measures = [M.AP, M.nDCG @ 10, M.P @ 1, M.RR, M.RR @ 10, M.R @ 5]  # (two fastir parts)
+    evaluator = P.provider.evaluator(measures, qrels)
+    for run in ({"q1": {"a": 0.5, "b": 0.7}, "q3": {"x": 1.0}, "q9": {"a": 1.0}}, {}):
+        assert list(evaluator.iter_calc(run)) == list(Base.iter_calc(evaluator, run))
