@@ -298,11 +298,15 @@ def main(argv=None):
     systems = [s.strip() for s in args.systems.split(",")]
     modes = args.modes.split(",")
     prepare()
+    if "process" in modes:  # (first: a child's peak RSS counts this process's until exec)
+        whole_processes(args, systems)
     if "in-process" in modes:
         in_process(args.dict_sizes.split(","), args.dict_systems.split(","),
                    args.repeat or 7)
-    if "process" not in modes:
-        return
+
+
+def whole_processes(args, systems):
+    """The size classes (or the given pair), each system as a whole process."""
     binary = trec_eval_binary() if "trec_eval" in systems else None
     if "trec_eval" in systems and not binary:
         print("note: no trec_eval binary (not on PATH, no ../shared/peers to build it): its "
