@@ -4,6 +4,7 @@ each error naming the first bad value's row (its query and doc) and the value it
 """
 
 import array
+import contextlib
 import numbers
 import struct
 import warnings
@@ -206,24 +207,28 @@ def _packed_doubles(values):
     the row one value at a time, as ``array("d")`` reads it."""
     n = len(values)
     out = np.empty(n, dtype=np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", np.exceptions.ComplexWarning)
-        try:
-            for lo in range(0, n, _PACK_CHUNK):
-                part = values[lo:lo + _PACK_CHUNK]
-                struct.pack_into(f"{len(part)}d", out, 8 * lo, *part)
-        except np.exceptions.ComplexWarning:
-            raise TypeError("a complex number is not a score") from None
+    with _complex_refused():
+        for lo in range(0, n, _PACK_CHUNK):
+            part = values[lo:lo + _PACK_CHUNK]
+            struct.pack_into(f"{len(part)}d", out, 8 * lo, *part)
     return out
 
 
 def _c_doubles(values):
     """``array("d", values)``: a C array of the doubles of numbers (a TypeError for anything
     else: a complex number too, which numpy's would turn into its real part with a warning)."""
+    with _complex_refused():
+        return array.array("d", values)
+
+
+@contextlib.contextmanager
+def _complex_refused():
+    """A numpy complex scalar read as a double (numpy's ComplexWarning: its real part kept)
+    raises a TypeError instead."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
         try:
-            return array.array("d", values)
+            yield
         except np.exceptions.ComplexWarning:
             raise TypeError("a complex number is not a score") from None
 

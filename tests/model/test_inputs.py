@@ -77,7 +77,7 @@ SCORES = st.sampled_from([0.0, 1.0, 0, 1, 2, 0.5, -1.5, True, False, np.bool_(Tr
 @cases(300)
 @given(st.lists(SCORES, max_size=8))
 def test_scores_are_packed_as_the_array_module_reads_them(scores):
-    """A list of scores packed by ``struct`` (:func:`values.run_scores`) gives the doubles
+    """A list of scores packed by ``struct`` (:func:`values._packed_doubles`) gives the doubles
     ``array("d")`` gives, and refuses what it refuses (then the check names the row)."""
     try:
         expected = np.frombuffer(values._c_doubles(scores), dtype=np.float64)
