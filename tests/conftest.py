@@ -217,12 +217,20 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``one_engine`` do not depend on the engine: they run once."""
+    """Tests marked ``one_engine`` do not depend on the engine: they run once. Tests marked
+    ``slow`` (a minute or more; ``minutes=`` says how many) run first, the longest first:
+    under pytest-xdist one of them started late would run on alone after the others."""
     twice = [item for item in items if item.get_closest_marker("one_engine")
              and item.callspec.params.get("engine") == "python"]
     if twice:
         config.hook.pytest_deselected(items=twice)
         items[:] = [item for item in items if item not in twice]
+    items.sort(key=_minutes_first)  # (stable: the rest keep their order)
+
+
+def _minutes_first(item):
+    slow = item.get_closest_marker("slow")
+    return -slow.kwargs.get("minutes", 1) if slow else 0
 
 
 @pytest.fixture(scope="session", params=["python", "numba"], autouse=True)

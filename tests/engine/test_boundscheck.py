@@ -47,7 +47,7 @@ print(sorted(set(compiled)))
 """
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=5)
 @pytest.mark.one_engine
 def test_after_warmup_nothing_compiles_and_kernels_stay_within_bounds(tmp_path, data_dir):
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"),
