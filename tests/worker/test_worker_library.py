@@ -140,7 +140,8 @@ MEASURES = ["map", "recip_rank", "ndcg_cut_10", "P_10", "recall_1000"]
 
 def test_the_bundled_pair(tmp_path, worker):
     calls = [("evaluate", (QRELS, RUN, MEASURES), {}, "always"),
-             ("evaluate", (QRELS, RUN, "all_trec"), {"missing": "skip"}, "always"),
+             ("evaluate", (QRELS, RUN, "all_trec"), {"missing": "skip", "progress": True},
+              "always"),
              ("evaluate_file", (QRELS, RUN, ["nDCG@10", "AP", "P@5"]), {}, "always")]
     outcomes = through_and_alone(tmp_path, worker, calls)
     assert all(outcome[0] == "value" for outcome, _ in outcomes)
