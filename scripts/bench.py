@@ -13,7 +13,7 @@ of map, recip_rank, ndcg_cut_10, P_10 and recall_1000 (trec_eval: the same ``-m`
 whole process, warm caches. Systems run interleaved, ``--repeat`` times each (a noisy
 machine varies from run to run: compare systems within one table); the table gives the
 median and the minimum wall time, the peak RSS, and each median over fastir's command
-line's. fastir runs in-process (``FASTIR_WORKER=off``) but in the rows marked "worker": the
+line's. fastir runs in-process (``FASTIR_WORKER=off``) but in the rows that say "worker": the
 command line's and the library's (``fastir.evaluate`` on the files) go to a warm worker the
 script starts in a private folder, running before the first timed run (each system runs
 once untimed first), as one started by an earlier call; their peak RSS counts the
@@ -113,7 +113,7 @@ means = {m: naive.aggregate(naive.parse(names[i])[0], [per_query[q][i] for q in 
 
 CLI = "fastir trec_eval"
 WORKER = "fastir trec_eval (worker)"
-LIBRARY_WORKER = "fastir (library, worker)"
+LIBRARY_WORKER = "fastir (library via worker)"
 PYTHON_RUNNERS[LIBRARY_WORKER] = PYTHON_RUNNERS["fastir (library)"]
 DEFAULT_SYSTEMS = ["trec_eval", "pytrec_eval", "ranx", "fastir (library)", LIBRARY_WORKER,
                    CLI, WORKER]
@@ -293,7 +293,7 @@ def main(argv=None):
     p.add_argument("--run")
     p.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                    help="among trec_eval, pytrec_eval, ranx, 'naive reference', "
-                        "'fastir (library)', 'fastir (library, worker)', 'fastir trec_eval', "
+                        "'fastir (library)', 'fastir (library via worker)', 'fastir trec_eval', "
                         "'fastir trec_eval (worker)'")
     p.add_argument("--repeat", type=int, default=None, help="runs per system (default: "
                    "per size class)")

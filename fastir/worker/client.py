@@ -118,14 +118,14 @@ def _run(folder, wanted, idle, argv, waiting):
     sock = connect(folder, name)
     if sock is None:
         if wanted == "auto":
-            spawn(folder, name, idle)
+            spawn(folder, name, idle, after_me=True)
         return None
     try:
         ended = _request(sock, folder, ident, argv, *waiting)
     finally:
         sock.close()
     if ended == "stale" and wanted == "auto":
-        spawn(folder, name, idle)
+        spawn(folder, name, idle, after_me=True)
     return None if ended == "stale" else ended
 
 
@@ -331,12 +331,15 @@ def _die_by(signum):
 
 
 # -- starting a worker ----------------------------------------------------------------------
-def spawn(folder, name, idle=None, ready=None):
+def spawn(folder, name, idle=None, ready=None, after_me=False):
     """Start worker ``name`` in the background (detached: its own session, no terminal,
     standard streams on its log, which keeps the previous workers' lines), unless one is
     starting or failed lately; ``ready``: a descriptor it writes ``serving`` to once it
-    serves. The sources stamp is taken here, before the worker imports anything of
-    fastir: a worker whose sources changed while it started does not serve."""
+    serves; ``after_me``: it warms up once this process has ended (at most
+    ``server.AFTER_SECONDS`` later), so that its warm-up does not slow down the command
+    or call that started it, which runs in-process meanwhile. The sources stamp is taken
+    here, before the worker imports anything of fastir: a worker whose sources changed
+    while it started does not serve."""
     files = common.names(name)
     try:
         if time.time() - folder.stat(files["failed"]).st_mtime < common.RETRY_SECONDS:
@@ -355,31 +358,42 @@ def spawn(folder, name, idle=None, ready=None):
         log = folder.open(files["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     except OSError:  # (a link where the log goes, say: never followed)
         return None
+    after = _own_pidfd() if after_me else None
     try:
         pid = os.fork()
         if pid == 0:  # the first child starts the worker and leaves, so nobody waits for it
             try:
                 os.setsid()
                 if os.fork() == 0:
-                    _exec_worker(log, name, idle, stamp, ready)
+                    _exec_worker(log, name, idle, stamp, ready, after)
             finally:
                 os._exit(0)
     finally:
-        os.close(log)
+        for fd in (log, after):
+            if fd is not None:
+                os.close(fd)
     os.waitpid(pid, 0)
     return pid
 
 
-def _exec_worker(log, name, idle, stamp, ready):
+def _own_pidfd():
+    """A pidfd of this process (None where the kernel has none)."""
+    try:
+        return os.pidfd_open(os.getpid())
+    except (AttributeError, OSError):
+        return None
+
+
+def _exec_worker(log, name, idle, stamp, ready, after):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    keep = {0, 1, 2} if ready is None else {0, 1, 2, ready}
-    for fd in _descriptors(exclude=keep):  # (a pipe the caller holds must not stay open)
-        os.close(fd)
-    if ready is not None:
-        os.set_inheritable(ready, True)
+    passed = [fd for fd in (ready, after) if fd is not None]
+    for fd in _descriptors(exclude={0, 1, 2, *passed}):  # (a pipe the caller holds must
+        os.close(fd)                                       # not stay open)
+    for fd in passed:
+        os.set_inheritable(fd, True)
     os.chdir("/")
     package_parent = os.path.dirname(common.root())
     boot = ("import sys; sys.path[0] = sys.argv[1]; from fastir.cli.main import main; "
@@ -387,6 +401,7 @@ def _exec_worker(log, name, idle, stamp, ready):
     args = [package_parent, "--key", name, "--stamp", stamp]
     args += [] if idle is None else ["--idle", repr(idle)]
     args += [] if ready is None else ["--ready-fd", str(ready)]
+    args += [] if after is None else ["--after-fd", str(after)]
     os.execv(sys.executable, [sys.executable, *_interpreter_flags(), "-c", boot, *args])
 
 

@@ -342,34 +342,54 @@ def test_off_and_no_worker(tmp_path, worker):
     assert_same(off, alone, "no worker")
 
 
+def _worker_state(env):
+    """``fastir worker status --json`` in ``env``: its answer ({} when none runs)."""
+    done = subprocess.run([sys.executable, "-m", "fastir", "worker", "status", "--json"],
+                          env=env, cwd=ROOT, capture_output=True, text=True)
+    return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
 def test_auto_starts_a_worker_that_the_next_call_uses(tmp_path):
-    """The first call (no worker) runs in-process and starts one; once it serves, the next
-    call goes to it. The worker is ended by its pid."""
+    """The first call (no worker) runs in-process and starts one, which warms up only once
+    that caller has ended (its warm-up would slow the caller down); the next call goes to
+    it. The worker is ended by its pid."""
     home = tmp_path / "home"
     env = {**os.environ, "FASTIR_WORKER": "auto", "FASTIR_WORKER_DIR": str(home)}
     calls = [("evaluate", (QRELS, RUN, MEASURES), {}, "always")]
-    first, _, err = calls_in_a_process(tmp_path, env, calls, name="first")
-    assert err == ""
+    (tmp_path / "first.in").write_bytes(pickle.dumps(calls))
+    (tmp_path / "first.py").write_text(_CALLS + "sys.stdin.read()\n")  # (then waits)
+    first = subprocess.Popen([sys.executable, str(tmp_path / "first.py"),
+                              str(tmp_path / "first.in"), str(tmp_path / "first.out")],
+                             env=env, cwd=ROOT, stdin=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     pid = None
     try:
+        while not (tmp_path / "first.out").exists() and first.poll() is None:
+            time.sleep(0.05)
+        deadline = time.time() + 60
+        state = _worker_state(env)
+        while not state and time.time() < deadline:  # (until it has taken its lock)
+            time.sleep(0.05)
+            state = _worker_state(env)
+        pid = state.get("pid")
+        assert state.get("state") == "starting", state
+        assert "serving" not in "".join(p.read_text() for p in home.glob("*.log"))
+        _, err = first.communicate("", timeout=60)
+        assert first.returncode == 0 and err == "", err
         deadline = time.time() + 600
-        while pid is None and time.time() < deadline:
-            done = subprocess.run([sys.executable, "-m", "fastir", "worker", "status",
-                                   "--json"], env=env, cwd=ROOT, capture_output=True,
-                                  text=True)
-            status = json.loads(done.stdout) if done.stdout.strip() else {}
-            if status.get("state") == "serving":
-                pid = status["pid"]
-            else:
-                time.sleep(0.5)
-        assert pid is not None, "the first call started no worker"
+        while state.get("state") != "serving" and time.time() < deadline:
+            time.sleep(0.2)
+            state = _worker_state(env)
+        assert state.get("state") == "serving", "the worker did not start serving"
+        alone, _ = pickle.loads((tmp_path / "first.out").read_bytes())
         second, numba, _ = calls_in_a_process(tmp_path, env, calls, name="second")
         assert not numba
-        assert_same(first, second, "auto")
-        done = subprocess.run([sys.executable, "-m", "fastir", "worker", "status", "--json"],
-                              env=env, cwd=ROOT, capture_output=True, text=True)
-        assert '"served": 1' in done.stdout, done.stdout
+        assert_same(alone, second, "auto")
+        assert _worker_state(env)["served"] == 1
     finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
             assert gone(pid, 60)
