@@ -88,12 +88,14 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     trec_eval 10.0 for its measures.
     A query with an empty ranking scores 0 on every measure but ``NumRel``/``NumQ``.
 
-    Called on files (``qrels`` and ``run`` paths) in a process that has not loaded numba
-    yet, the evaluation runs in the user's warm worker (started by the first such call,
-    it exits after 10 minutes without one), so that the call pays neither numba's
-    start-up nor kernels run as Python; the results, exceptions and warnings are those of
-    an evaluation here. ``FASTIR_WORKER=off`` keeps every call in its process (the
-    default under CI); see :mod:`fastir.worker.library`.
+    Called on files (``qrels`` and ``run`` paths) from the main thread of a process that
+    has not loaded numba yet, the evaluation runs in the user's warm worker, so that the
+    call pays neither numba's start-up nor kernels run as Python; the results,
+    exceptions and warnings are those of an evaluation here. The first such call runs
+    here and starts the worker, which exits after ``FASTIR_WORKER_IDLE`` seconds without
+    a request (600). ``FASTIR_WORKER=off`` keeps every call in its process (the default
+    under CI); see :mod:`fastir.worker.library` and the command-line guide's "Library
+    calls".
 
     Examples
     --------
