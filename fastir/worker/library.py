@@ -91,8 +91,12 @@ def wanted(args, kwargs):
     progress = kwargs.get("progress", False)
     return ("numba" not in sys.modules and not _staying and _main_thread()
             and len(args) == 3 and _plain_path(args[0]) and _plain_path(args[1])
-            and _names(args[2]) and (type(progress) is bool or progress == "auto")
+            and _names(args[2]) and progress in _PROGRESS.get(type(progress), ())
             and not _own_measures())
+
+
+#: The values of ``progress`` a worker's process shows alike (by type: no other compared).
+_PROGRESS = {bool: (True, False), str: ("auto",)}
 
 
 def _main_thread():
@@ -104,7 +108,10 @@ def _main_thread():
 def _plain_path(value):
     if not isinstance(value, (str, os.PathLike)):
         return False
-    path = os.fspath(value)
+    try:
+        path = os.fspath(value)
+    except Exception:  # (the call says so, in-process)
+        return False
     return isinstance(path, str) and path not in ("", "-")
 
 
@@ -247,17 +254,25 @@ def answer(argv, resolve):
     request's call (``resolve(name)``: the function of that name) and write its reply.
     Its exit status: 0 once the reply is written, 2 when its arguments are not a request
     (it is no command of the command line's)."""
+    stay_in_process()  # (a worker's process never hands a call on)
     try:
-        reply_fd = int(argv[1])
-        request = pickle.loads(_read(int(argv[0])))
-        function = resolve(request["function"])
-        args, kwargs = request["args"], request["kwargs"]
-    except Exception:
+        request_fd, reply_fd = int(argv[0]), int(argv[1])
+        data = _read(request_fd)
+        os.fstat(reply_fd)
+    except (IndexError, ValueError, OSError):
         print(f"fastir {COMMAND}: not a command (fastir's library calls use it to run in a "
               "warm worker)", file=sys.stderr)
         return 2
-    sys.argv = request["argv"]
-    _write(reply_fd, _pickled(_outcome(function, args, kwargs)))
+    try:
+        request = pickle.loads(data)
+        function = resolve(request["function"])
+        args, kwargs = request["args"], request["kwargs"]
+        sys.argv = request["argv"]
+    except Exception as problem:  # (a value of a class this process has not: run it there)
+        reply = {"in_process": repr(problem)}
+    else:
+        reply = _outcome(function, args, kwargs)
+    _write(reply_fd, _pickled(reply))
     return 0
 
 

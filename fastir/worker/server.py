@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 
-from fastir.worker import child, common, peer
+from fastir.worker import child, common, library, peer
 
 
 def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, ready=None,
@@ -38,6 +38,7 @@ def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, rea
     the warm-up waits for its end (at most AFTER_SECONDS) so as not to slow it down;
     ``rehearse(folder)``: what a forked process does while it waits for its request."""
     stamp = stamp or common.sources_stamp()  # (before the bulk of fastir is imported)
+    library.stay_in_process()  # (its processes never hand a library call on to a worker)
     _say(f"starting (pid {os.getpid()}, {time.strftime('%Y-%m-%d %H:%M:%S')})")
     folder = common.directory()
     ident = common.identity()

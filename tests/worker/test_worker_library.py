@@ -327,6 +327,29 @@ def test_calls_that_stay_in_process(worker, case, tmp_path):
     assert worker.served() == served, "the worker ran a call that must stay in-process"
 
 
+_OWN_CLASS = """
+import sys
+import fastir
+
+class Level(int):  # (pickled by name: no module of the worker's process has it)
+    pass
+
+res = fastir.evaluate(sys.argv[1], sys.argv[2], ["map", "P@5"], relevance_level=Level(2))
+print(res.values.tobytes().hex())
+"""
+
+
+def test_an_option_the_worker_cannot_read_runs_in_process(worker):
+    """An option of a class of the caller's script: the worker's process cannot unpickle it
+    and leaves the call to the caller, which runs it in-process, saying nothing."""
+    done = [subprocess.run([sys.executable, "-c", _OWN_CLASS, QRELS, RUN],
+                           env={**worker.env, "FASTIR_WORKER": mode}, cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+            for mode in ("use", "off")]
+    assert [d.returncode for d in done] == [0, 0] and done[0].stderr == "", done[0].stderr
+    assert done[0].stdout == done[1].stdout
+
+
 def test_off_and_no_worker(tmp_path, worker):
     """FASTIR_WORKER=off: in-process; ``use`` with no worker running: in-process, silently
     (nothing started); then a worker that runs them."""
