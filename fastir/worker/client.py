@@ -9,6 +9,9 @@ the client's limits; the command's process then says "started" with a pidfd of i
 and the client passes the signals it gets on to it directly, without the worker: Ctrl-C,
 SIGTERM and SIGHUP; Ctrl-Z stops the command, then the client, and ``fg`` or ``bg``
 continues both. The command's exit status becomes the client's, a death by a signal too.
+A library call (:mod:`fastir.worker.library`) goes through :func:`submit`, which passes on
+only Ctrl-Z and says how the command ended: the caller's own handlers keep the other
+signals, and an exception they raise while it waits kills the command.
 
 Whenever anything about the worker fails before the command started, :func:`run` returns
 None and the caller runs the command in-process; so it does when the command needs what

@@ -64,8 +64,8 @@ _staying = []
 
 
 def stay_in_process():
-    """Keep this process's calls here (the ``fastir`` program's: it offered its command to
-    the worker already)."""
+    """Keep this process's calls here: the ``fastir`` program's (it offered its command to
+    the worker already) and a worker's processes'."""
     _staying.append(True)
 
 
