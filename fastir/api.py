@@ -1,15 +1,19 @@
 """The public API: ``evaluate`` (the forms qrels and runs are accepted in are
-:mod:`fastir.io.inputs`')."""
+:mod:`fastir.io.inputs`'). Importing it costs little: a call on files in a process that has
+not loaded numba goes to the warm worker first (:mod:`fastir.worker.library`), and only a
+call that runs here imports the evaluation."""
 
-from fastir import _jit, preferences
-from fastir.engine import Plan
-from fastir.io.inputs import as_qrels, as_run, is_several_runs, records_read, size_hint
-from fastir.model.prefs import JudgmentGroups, Prefs
-from fastir.options import Options
-from fastir.progress import Progress, wanted
-from fastir.results import Results, ResultsByRun
+from fastir.worker import library
 
-__all__ = ["Results", "evaluate"]
+__all__ = ["Results", "evaluate"]  # noqa: F822  (Results: imported on first use)
+
+
+def __getattr__(name):
+    if name == "Results":
+        from fastir.results import Results
+
+        return Results
+    raise AttributeError(f"module 'fastir.api' has no attribute {name!r}")
 
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
@@ -84,6 +88,15 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     trec_eval 10.0 for its measures.
     A query with an empty ranking scores 0 on every measure but ``NumRel``/``NumQ``.
 
+    Called on files (``qrels`` and ``run`` paths) from the main thread of a process that
+    has not loaded numba yet, the evaluation runs in the user's warm worker, so that the
+    call pays neither numba's start-up nor kernels run as Python; the results,
+    exceptions and warnings are those of an evaluation here. The first such call runs
+    here and starts the worker, which exits after ``FASTIR_WORKER_IDLE`` seconds without
+    a request (600). ``FASTIR_WORKER=off`` keeps every call in its process (the default
+    under CI); see :mod:`fastir.worker.library` and the command-line guide's "Library
+    calls".
+
     Examples
     --------
     >>> import fastir
@@ -93,14 +106,28 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     >>> {k: round(v, 4) for k, v in res.mean.items()}
     {'P@2': 0.5, 'map': 0.8333, 'ndcg_cut_3': 0.7602}
     """
-    options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
-                      judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                      unjudged=unjudged)
-    return evaluate_with(qrels, run, measures, options, progress)
+    kwargs = dict(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
+                  judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
+                  unjudged=unjudged)
+    delegated = library.call("evaluate", (qrels, run, measures), {**kwargs,
+                                                                  "progress": progress})
+    if delegated is not None:
+        return delegated
+    from fastir.options import Options
+
+    return evaluate_with(qrels, run, measures, Options(**kwargs), progress)
 
 
 def evaluate_with(qrels, run, measures, options, progress=False):
-    """:func:`evaluate` with its options made (:class:`~fastir.options.Options`)."""
+    """:func:`evaluate` with its options made (:class:`~fastir.options.Options`), in this
+    process."""
+    from fastir import _jit, preferences
+    from fastir.engine import Plan
+    from fastir.io.inputs import as_qrels, as_run, is_several_runs, records_read, size_hint
+    from fastir.model.prefs import JudgmentGroups, Prefs
+    from fastir.progress import Progress, wanted
+    from fastir.results import ResultsByRun
+
     other = isinstance(qrels, (Prefs, JudgmentGroups))
     plan = None if other else Plan.of(measures, options)
     qrels = qrels if other else records_read(qrels, "qrels")

@@ -13,8 +13,12 @@ of map, recip_rank, ndcg_cut_10, P_10 and recall_1000 (trec_eval: the same ``-m`
 whole process, warm caches. Systems run interleaved, ``--repeat`` times each (a noisy
 machine varies from run to run: compare systems within one table); the table gives the
 median and the minimum wall time, the peak RSS, and each median over fastir's command
-line's. Every system's means must equal fastir's (to 1e-4: pytrec_eval ranks float32
-scores, ranx breaks ties its own way) or the script stops.
+line's. fastir runs in-process (``FASTIR_WORKER=off``) but in the rows that say "worker": the
+command line's and the library's (``fastir.evaluate`` on the files) go to a warm worker the
+script starts in a private folder, running before the first timed run (each system runs
+once untimed first), as one started by an earlier call; their peak RSS counts the
+worker's process that ran the call. Every system's means must equal fastir's (to 1e-4:
+pytrec_eval ranks float32 scores, ranx breaks ties its own way) or the script stops.
 
 The trec_eval binary is taken from PATH, else built from ../shared/peers (``build-trec-eval``)
 into data/bin; without either its rows are left out, with a note. ``--systems`` chooses.
@@ -109,16 +113,21 @@ means = {m: naive.aggregate(naive.parse(names[i])[0], [per_query[q][i] for q in 
 
 CLI = "fastir trec_eval"
 WORKER = "fastir trec_eval (worker)"
-DEFAULT_SYSTEMS = ["trec_eval", "pytrec_eval", "ranx", "fastir (library)", CLI, WORKER]
+LIBRARY_WORKER = "fastir (library via worker)"
+PYTHON_RUNNERS[LIBRARY_WORKER] = PYTHON_RUNNERS["fastir (library)"]
+DEFAULT_SYSTEMS = ["trec_eval", "pytrec_eval", "ranx", "fastir (library)", LIBRARY_WORKER,
+                   CLI, WORKER]
+#: The systems run through the warm worker (the others' fastir runs in-process).
+THROUGH_WORKER = (WORKER, LIBRARY_WORKER)
 #: The environment of each fastir system: in-process, or through a warm worker (started
 #: by main in a private folder of its own, stopped by its process id at the end).
 IN_PROCESS = {**os.environ, "FASTIR_WORKER": "off"}
 
 
-def python_command(name, qrels, run):
+def python_command(name, qrels, run, env=None):
     code = (f"QRELS, RUN = {str(qrels)!r}, {str(run)!r}\nMEASURES = {MEASURES!r}\n"
             f"{PYTHON_RUNNERS[name]}\nimport json\nprint(json.dumps(means))")
-    return [sys.executable, "-c", code], lambda out: json.loads(out.splitlines()[-1]), None
+    return [sys.executable, "-c", code], lambda out: json.loads(out.splitlines()[-1]), env
 
 
 def trec_command(program, qrels, run, env=None):
@@ -165,7 +174,8 @@ def commands(systems, qrels, run, binary, worker_env=None):
         elif name in PYTHON_RUNNERS:
             module = name.split()[0]
             if module in ("fastir", "naive") or _importable(module):
-                out[name] = python_command(name, qrels, run)
+                out[name] = python_command(name, qrels, run,
+                                           worker_env if name == LIBRARY_WORKER else None)
     return out
 
 
@@ -183,7 +193,7 @@ def measure(cmds, repeat, slow=("ranx", "naive reference")):
             if name in slow and r > 0:
                 continue
             wall, peak, out = timed(args, env)
-            if name == WORKER:  # the command ran in the worker's child: its peak counts
+            if name in THROUGH_WORKER:  # it ran in the worker's child: its peak counts
                 peak = max(peak, worker_call(env, "status")["last_peak_kb"] / 1024)
             row = results[name]
             row["means"] = parse(out)
@@ -283,7 +293,8 @@ def main(argv=None):
     p.add_argument("--run")
     p.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                    help="among trec_eval, pytrec_eval, ranx, 'naive reference', "
-                        "'fastir (library)', 'fastir trec_eval', 'fastir trec_eval (worker)'")
+                        "'fastir (library)', 'fastir (library via worker)', 'fastir trec_eval', "
+                        "'fastir trec_eval (worker)'")
     p.add_argument("--repeat", type=int, default=None, help="runs per system (default: "
                    "per size class)")
     p.add_argument("--modes", default="process,in-process",
@@ -317,8 +328,8 @@ def whole_processes(args, systems):
         classes = {name: SIZES[name] for name in args.sizes.split(",")}
         print(import_times())
     with tempfile.TemporaryDirectory() as folder:
-        worker_env, pid = start_worker(Path(folder) / "w") if WORKER in systems else (None,
-                                                                                       None)
+        through = any(name in systems for name in THROUGH_WORKER)
+        worker_env, pid = start_worker(Path(folder) / "w") if through else (None, None)
         try:
             for name, ((qrels, run), generate, repeat) in classes.items():
                 _size_class(name, qrels, run, generate, args.repeat or repeat,

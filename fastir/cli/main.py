@@ -123,6 +123,27 @@ def worker_main(argv):
     return run(argv, dispatch)
 
 
+def call_main(argv):
+    """The hidden ``fastir _call``: a library call a warm worker runs for a process that has
+    not loaded numba (:mod:`fastir.worker.library`)."""
+    from fastir.worker import library
+
+    return library.answer(argv, _library_function)
+
+
+def _library_function(name):
+    """The function a library call names (:data:`fastir.worker.library.FUNCTIONS`)."""
+    if name == "evaluate":
+        from fastir.api import evaluate
+
+        return evaluate
+    if name == "evaluate_file":
+        from fastir.scale.streaming import evaluate_file
+
+        return evaluate_file
+    raise ValueError(f"no library function {name!r}")
+
+
 def _friendly(name):
     def run(argv):
         from fastir.cli import commands
@@ -135,7 +156,7 @@ COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
             "agree": _friendly("agree"), "plot": _friendly("plot"), "fuse": _friendly("fuse"),
             "pool": _friendly("pool"),
             "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
-            "warmup": warmup_main, "worker": worker_main}
+            "warmup": warmup_main, "worker": worker_main, "_call": call_main}
 #: Commands a warm worker runs for the command line (the rest are cheap, or about it).
 WORKER_COMMANDS = ("eval", "stats", "agree", "plot", "fuse", "pool", "trec_eval", "measures",
                    "example")
@@ -209,12 +230,18 @@ def _defines(argv):
 
 
 def _in_worker():
-    """The exit status of the command of ``sys.argv`` run by a warm worker, or None."""
+    """The exit status of the command of ``sys.argv`` run by a warm worker, or None: it runs
+    here, its library calls too (it was offered to the worker already)."""
+    from fastir.worker import library
+
+    status = None
     if len(sys.argv) > 1 and sys.argv[1] in WORKER_COMMANDS and not _defines(sys.argv):
         from fastir.worker import client
 
-        return client.run(sys.argv[1:])
-    return None
+        status = client.run(sys.argv[1:])
+    if status is None:
+        library.stay_in_process()
+    return status
 
 
 #: The exit status of a command whose output cannot be written whole (a full disk, a

@@ -51,6 +51,7 @@ def worker_main(argv, dispatch):
     for hidden in ("--key", "--stamp"):  # (serve: from the client that starts it)
         parser.add_argument(hidden, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--after-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not common.supported():
         print("fastir worker: not supported here (Linux only; commands run in-process)",
@@ -64,7 +65,8 @@ def worker_main(argv, dispatch):
         return 2
     if args.action == "serve":
         return server.serve(dispatch, prepare, key=args.key, idle=idle, stamp=args.stamp,
-                            ready=args.ready_fd, rehearse=lambda f: rehearse(dispatch, f))
+                            ready=args.ready_fd, after=args.after_fd,
+                            rehearse=lambda f: rehearse(dispatch, f))
     try:
         folder = common.directory()
         ident = common.identity()

@@ -29,6 +29,7 @@ from fastir.model.join import Joined
 from fastir.model.values import assemble
 from fastir.options import Options
 from fastir.progress import Progress, wanted
+from fastir.worker import library
 
 __all__ = ["evaluate_file"]
 
@@ -54,8 +55,16 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     about ``chunk_bytes`` of (decompressed) text plus the query cut at its end.
     ``third_column`` is as in :func:`fastir.read_run`. ``progress``: a bar on standard
     error over the file's bytes as they are read (``True``, or a
-    :class:`~fastir.progress.Progress` to advance).
+    :class:`~fastir.progress.Progress` to advance). On files, in a process that has not
+    loaded numba, the call runs in the user's warm worker as :func:`fastir.evaluate`'s
+    does (``FASTIR_WORKER=off``: never).
     """
+    delegated = library.call("evaluate_file", (qrels, run_path, measures), dict(
+        chunk_bytes=chunk_bytes, relevance_level=relevance_level, missing=missing,
+        max_docs=max_docs, judged_only=judged_only, num_docs=num_docs, compat=compat,
+        ties=ties, unjudged=unjudged, third_column=third_column, progress=progress))
+    if delegated is not None:
+        return delegated
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, numbers.Real) or \
             not chunk_bytes >= 1 or int(min(chunk_bytes, MAX_CHUNK)) != min(chunk_bytes,
                                                                            MAX_CHUNK):

@@ -9,6 +9,9 @@ the client's limits; the command's process then says "started" with a pidfd of i
 and the client passes the signals it gets on to it directly, without the worker: Ctrl-C,
 SIGTERM and SIGHUP; Ctrl-Z stops the command, then the client, and ``fg`` or ``bg``
 continues both. The command's exit status becomes the client's, a death by a signal too.
+A library call (:mod:`fastir.worker.library`) goes through :func:`submit`, which passes on
+only Ctrl-Z and says how the command ended: the caller's own handlers keep the other
+signals, and an exception they raise while it waits kills the command.
 
 Whenever anything about the worker fails before the command started, :func:`run` returns
 None and the caller runs the command in-process; so it does when the command needs what
@@ -57,7 +60,35 @@ def connect(folder, name, timeout=None):
 def run(argv):
     """Run ``fastir`` with arguments ``argv`` in the worker: the exit status, or None when
     no worker can (the caller then runs it in-process). A setting that cannot be used
-    (FASTIR_WORKER, FASTIR_WORKER_IDLE, FASTIR_WORKER_DIR) is said in one line."""
+    (FASTIR_WORKER, FASTIR_WORKER_IDLE, FASTIR_WORKER_DIR) is said in one line. The
+    signals the client gets go to the command (FORWARDED), and its end becomes the
+    client's: its exit status, or death by the signal that ended it."""
+    ended = submit(argv)
+    if ended is None:
+        return None
+    kind, value = ended
+    if kind == "exit":
+        return value
+    if kind == "lost" and value is None:
+        print("fastir: the command ended without an exit status (its worker had stopped)",
+              file=sys.stderr)
+        return 1
+    return _die_by(value)  # (a signal ended it, or one passed on that ends a process)
+
+
+def submit(argv, forwarded=FORWARDED, accepted=None):
+    """Run ``fastir`` with arguments ``argv`` in the worker, passing on to it the signals
+    of ``forwarded`` (and Ctrl-Z, when the client has it as by default) while it runs;
+    ``accepted()`` is called once the worker has accepted the command (what the client
+    does meanwhile: from then on, nothing here forks).
+    How it ended: ``("exit", status)``, ``("signal", number)`` (a signal ended it) or
+    ``("lost", number or None)`` (it ended without saying: its worker was killed; the
+    last signal passed on that ends a process, if any); None when no worker runs it (the
+    caller then runs it in-process): nothing about the worker that fails before the
+    command started is said, but a setting that cannot be used (FASTIR_WORKER,
+    FASTIR_WORKER_IDLE, FASTIR_WORKER_DIR), in one line. An exception raised in the
+    client while it waits (a handler of its own for a signal not passed on: Ctrl-C in a
+    library call) ends the command and goes on."""
     try:
         wanted = common.mode()
         if wanted == "off" or not common.supported() or needs_own_process(argv):
@@ -76,12 +107,12 @@ def run(argv):
     except OSError:
         return None
     try:
-        return _run(folder, wanted, idle, argv)
+        return _run(folder, wanted, idle, argv, (forwarded, accepted))
     finally:
         folder.close()
 
 
-def _run(folder, wanted, idle, argv):
+def _run(folder, wanted, idle, argv, waiting):
     try:
         ident = common.identity()
         name = common.key(ident, common.own_context())
@@ -90,15 +121,15 @@ def _run(folder, wanted, idle, argv):
     sock = connect(folder, name)
     if sock is None:
         if wanted == "auto":
-            spawn(folder, name, idle)
+            spawn(folder, name, idle, after_me=True)
         return None
     try:
-        status = _request(sock, folder, ident, argv)
+        ended = _request(sock, folder, ident, argv, *waiting)
     finally:
         sock.close()
-    if status == "stale" and wanted == "auto":
-        spawn(folder, name, idle)
-    return None if status == "stale" else status
+    if ended == "stale" and wanted == "auto":
+        spawn(folder, name, idle, after_me=True)
+    return None if ended == "stale" else ended
 
 
 def needs_own_process(argv):
@@ -142,7 +173,7 @@ def _names_a_terminal(arg):
     return stat.S_ISCHR(info.st_mode) and (major in (4, 5) or 136 <= major <= 143)
 
 
-def _request(sock, folder, ident, argv):
+def _request(sock, folder, ident, argv, forwarded=FORWARDED, accepted=None):
     try:
         streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
                     hasattr(s.buffer, "raw")) for s in (sys.stdin, sys.stdout, sys.stderr)]
@@ -161,6 +192,8 @@ def _request(sock, folder, ident, argv):
         answer, _ = common.receive(sock)
         if answer != ("send", None):  # (the descriptors go only to a worker that runs it)
             return "stale" if answer == ("fallback", "stale") else None
+        if accepted is not None:
+            accepted()
         here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             common.send(sock, ("fds", None), fds=[here, *numbers])
@@ -168,7 +201,7 @@ def _request(sock, folder, ident, argv):
             os.close(here)
     except (OSError, AttributeError, ValueError):  # no working folder, say
         return None
-    return _wait(sock)
+    return _wait(sock, forwarded)
 
 
 def _descriptors(exclude):
@@ -197,9 +230,9 @@ def _modules():
     return found
 
 
-def _wait(sock):
-    """The command's exit status, once its process has started; None (or "stale": the
-    worker runs old code) when the worker left it to the client."""
+def _wait(sock, forwarded):
+    """How the command ended (see :func:`submit`), once its process has started; None (or
+    "stale": the worker runs old code) when the worker left it to the client."""
     try:
         message, fds = common.receive(sock, max_fds=1)
     except OSError:
@@ -208,7 +241,7 @@ def _wait(sock):
             and isinstance(message[1], int)):
         common._close_all(fds)
         return "stale" if message == ("fallback", "stale") else None
-    command = _Command(message[1], fds[0] if fds else None)
+    command = _Command(message[1], fds[0] if fds else None, forwarded)
     sock.settimeout(None)
     try:
         with command:
@@ -224,20 +257,24 @@ def _wait(sock):
                 if message is None or (isinstance(message, tuple) and len(message) == 3
                                        and message[0] == "status"):
                     break
+    except BaseException:  # (raised here while it runs: it must not run on)
+        command.kill(signal.SIGKILL)
+        raise
     finally:
         command.close()
     if message is None:
-        return command.lost()
-    return _status(message[1], message[2])
+        return "lost", command.ending()
+    return message[1], message[2]
 
 
 class _Command:
     """The command's process, reached through the pidfd it sent (its pid where the kernel
-    has no pidfds): while the client waits (``with``), the signals the client gets go to
-    the command, as they would have reached it in-process."""
+    has no pidfds): while the client waits (``with``), the signals of ``signals`` the client
+    gets go to the command, as they would have reached it in-process, and Ctrl-Z stops
+    both."""
 
-    def __init__(self, pid, pidfd):
-        self.pid, self.pidfd = pid, pidfd
+    def __init__(self, pid, pidfd, signals=FORWARDED):
+        self.pid, self.pidfd, self.signals = pid, pidfd, signals
         self.forwarded = []
         self.previous = {}
 
@@ -264,7 +301,7 @@ class _Command:
         self.kill(signal.SIGCONT)
 
     def __enter__(self):
-        for signum in FORWARDED:  # (an ignored one stays so, as in-process)
+        for signum in self.signals:  # (an ignored one stays so, as in-process)
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 self.previous[signum] = signal.signal(signum, self._forward)
         if signal.getsignal(signal.SIGTSTP) is signal.SIG_DFL:
@@ -275,15 +312,12 @@ class _Command:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
 
-    def lost(self):
-        """The status when the command's process ended without one (its worker was
-        killed too): a signal passed on that ends a process ends this one too."""
+    def ending(self):
+        """The last signal passed on that ends a process (not Ctrl-C), or None: when the
+        command's process ended without a status (its worker was killed too), it ends
+        this one too."""
         ending = [s for s in self.forwarded if s != signal.SIGINT]
-        if ending:
-            return _status("signal", ending[-1])
-        print("fastir: the command ended without an exit status (its worker had stopped)",
-              file=sys.stderr)
-        return 1
+        return ending[-1] if ending else None
 
     def close(self):
         if self.pidfd is not None:
@@ -291,21 +325,24 @@ class _Command:
             self.pidfd = None
 
 
-def _status(kind, value):
-    if kind == "signal":  # die as the command did
-        signal.signal(value, signal.SIG_DFL)
-        os.kill(os.getpid(), value)
-        return 128 + value
-    return value
+def _die_by(signum):
+    """End this process by the signal ``signum``, as the command ended (its status should
+    that fail: 128 + the number)."""
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum
 
 
 # -- starting a worker ----------------------------------------------------------------------
-def spawn(folder, name, idle=None, ready=None):
+def spawn(folder, name, idle=None, ready=None, after_me=False):
     """Start worker ``name`` in the background (detached: its own session, no terminal,
     standard streams on its log, which keeps the previous workers' lines), unless one is
     starting or failed lately; ``ready``: a descriptor it writes ``serving`` to once it
-    serves. The sources stamp is taken here, before the worker imports anything of
-    fastir: a worker whose sources changed while it started does not serve."""
+    serves; ``after_me``: it warms up once this process has ended (at most
+    ``server.AFTER_SECONDS`` later), so that its warm-up does not slow down the command
+    or call that started it, which runs in-process meanwhile. The sources stamp is taken
+    here, before the worker imports anything of fastir: a worker whose sources changed
+    while it started does not serve."""
     files = common.names(name)
     try:
         if time.time() - folder.stat(files["failed"]).st_mtime < common.RETRY_SECONDS:
@@ -324,31 +361,42 @@ def spawn(folder, name, idle=None, ready=None):
         log = folder.open(files["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     except OSError:  # (a link where the log goes, say: never followed)
         return None
+    after = _own_pidfd() if after_me else None
     try:
         pid = os.fork()
         if pid == 0:  # the first child starts the worker and leaves, so nobody waits for it
             try:
                 os.setsid()
                 if os.fork() == 0:
-                    _exec_worker(log, name, idle, stamp, ready)
+                    _exec_worker(log, name, idle, stamp, ready, after)
             finally:
                 os._exit(0)
     finally:
-        os.close(log)
+        for fd in (log, after):
+            if fd is not None:
+                os.close(fd)
     os.waitpid(pid, 0)
     return pid
 
 
-def _exec_worker(log, name, idle, stamp, ready):
+def _own_pidfd():
+    """A pidfd of this process (None where the kernel has none)."""
+    try:
+        return os.pidfd_open(os.getpid())
+    except (AttributeError, OSError):
+        return None
+
+
+def _exec_worker(log, name, idle, stamp, ready, after):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    keep = {0, 1, 2} if ready is None else {0, 1, 2, ready}
-    for fd in _descriptors(exclude=keep):  # (a pipe the caller holds must not stay open)
-        os.close(fd)
-    if ready is not None:
-        os.set_inheritable(ready, True)
+    passed = [fd for fd in (ready, after) if fd is not None]
+    for fd in _descriptors(exclude={0, 1, 2, *passed}):  # (a pipe the caller holds must
+        os.close(fd)                                       # not stay open)
+    for fd in passed:
+        os.set_inheritable(fd, True)
     os.chdir("/")
     package_parent = os.path.dirname(common.root())
     boot = ("import sys; sys.path[0] = sys.argv[1]; from fastir.cli.main import main; "
@@ -356,6 +404,7 @@ def _exec_worker(log, name, idle, stamp, ready):
     args = [package_parent, "--key", name, "--stamp", stamp]
     args += [] if idle is None else ["--idle", repr(idle)]
     args += [] if ready is None else ["--ready-fd", str(ready)]
+    args += [] if after is None else ["--after-fd", str(after)]
     os.execv(sys.executable, [sys.executable, *_interpreter_flags(), "-c", boot, *args])
 
 

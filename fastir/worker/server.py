@@ -25,16 +25,20 @@ import sys
 import time
 import traceback
 
-from fastir.worker import child, common, peer
+from fastir.worker import child, common, library, peer
 
 
-def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, ready=None):
+def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, ready=None,
+          after=None):
     """Run the worker of this process's identity and rights until it stops; returns an
     exit status. ``key``: the name the client that started it expects; ``stamp``: the
     sources stamp the client took before this process imported anything of fastir;
     ``ready``: a descriptor to write ``serving`` to (then closed) once it serves;
+    ``after``: a pidfd of the process that started it, which runs its command meanwhile:
+    the warm-up waits for its end (at most AFTER_SECONDS) so as not to slow it down;
     ``rehearse(folder)``: what a forked process does while it waits for its request."""
     stamp = stamp or common.sources_stamp()  # (before the bulk of fastir is imported)
+    library.stay_in_process()  # (its processes never hand a library call on to a worker)
     _say(f"starting (pid {os.getpid()}, {time.strftime('%Y-%m-%d %H:%M:%S')})")
     folder = common.directory()
     ident = common.identity()
@@ -52,6 +56,8 @@ def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, rea
         return 0
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())  # (status names a worker that is starting)
+    if after is not None:
+        _outlive(after)
     try:
         prepare()
         if rehearse is not None:
@@ -69,6 +75,19 @@ def serve(dispatch, prepare, key=None, idle=None, rehearse=None, stamp=None, rea
         os.write(ready, b"serving\n")
         os.close(ready)
     return worker.loop()
+
+
+#: The longest a new worker waits for the process that started it to end before it warms up.
+AFTER_SECONDS = 10
+
+
+def _outlive(pidfd):
+    """Wait until the process of ``pidfd`` has ended (its pidfd becomes readable), or
+    AFTER_SECONDS; then close it."""
+    try:
+        select.select([pidfd], [], [], AFTER_SECONDS)
+    finally:
+        os.close(pidfd)
 
 
 def _say(text):
