@@ -71,7 +71,9 @@ class Pairs:
         self.pair_bounds = np.concatenate(([0], np.cumsum(n_pairs)))
         self.n_pairs = int(self.pair_bounds[-1])
         self.candidates = n_pairs  # (per query)
-        self.pair_src = first_src[rows_of(query_rows[:-1], n_pairs)]
+        firsts = self.chunks * n_runs  # (each chunk's pairs from its first row on)
+        self.pair_src = first_src[rows_of(self.run_bounds[firsts[:-1]], np.diff(
+            self.pair_bounds[self.chunks]))]
         self.pair_docs = self.docs.take(self.pair_src)
 
     def _refuse_duplicates(self, duplicate):
@@ -209,8 +211,9 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
     ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``) ranked and cut to
     ``run_bounds[s + 1] - run_bounds[s]``, written from ``run_bounds[s]`` on (``src``), and
     each row's doc matched with the query's docs so far (``pair``: its place among them).
-    Per query: ``n_pairs`` and, from its first row on, ``first_src`` (a row of each pair's
-    doc); per (query, run), ``duplicate``: a row whose doc the run ranked before, or -1."""
+    Per query: ``n_pairs`` and ``first_src`` (a row of each pair's doc), a chunk's pairs one
+    after another from its first row on (the pages of the rest never touched); per (query,
+    run), ``duplicate``: a row whose doc the run ranked before, or -1."""
     n_queries = len(n_pairs)
     longest = 0
     widest = 0
@@ -222,11 +225,15 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
         order = np.empty(longest, dtype=np.int64)
         buf = np.empty(longest, dtype=np.int64)
         table = np.empty(table_size(4 * widest), dtype=np.int64)
+        slot_hash = np.empty(len(table), dtype=np.uint64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
+        first = run_bounds[bounds[c] * n_runs]
         for q in range(bounds[c], bounds[c + 1]):
             _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
-                        n_pairs, first_src, duplicate, order, buf, table, pair_hash, last_run)
+                        n_pairs, first_src[first:], duplicate, order, buf, table, slot_hash,
+                        pair_hash, last_run)
+            first += n_pairs[q]
 
 
 # The row loop is in a helper, called once per query: a kernel compiled with reference
@@ -234,11 +241,12 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
 # decrements each array on every call.
 @helper
 def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair, n_pairs,
-                first_src, duplicate, order, buf, table, pair_hash, last_run):
-    """:func:`_pair_rows` of query ``q`` (``order``, ``buf``, ``table``, ``pair_hash``,
-    ``last_run``: scratch)."""
+                first_src, duplicate, order, buf, table, slot_hash, pair_hash, last_run):
+    """:func:`_pair_rows` of query ``q``, its pairs' first rows written from
+    ``first_src[0]`` on (``order``, ``buf``, ``table``, ``slot_hash``, ``pair_hash``,
+    ``last_run``: scratch; ``table`` holds pair numbers, ``slot_hash`` their hashes, so that
+    a probe compares the hash without first reading the pair's)."""
     ranking = RankKey(scores, None, docs)
-    first = run_bounds[q * n_runs]
     longest = 0
     for s in range(q * n_runs, (q + 1) * n_runs):
         longest = max(longest, run_bounds[s + 1] - run_bounds[s])
@@ -260,8 +268,8 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
             h = id_hash(docs, row, key)
             slot = h & mask
             p = table[slot]
-            while p >= 0 and not (pair_hash[p] == h and (docs.is_int or id_equal(
-                    docs, first_src[first + p], docs, row))):  # (int ids: see id_hash)
+            while p >= 0 and not (slot_hash[slot] == h and (docs.is_int or id_equal(
+                    docs, first_src[p], docs, row))):  # (int ids: see id_hash)
                 slot = (slot + np.uint64(1)) & mask
                 p = table[slot]
             if p < 0:
@@ -270,11 +278,12 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
                 if 8 * n > size:
                     size *= 2
                     mask = np.uint64(size - 1)
-                    _rehash(table, size, pair_hash, n - 1)
+                    _rehash(table, slot_hash, size, pair_hash, n - 1)
                     slot = _free_slot(table, h & mask, mask)
                 table[slot] = p
+                slot_hash[slot] = h
                 pair_hash[p] = h
-                first_src[first + p] = row
+                first_src[p] = row
             elif last_run[p] == r and duplicate[s] < 0:
                 duplicate[s] = row
             last_run[p] = r
@@ -293,13 +302,16 @@ def _in_order(lo, hi, ranking):
 
 
 @helper
-def _rehash(table, size, pair_hash, n):
-    """Table ``table[:size]`` of the pairs ``0:n`` (their hashes ``pair_hash``)."""
+def _rehash(table, slot_hash, size, pair_hash, n):
+    """Table ``table[:size]`` (and ``slot_hash``) of the pairs ``0:n`` (their hashes
+    ``pair_hash``)."""
     for slot in range(size):
         table[slot] = -1
     mask = np.uint64(size - 1)
     for p in range(n):
-        table[_free_slot(table, pair_hash[p] & mask, mask)] = p
+        slot = _free_slot(table, pair_hash[p] & mask, mask)
+        table[slot] = p
+        slot_hash[slot] = pair_hash[p]
 
 
 @helper
@@ -316,20 +328,23 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
     """The same in Python: a sort per run and query, the query's docs in a dict."""
     ranking_keys, ids, score = order_keys(docs), _keys(docs), scores.tolist()
     lo, hi, bound = seg_lo.tolist(), seg_hi.tolist(), run_bounds.tolist()
-    for q in range(len(n_pairs)):
-        first = bound[q * n_runs]
-        seen = {}  # doc -> (pair, last run)
-        for r in range(n_runs):
-            s = q * n_runs + r
-            at = bound[s]
-            ranked = python_ranked(range(lo[s], hi[s]), score, ranking_keys)[:bound[s + 1] - at]
-            src[at:at + len(ranked)] = ranked
-            for i, row in enumerate(ranked):
-                p, last = seen.get(ids[row], (len(seen), -1))
-                if last < 0:
-                    first_src[first + p] = row
-                elif last == r and duplicate[s] < 0:
-                    duplicate[s] = row
-                seen[ids[row]] = (p, r)
-                pair[at + i] = p
-        n_pairs[q] = len(seen)
+    for c in range(len(bounds) - 1):
+        first = bound[bounds[c] * n_runs]
+        for q in range(bounds[c], bounds[c + 1]):
+            seen = {}  # doc -> (pair, last run)
+            for r in range(n_runs):
+                s = q * n_runs + r
+                at = bound[s]
+                ranked = python_ranked(range(lo[s], hi[s]), score,
+                                       ranking_keys)[:bound[s + 1] - at]
+                src[at:at + len(ranked)] = ranked
+                for i, row in enumerate(ranked):
+                    p, last = seen.get(ids[row], (len(seen), -1))
+                    if last < 0:
+                        first_src[first + p] = row
+                    elif last == r and duplicate[s] < 0:
+                        duplicate[s] = row
+                    seen[ids[row]] = (p, r)
+                    pair[at + i] = p
+            n_pairs[q] = len(seen)
+            first += len(seen)
