@@ -48,6 +48,7 @@ from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice, number, numbers, vectors
 from fastir.analysis.fusion.norms import unranked_value
+from fastir.analysis.fusion.pairs import segment_source
 from fastir.model.ranking import RankKey, rank_sort
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "comb_sum": "sum",
@@ -193,7 +194,7 @@ def _combined(method, scored, pairs, params):
     total = np.empty(pairs.n_pairs)
     count = np.empty(pairs.n_pairs, dtype=np.int64)
     extra = np.empty(pairs.n_pairs if method == "wmnz" else 0)
-    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
                 scored.every, _CODES[method], _method_args(method, pairs, params), total,
                 count, extra)
@@ -228,7 +229,7 @@ def parts(method, scored, pairs, params):
     the value, 0 where the run has none; ``wrrf``: ``1 / (k + r)``, 0 where not retrieved;
     ``w_bordafuse``: the Borda points)."""
     out = np.empty((pairs.n_runs, pairs.n_pairs))
-    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
                 scored.every, _CODES[method], _method_args(method, pairs, params), out)
     return out
@@ -244,7 +245,8 @@ def _within_training(arrays, pairs, scored, what):
             continue
         s = over[0] * pairs.n_runs + r
         rows = np.arange(pairs.run_bounds[s], pairs.run_bounds[s + 1])
-        ranks = rows - rows[0] + 1 if scored.ranks is None else scored.ranks[pairs.src[rows]]
+        ranks = rows - rows[0] + 1 if scored.ranks is None else \
+            scored.ranks[pairs.source_rows(rows)]
         row = rows[np.flatnonzero(ranks == len(array) + 1)[0]]
         pair = pairs.pair_bounds[over[0]] + pairs.local_pair[row]
         raise ValueError(
@@ -254,8 +256,8 @@ def _within_training(arrays, pairs, scored, what):
 
 
 @pjit
-def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every, code,
-             args, total, count, extra):
+def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
+             code, args, total, count, extra):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each pair's combination
     over the runs, in run order: ``total`` (the sum of the runs' parts, their weighted sum,
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
@@ -269,7 +271,7 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
         seen = np.empty(widest if dense else 0, dtype=np.int64)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
-            _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
+            _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
                            dense, code, args, total, count, extra, seen, gathered)
 
 
@@ -277,7 +279,7 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
 # counting that calls a helper per row (one not inlined, taking arrays) increments and
 # decrements each array on every call (measured: 8x the whole loop's time).
 @helper
-def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
+def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
                    code, args, total, count, extra, seen, gathered):
     """:func:`_combine` of query ``q`` (``seen``, ``gathered``: scratch)."""
     per_run = args.per_run
@@ -295,9 +297,11 @@ def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
     for r in range(n_runs):
         s = q * n_runs + r
         lo, hi = run_bounds[s], run_bounds[s + 1]
+        in_place, offset = segment_source(sources, s, lo)
         for i in range(lo, hi):
-            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-            part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+            row = i + offset if in_place else sources.src[i]
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
+            part = _part(code, args, r, values[row], rank, hi - lo, n)
             _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
                  gathered)
             if dense:
@@ -313,20 +317,20 @@ def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
 
 
 @pjit
-def _run_parts(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every,
+def _run_parts(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
                code, args, out):
     """:func:`parts` per query: ``out[r, p]``, run ``r``'s part of pair ``p`` (see
     :func:`_combine`; 0 where it gives none)."""
     dense = _gives_unranked(code, every)
     for c in prange(len(bounds) - 1):
         for q in range(bounds[c], bounds[c + 1]):
-            _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
-                         code, args, out)
+            _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
+                         dense, code, args, out)
 
 
 @helper
-def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense, code,
-                 args, out):
+def _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
+                 code, args, out):
     """:func:`_run_parts` of query ``q``."""
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
@@ -336,9 +340,11 @@ def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, d
         unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
         for j in range(base, base + n):
             out[r, j] = unranked
+        in_place, offset = segment_source(sources, s, lo)
         for i in range(lo, hi):
-            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-            out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+            row = i + offset if in_place else sources.src[i]
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
+            out[r, base + pair[i]] = _part(code, args, r, values[row], rank, hi - lo, n)
 
 
 @helper
@@ -451,14 +457,14 @@ def _median(values):
 def condorcet(pairs, scored, weights):
     """Condorcet fusion's scores (see the module doc), one kernel over the queries."""
     out = np.empty(pairs.n_pairs)
-    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, _ranks(scored), np.zeros(pairs.n_pairs),
                 pairs.pair_docs.args(), np.asarray(weights, dtype=np.float64), out)
     return out
 
 
 @pjit
-def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, no_scores,
+def _condorcet_sort(bounds, n_runs, run_bounds, sources, pair, pair_bounds, ranks, no_scores,
                     docs, weights, out):
     """Per query, its pairs (in doc id descending order first) merge-sorted by
     :func:`_beats` (stable: a later doc goes first only when it beats the earlier);
@@ -477,10 +483,8 @@ def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, n
             votes[:n * n_runs] = 0
             for r in range(n_runs):
                 s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                for i in range(lo, hi):
-                    votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
-                        ranks[src[i]]
+                _rank_votes(votes, n_runs, r, s, run_bounds[s], run_bounds[s + 1], sources,
+                            pair, ranks)
             for j in range(n):
                 a[j] = base + j
             rank_sort(a[:n], by_doc, b)  # (equal scores: doc id descending)
@@ -489,6 +493,16 @@ def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, n
             _merge_sort(a[:n], b[:n], votes, n_runs, weights)
             for position in range(n):
                 out[base + a[position]] = n - position
+
+
+@helper
+def _rank_votes(votes, n_runs, r, s, lo, hi, sources, pair, ranks):
+    """Run ``r``'s rank of each pair it ranked (its kept rows ``lo:hi``, segment ``s``):
+    ``votes[p * n_runs + r]``."""
+    in_place, offset = segment_source(sources, s, lo)
+    for i in range(lo, hi):
+        votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
+            ranks[i + offset if in_place else sources.src[i]]
 
 
 @helper
