@@ -36,7 +36,7 @@ class Pairs:
     ``run_bounds[q * n_runs + r]:run_bounds[q * n_runs + r + 1]``; per row, ``sources``
     says where it is in ``docs`` and ``scores`` (the runs' columns, concatenated; as an
     array: :meth:`source_rows`) and ``local_pair`` is its doc's place among its query's
-    pairs. Query ``q``'s pairs are
+    pairs (int32 where they fit: half the memory to write and read). Query ``q``'s pairs are
     ``pair_bounds[q]:pair_bounds[q + 1]``, numbered in the order the runs first retrieve
     their docs (run by run, rank by rank); ``pair_src[p]`` is a row of pair ``p``'s doc.
     """
@@ -65,7 +65,8 @@ class Pairs:
         self.chunks = _jit.chunk_bounds(np.diff(query_rows), _jit.n_threads())
         self.sources = Sources(np.empty(n_rows, dtype=np.int64), seg_lo,
                                np.empty(n_queries * n_runs, dtype=np.bool_))
-        self.local_pair = np.empty(n_rows, dtype=np.int64)
+        widest = int(np.diff(query_rows).max(initial=0))  # (a query's pairs are fewer)
+        self.local_pair = np.empty(n_rows, dtype=np.int32 if widest < 2**31 else np.int64)
         n_pairs = np.empty(n_queries, dtype=np.int64)
         first_src = np.empty(n_rows, dtype=np.int64)
         duplicate = np.full(n_queries * n_runs, -1, dtype=np.int64)
