@@ -269,10 +269,13 @@ def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ran
         widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])
     for c in prange(len(bounds) - 1):
         seen = np.empty(widest if dense else 0, dtype=np.int64)
+        unranked = np.empty(widest if dense else 0, dtype=pair.dtype)
+        parts = np.empty(widest)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
             _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
-                           dense, code, args, total, count, extra, seen, gathered)
+                           dense, code, args, total, count, extra, seen, unranked, parts,
+                           gathered)
 
 
 # The row loops are in helpers, called once per query: a kernel compiled with reference
@@ -280,13 +283,16 @@ def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ran
 # decrements each array on every call (measured: 8x the whole loop's time).
 @helper
 def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
-                   code, args, total, count, extra, seen, gathered):
-    """:func:`_combine` of query ``q`` (``seen``, ``gathered``: scratch)."""
+                   code, args, total, count, extra, seen, unranked, parts, gathered):
+    """:func:`_combine` of query ``q``, run after run: the run's parts of its rows (the
+    values where they are, for the methods of values), then of the candidates it did not
+    rank (``seen``, ``unranked``, ``parts``, ``gathered``: scratch)."""
     per_run = args.per_run
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
+    start = -np.inf if code == _MAX else np.inf if code == _MIN else 0.0  # (parts are finite)
     for p in range(base, base + n):
-        total[p] = 0.0
+        total[p] = start
         count[p] = 0
     if code == _WMNZ:
         for p in range(base, base + n):
@@ -297,20 +303,29 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
     for r in range(n_runs):
         s = q * n_runs + r
         lo, hi = run_bounds[s], run_bounds[s + 1]
+        m = hi - lo
         in_place, offset = segment_source(sources, s, lo)
-        for i in range(lo, hi):
-            row = i + offset if in_place else sources.src[i]
-            rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
-            part = _part(code, args, r, values[row], rank, hi - lo, n)
-            _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
-                 gathered)
-            if dense:
-                seen[pair[i]] = r
+        if code < _FIRST_BY_RANK and in_place:
+            ranked = values[lo + offset:hi + offset]
+        else:
+            for i in range(lo, hi):
+                row = i + offset if in_place else sources.src[i]
+                rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
+                parts[i - lo] = _part(code, args, r, values[row], rank, m, n)
+            ranked = parts[:m]
+        _add(code, per_run[r], ranked, pair[lo:hi], base, n_runs, total, count, extra,
+             gathered)
         if dense:
+            for i in range(lo, hi):
+                seen[pair[i]] = r
+            k = 0
             for j in range(n):
                 if seen[j] != r:
-                    _add(code, per_run[r], _unranked_part(code, hi - lo, n), base, j,
-                         n_runs, total, count, extra, gathered)
+                    unranked[k] = j
+                    parts[k] = _unranked_part(code, m, n)
+                    k += 1
+            _add(code, per_run[r], parts[:k], unranked[:k], base, n_runs, total, count,
+                 extra, gathered)
     if code == _MED:
         for j in range(n):
             total[base + j] = _median(gathered[j * n_runs:j * n_runs + count[base + j]])
@@ -413,27 +428,40 @@ def _unranked_part(code, m, n):
 
 
 @helper
-def _add(code, weight, part, base, j, n_runs, total, count, extra, gathered):
-    """Add run ``part`` (of weight ``weight``) to pair ``base + j``'s combination."""
-    p = base + j
-    if code == _MAX:
-        if count[p] == 0 or part > total[p]:
-            total[p] = part
+def _add(code, weight, parts, where, base, n_runs, total, count, extra, gathered):
+    """Add a run's ``parts`` (of weight ``weight``) to the combinations of the pairs ``base
+    + where[k]`` (distinct): the method's case chosen once, then a loop over the parts."""
+    if code == _MAX:  # (from -inf: the first part, then a greater one)
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = parts[k] if parts[k] > total[p] else total[p]
     elif code == _MIN:
-        if count[p] == 0 or part < total[p]:
-            total[p] = part
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = parts[k] if parts[k] < total[p] else total[p]
     elif code == _MED:
-        gathered[j * n_runs + count[p]] = part
+        for k in range(len(parts)):
+            gathered[where[k] * n_runs + count[base + where[k]]] = parts[k]
     elif code == _WSUM or code == _WRRF or code == _W_BORDAFUSE:
         if weight != 0:  # (terms of weight 0 left out: evaluate_weighted's sum)
-            total[p] = total[p] + weight * part
+            for k in range(len(parts)):
+                p = base + where[k]
+                total[p] = total[p] + weight * parts[k]
     elif code == _MIXED:
-        total[p] = total[p] + part * weight
-    else:
-        total[p] = total[p] + part
-        if code == _WMNZ:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k] * weight
+    elif code == _WMNZ:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k]
             extra[p] = extra[p] + weight
-    count[p] += 1
+    else:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k]
+    for k in range(len(parts)):
+        count[base + where[k]] += 1
 
 
 @helper
