@@ -65,7 +65,7 @@ class Pairs:
         self.chunks = _jit.chunk_bounds(np.diff(query_rows), _jit.n_threads())
         self.sources = Sources(np.empty(n_rows, dtype=np.int64), seg_lo,
                                np.empty(n_queries * n_runs, dtype=np.bool_))
-        widest = int(np.diff(query_rows).max(initial=0))  # (a query's pairs are fewer)
+        widest = int(np.diff(query_rows).max(initial=0))  # (no query has more pairs)
         self.local_pair = np.empty(n_rows, dtype=np.int32 if widest < 2**31 else np.int64)
         n_pairs = np.empty(n_queries, dtype=np.int64)
         first_src = np.empty(n_rows, dtype=np.int64)
