@@ -286,7 +286,8 @@ def test_pairing_variant_matches_its_kernel(drawn, depth):
 
     def paired():
         p = Pairs(runs, depth)
-        return [a.tolist() for a in (p.src, p.local_pair, p.pair_bounds, p.pair_src)]
+        return [a.tolist() for a in (p.source_rows(), p.sources.in_place, p.local_pair,
+                                     p.pair_bounds, p.pair_src)]
 
     py, nb = both(paired)
     assert py == nb

@@ -48,6 +48,7 @@ from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice, number, numbers, vectors
 from fastir.analysis.fusion.norms import unranked_value
+from fastir.analysis.fusion.pairs import segment_source
 from fastir.model.ranking import RankKey, rank_sort
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "comb_sum": "sum",
@@ -193,7 +194,7 @@ def _combined(method, scored, pairs, params):
     total = np.empty(pairs.n_pairs)
     count = np.empty(pairs.n_pairs, dtype=np.int64)
     extra = np.empty(pairs.n_pairs if method == "wmnz" else 0)
-    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
                 scored.every, _CODES[method], _method_args(method, pairs, params), total,
                 count, extra)
@@ -228,7 +229,7 @@ def parts(method, scored, pairs, params):
     the value, 0 where the run has none; ``wrrf``: ``1 / (k + r)``, 0 where not retrieved;
     ``w_bordafuse``: the Borda points)."""
     out = np.empty((pairs.n_runs, pairs.n_pairs))
-    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
                 scored.every, _CODES[method], _method_args(method, pairs, params), out)
     return out
@@ -244,7 +245,8 @@ def _within_training(arrays, pairs, scored, what):
             continue
         s = over[0] * pairs.n_runs + r
         rows = np.arange(pairs.run_bounds[s], pairs.run_bounds[s + 1])
-        ranks = rows - rows[0] + 1 if scored.ranks is None else scored.ranks[pairs.src[rows]]
+        ranks = rows - rows[0] + 1 if scored.ranks is None else \
+            scored.ranks[pairs.source_rows(rows)]
         row = rows[np.flatnonzero(ranks == len(array) + 1)[0]]
         pair = pairs.pair_bounds[over[0]] + pairs.local_pair[row]
         raise ValueError(
@@ -254,8 +256,8 @@ def _within_training(arrays, pairs, scored, what):
 
 
 @pjit
-def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every, code,
-             args, total, count, extra):
+def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
+             code, args, total, count, extra):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each pair's combination
     over the runs, in run order: ``total`` (the sum of the runs' parts, their weighted sum,
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
@@ -267,24 +269,30 @@ def _combine(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, 
         widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])
     for c in prange(len(bounds) - 1):
         seen = np.empty(widest if dense else 0, dtype=np.int64)
+        unranked = np.empty(widest if dense else 0, dtype=pair.dtype)
+        parts = np.empty(widest)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
-            _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
-                           dense, code, args, total, count, extra, seen, gathered)
+            _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
+                           dense, code, args, total, count, extra, seen, unranked, parts,
+                           gathered)
 
 
 # The row loops are in helpers, called once per query: a kernel compiled with reference
 # counting that calls a helper per row (one not inlined, taking arrays) increments and
 # decrements each array on every call (measured: 8x the whole loop's time).
 @helper
-def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
-                   code, args, total, count, extra, seen, gathered):
-    """:func:`_combine` of query ``q`` (``seen``, ``gathered``: scratch)."""
+def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
+                   code, args, total, count, extra, seen, unranked, parts, gathered):
+    """:func:`_combine` of query ``q``, run after run: the run's parts of its rows (the
+    values where they are, for the methods of values), then of the candidates it did not
+    rank (``seen``, ``unranked``, ``parts``, ``gathered``: scratch)."""
     per_run = args.per_run
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
+    start = -np.inf if code == _MAX else np.inf if code == _MIN else 0.0  # (parts are finite)
     for p in range(base, base + n):
-        total[p] = 0.0
+        total[p] = start
         count[p] = 0
     if code == _WMNZ:
         for p in range(base, base + n):
@@ -295,38 +303,49 @@ def _combine_query(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks,
     for r in range(n_runs):
         s = q * n_runs + r
         lo, hi = run_bounds[s], run_bounds[s + 1]
-        for i in range(lo, hi):
-            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-            part = _part(code, args, r, values[src[i]], rank, hi - lo, n)
-            _add(code, per_run[r], part, base, pair[i], n_runs, total, count, extra,
-                 gathered)
-            if dense:
-                seen[pair[i]] = r
+        m = hi - lo
+        in_place, offset = segment_source(sources, s, lo)
+        if code < _FIRST_BY_RANK and in_place:
+            ranked = values[lo + offset:hi + offset]
+        else:
+            for i in range(lo, hi):
+                row = i + offset if in_place else sources.src[i]
+                rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
+                parts[i - lo] = _part(code, args, r, values[row], rank, m, n)
+            ranked = parts[:m]
+        _add(code, per_run[r], ranked, pair[lo:hi], base, n_runs, total, count, extra,
+             gathered)
         if dense:
+            for i in range(lo, hi):
+                seen[pair[i]] = r
+            k = 0
             for j in range(n):
                 if seen[j] != r:
-                    _add(code, per_run[r], _unranked_part(code, hi - lo, n), base, j,
-                         n_runs, total, count, extra, gathered)
+                    unranked[k] = j
+                    parts[k] = _unranked_part(code, m, n)
+                    k += 1
+            _add(code, per_run[r], parts[:k], unranked[:k], base, n_runs, total, count,
+                 extra, gathered)
     if code == _MED:
         for j in range(n):
             total[base + j] = _median(gathered[j * n_runs:j * n_runs + count[base + j]])
 
 
 @pjit
-def _run_parts(bounds, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, every,
+def _run_parts(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
                code, args, out):
     """:func:`parts` per query: ``out[r, p]``, run ``r``'s part of pair ``p`` (see
     :func:`_combine`; 0 where it gives none)."""
     dense = _gives_unranked(code, every)
     for c in prange(len(bounds) - 1):
         for q in range(bounds[c], bounds[c + 1]):
-            _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense,
-                         code, args, out)
+            _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
+                         dense, code, args, out)
 
 
 @helper
-def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, dense, code,
-                 args, out):
+def _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
+                 code, args, out):
     """:func:`_run_parts` of query ``q``."""
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
@@ -336,9 +355,11 @@ def _query_parts(q, n_runs, run_bounds, src, pair, pair_bounds, values, ranks, d
         unranked = _unranked_part(code, hi - lo, n) if dense else 0.0
         for j in range(base, base + n):
             out[r, j] = unranked
+        in_place, offset = segment_source(sources, s, lo)
         for i in range(lo, hi):
-            rank = i - lo + 1 if len(ranks) == 0 else ranks[src[i]]
-            out[r, base + pair[i]] = _part(code, args, r, values[src[i]], rank, hi - lo, n)
+            row = i + offset if in_place else sources.src[i]
+            rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
+            out[r, base + pair[i]] = _part(code, args, r, values[row], rank, hi - lo, n)
 
 
 @helper
@@ -407,27 +428,40 @@ def _unranked_part(code, m, n):
 
 
 @helper
-def _add(code, weight, part, base, j, n_runs, total, count, extra, gathered):
-    """Add run ``part`` (of weight ``weight``) to pair ``base + j``'s combination."""
-    p = base + j
-    if code == _MAX:
-        if count[p] == 0 or part > total[p]:
-            total[p] = part
+def _add(code, weight, parts, where, base, n_runs, total, count, extra, gathered):
+    """Add a run's ``parts`` (of weight ``weight``) to the combinations of the pairs ``base
+    + where[k]`` (distinct): the method's case chosen once, then a loop over the parts."""
+    if code == _MAX:  # (from -inf: the first part, then a greater one)
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = parts[k] if parts[k] > total[p] else total[p]
     elif code == _MIN:
-        if count[p] == 0 or part < total[p]:
-            total[p] = part
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = parts[k] if parts[k] < total[p] else total[p]
     elif code == _MED:
-        gathered[j * n_runs + count[p]] = part
+        for k in range(len(parts)):
+            gathered[where[k] * n_runs + count[base + where[k]]] = parts[k]
     elif code == _WSUM or code == _WRRF or code == _W_BORDAFUSE:
         if weight != 0:  # (terms of weight 0 left out: evaluate_weighted's sum)
-            total[p] = total[p] + weight * part
+            for k in range(len(parts)):
+                p = base + where[k]
+                total[p] = total[p] + weight * parts[k]
     elif code == _MIXED:
-        total[p] = total[p] + part * weight
-    else:
-        total[p] = total[p] + part
-        if code == _WMNZ:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k] * weight
+    elif code == _WMNZ:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k]
             extra[p] = extra[p] + weight
-    count[p] += 1
+    else:
+        for k in range(len(parts)):
+            p = base + where[k]
+            total[p] = total[p] + parts[k]
+    for k in range(len(parts)):
+        count[base + where[k]] += 1
 
 
 @helper
@@ -451,14 +485,14 @@ def _median(values):
 def condorcet(pairs, scored, weights):
     """Condorcet fusion's scores (see the module doc), one kernel over the queries."""
     out = np.empty(pairs.n_pairs)
-    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, _ranks(scored), np.zeros(pairs.n_pairs),
                 pairs.pair_docs.args(), np.asarray(weights, dtype=np.float64), out)
     return out
 
 
 @pjit
-def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, no_scores,
+def _condorcet_sort(bounds, n_runs, run_bounds, sources, pair, pair_bounds, ranks, no_scores,
                     docs, weights, out):
     """Per query, its pairs (in doc id descending order first) merge-sorted by
     :func:`_beats` (stable: a later doc goes first only when it beats the earlier);
@@ -477,10 +511,8 @@ def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, n
             votes[:n * n_runs] = 0
             for r in range(n_runs):
                 s = q * n_runs + r
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                for i in range(lo, hi):
-                    votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
-                        ranks[src[i]]
+                _rank_votes(votes, n_runs, r, s, run_bounds[s], run_bounds[s + 1], sources,
+                            pair, ranks)
             for j in range(n):
                 a[j] = base + j
             rank_sort(a[:n], by_doc, b)  # (equal scores: doc id descending)
@@ -489,6 +521,16 @@ def _condorcet_sort(bounds, n_runs, run_bounds, src, pair, pair_bounds, ranks, n
             _merge_sort(a[:n], b[:n], votes, n_runs, weights)
             for position in range(n):
                 out[base + a[position]] = n - position
+
+
+@helper
+def _rank_votes(votes, n_runs, r, s, lo, hi, sources, pair, ranks):
+    """Run ``r``'s rank of each pair it ranked (its kept rows ``lo:hi``, segment ``s``):
+    ``votes[p * n_runs + r]``."""
+    in_place, offset = segment_source(sources, s, lo)
+    for i in range(lo, hi):
+        votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
+            ranks[i + offset if in_place else sources.src[i]]
 
 
 @helper

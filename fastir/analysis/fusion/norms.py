@@ -24,6 +24,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice
+from fastir.analysis.fusion.pairs import segment_source
 from fastir.model.ranking import RankKey, rank_sort
 
 NORMS = {"min-max": "min-max", "min_max": "min-max", "min-max-inverted": "min-max-inverted",
@@ -36,7 +37,7 @@ _CODES = {"min-max": 0, "min-max-inverted": 1, "sum": 2, "max": 3, "zmuv": 4, "r
 _INVERTED, _SUM, _MAX, _ZMUV, _RANK, _BORDA = 1, 2, 3, 4, 5, 6
 
 #: A normalised set of runs (over a :class:`~fastir.analysis.fusion.pairs.Pairs`): per row
-#: of the runs' columns (``Pairs.src``), its normalised value (``values``) and its rank in
+#: of the runs' columns (``Pairs.sources``), its normalised value (``values``) and its rank in
 #: its run's normalised ranking (``ranks``; None: the rows' own ranking, ``Pairs.rank``);
 #: ``every``: every candidate has a value in every run (after ``borda``: a run's unranked
 #: candidates get :func:`unranked_value`).
@@ -61,7 +62,7 @@ def normalise(pairs, norm, names=None):
     values = np.empty(len(pairs.scores))
     ranks = np.empty(len(pairs.scores) if norm == "min-max-inverted" else 0, dtype=np.int64)
     bad = np.full(len(pairs.run_bounds) - 1, -1, dtype=np.int64)
-    _jit.launch(_normalise_rows, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.src,
+    _jit.launch(_normalise_rows, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.scores, pairs.candidates, _CODES[norm], pairs.docs.args(), values,
                 ranks, bad)
     found = np.flatnonzero(bad >= 0)
@@ -69,7 +70,7 @@ def normalise(pairs, norm, names=None):
         i = int(bad[found[np.argmin(found % pairs.n_runs)]])  # (the first run's first)
         run = int(np.searchsorted(pairs.run_bounds, i, side="right") - 1) % pairs.n_runs
         raise ValueError(
-            f"norm: {norm!r} takes the score {pairs.scores[pairs.src[i]]} of "
+            f"norm: {norm!r} takes the score {pairs.scores[pairs.source_rows([i])[0]]} of "
             f"{pairs.where(i)}{f' ({names[run]!r})' if names else ''} beyond a double; "
             f"choose another norm or scale the scores")
     return Scored(values, ranks if norm == "min-max-inverted" else None, norm == "borda")
@@ -77,7 +78,7 @@ def normalise(pairs, norm, names=None):
 
 def row_ranks(pairs, scored):
     """Each row's rank (from 1) in its run's normalised ranking of its query."""
-    return pairs.rank if scored.ranks is None else scored.ranks[pairs.src]
+    return pairs.rank if scored.ranks is None else scored.ranks[pairs.source_rows()]
 
 
 @helper
@@ -88,11 +89,12 @@ def unranked_value(m, n):
 
 
 @pjit
-def _normalise_rows(bounds, n_runs, run_bounds, src, scores, candidates, code, docs, values,
-                    ranks, bad):
-    """Per (query, run), its rows' normalised values (``values[src[i]]``, normalisation
-    ``code``), their ranks by them with ``min-max-inverted`` (``ranks[src[i]]``) and its
-    first row whose value is not finite (``bad``, -1: none); chunks ``bounds[c]:bounds[c +
+def _normalise_rows(bounds, n_runs, run_bounds, sources, scores, candidates, code, docs,
+                    values, ranks, bad):
+    """Per (query, run), its rows' normalised values (``values[row]``, ``row`` a kept row's
+    row in the runs' columns, :data:`~fastir.analysis.fusion.pairs.Sources`; normalisation
+    ``code``), their ranks by them with ``min-max-inverted`` (``ranks[row]``) and its first
+    kept row whose value is not finite (``bad``, -1: none); chunks ``bounds[c]:bounds[c +
     1]`` of queries."""
     longest = 0
     for s in range(len(run_bounds) - 1):
@@ -103,38 +105,52 @@ def _normalise_rows(bounds, n_runs, run_bounds, src, scores, candidates, code, d
         ranking = RankKey(values, None, docs)  # (made in the loop: see fastir.model.join)
         for q in range(bounds[c], bounds[c + 1]):
             for s in range(q * n_runs, (q + 1) * n_runs):
-                lo, hi = run_bounds[s], run_bounds[s + 1]
-                if code >= _RANK:
-                    _rank_values(code, src, lo, hi, candidates[q], values)
-                elif hi > lo:
-                    _score_values(code, src, lo, hi, scores, values)
-                for i in range(lo, hi):
-                    if not np.isfinite(values[src[i]]):
-                        bad[s] = i
-                        break
-                if code == _INVERTED:
-                    m = hi - lo
-                    order[:m] = src[lo:hi]
-                    rank_sort(order[:m], ranking, buf)
-                    for j in range(m):
-                        ranks[order[j]] = j + 1
+                _normalise_segment(s, run_bounds[s], run_bounds[s + 1], sources, scores,
+                                   candidates[q], code, values, ranking, ranks, bad, order,
+                                   buf)
 
 
 @helper
-def _rank_values(code, src, lo, hi, n_candidates, values):
-    """``rank``: ``1 - (rank - 1) / m``; ``borda``: ``1 - (rank - 1) / n``."""
+def _normalise_segment(s, lo, hi, sources, scores, n_candidates, code, values, ranking, ranks,
+                       bad, order, buf):
+    """:func:`_normalise_rows` of segment ``s``, its kept rows ``lo:hi`` (``order``,
+    ``buf``: scratch)."""
+    in_place, offset = segment_source(sources, s, lo)
+    if code >= _RANK:
+        _rank_values(code, in_place, offset, sources.src, lo, hi, n_candidates, values)
+    elif hi > lo:
+        _score_values(code, in_place, offset, sources.src, lo, hi, scores, values)
+    for i in range(lo, hi):
+        if not np.isfinite(values[i + offset if in_place else sources.src[i]]):
+            bad[s] = i
+            break
+    if code == _INVERTED:
+        m = hi - lo
+        for j in range(m):
+            order[j] = lo + j + offset if in_place else sources.src[lo + j]
+        rank_sort(order[:m], ranking, buf)
+        for j in range(m):
+            ranks[order[j]] = j + 1
+
+
+@helper
+def _rank_values(code, in_place, offset, src, lo, hi, n_candidates, values):
+    """``rank``: ``1 - (rank - 1) / m``; ``borda``: ``1 - (rank - 1) / n`` (the kept rows
+    ``lo:hi``, where :func:`~fastir.analysis.fusion.pairs.segment_source` says)."""
     n = float(n_candidates if code == _BORDA else hi - lo)
     for i in range(lo, hi):
-        values[src[i]] = 1 - (i - lo) / n
+        values[i + offset if in_place else src[i]] = 1 - (i - lo) / n
 
 
 @helper
-def _score_values(code, src, lo, hi, scores, values):
-    """The four score normalisations of the rows ``lo:hi`` (see the module doc), scaled
-    down by a power of two first when beyond ``2**400``."""
-    low = high = scores[src[lo]]
+def _score_values(code, in_place, offset, src, lo, hi, scores, values):
+    """The four score normalisations of the kept rows ``lo:hi`` (see the module doc; where
+    :func:`~fastir.analysis.fusion.pairs.segment_source` says), scaled down by a power of
+    two first when beyond ``2**400``."""
+    low = high = scores[lo + offset if in_place else src[lo]]
     for i in range(lo, hi):
-        x = scores[src[i]]
+        row = i + offset if in_place else src[i]
+        x = scores[row]
         low = min(low, x)
         high = max(high, x)
     biggest = max(-low, high)
@@ -144,13 +160,15 @@ def _score_values(code, src, lo, hi, scores, values):
     n = float(hi - lo)
     total = 0.0
     for i in range(lo, hi):
-        total += math.ldexp(scores[src[i]], -shift)
+        row = i + offset if in_place else src[i]
+        total += math.ldexp(scores[row], -shift)
     mean = 0.0
     if code == _ZMUV:
         mean = total / n
         square = 0.0
         for i in range(lo, hi):
-            d = math.ldexp(scores[src[i]], -shift) - mean
+            row = i + offset if in_place else src[i]
+            d = math.ldexp(scores[row], -shift) - mean
             square += d * d
         spread = _floored(math.sqrt(square / n), floor)
     elif code == _SUM:
@@ -160,17 +178,18 @@ def _score_values(code, src, lo, hi, scores, values):
     else:
         spread = _floored(high - low, floor)
     for i in range(lo, hi):
-        x = math.ldexp(scores[src[i]], -shift)
+        row = i + offset if in_place else src[i]
+        x = math.ldexp(scores[row], -shift)
         if code == _ZMUV:
-            values[src[i]] = (x - mean) / spread
+            values[row] = (x - mean) / spread
         elif code == _SUM:
-            values[src[i]] = (x - low) / spread
+            values[row] = (x - low) / spread
         elif code == _MAX:
-            values[src[i]] = x / spread
+            values[row] = x / spread
         elif code == _INVERTED:
-            values[src[i]] = (high - x) / spread
+            values[row] = (high - x) / spread
         else:
-            values[src[i]] = (x - low) / spread
+            values[row] = (x - low) / spread
 
 
 @helper

@@ -4,8 +4,11 @@ with the other runs' docs, query by query in one parallel kernel.
 The runs' columns are concatenated once (``docs``, ``scores``: one row per run row, run
 after run); nothing else is copied per input row. Per query, each run's rows are ranked
 (:mod:`fastir.model.ranking`), cut at the depth, and their docs matched in a hash table of
-the query's own docs: no global numbering of the doc ids.
+the query's own docs: no global numbering of the doc ids. A run's rows of a query that are
+in ranking order already (as a run file has them) are read where they are (:data:`Sources`).
 """
+
+from collections import namedtuple
 
 import numpy as np
 
@@ -30,9 +33,10 @@ class Pairs:
     Queries (``query_ids``, the union, in trec_eval's order) come one after another; within
     a query, run after run; within a run, its kept rows in ranked order (score descending,
     ties by doc id descending; the top ``depth``). Query ``q``'s rows of run ``r`` are
-    ``run_bounds[q * n_runs + r]:run_bounds[q * n_runs + r + 1]``; per row, ``src`` is its
-    row in ``docs`` and ``scores`` (the runs' columns, concatenated) and ``local_pair`` its
-    doc's place among its query's pairs. Query ``q``'s pairs are
+    ``run_bounds[q * n_runs + r]:run_bounds[q * n_runs + r + 1]``; per row, ``sources``
+    says where it is in ``docs`` and ``scores`` (the runs' columns, concatenated; as an
+    array: :meth:`source_rows`) and ``local_pair`` is its doc's place among its query's
+    pairs (int32 where they fit: half the memory to write and read). Query ``q``'s pairs are
     ``pair_bounds[q]:pair_bounds[q + 1]``, numbered in the order the runs first retrieve
     their docs (run by run, rank by rank); ``pair_src[p]`` is a row of pair ``p``'s doc.
     """
@@ -59,19 +63,23 @@ class Pairs:
         n_rows = int(self.run_bounds[-1])
         query_rows = self.run_bounds[::n_runs]  # (n_queries + 1)
         self.chunks = _jit.chunk_bounds(np.diff(query_rows), _jit.n_threads())
-        self.src = np.empty(n_rows, dtype=np.int64)
-        self.local_pair = np.empty(n_rows, dtype=np.int64)
+        self.sources = Sources(np.empty(n_rows, dtype=np.int64), seg_lo,
+                               np.empty(n_queries * n_runs, dtype=np.bool_))
+        widest = int(np.diff(query_rows).max(initial=0))  # (no query has more pairs)
+        self.local_pair = np.empty(n_rows, dtype=np.int32 if widest < 2**31 else np.int64)
         n_pairs = np.empty(n_queries, dtype=np.int64)
         first_src = np.empty(n_rows, dtype=np.int64)
         duplicate = np.full(n_queries * n_runs, -1, dtype=np.int64)
-        _jit.launch(_pair_rows, self.chunks, n_runs, seg_lo, seg_hi, self.run_bounds,
-                    self.scores, self.docs.args(), HASH_KEY, self.src, self.local_pair,
-                    n_pairs, first_src, duplicate)
+        _jit.launch(_pair_rows, self.chunks, n_runs, self.sources, seg_hi, self.run_bounds,
+                    self.scores, self.docs.args(), HASH_KEY, self.local_pair, n_pairs,
+                    first_src, duplicate)
         self._refuse_duplicates(duplicate)
         self.pair_bounds = np.concatenate(([0], np.cumsum(n_pairs)))
         self.n_pairs = int(self.pair_bounds[-1])
         self.candidates = n_pairs  # (per query)
-        self.pair_src = first_src[rows_of(query_rows[:-1], n_pairs)]
+        firsts = self.chunks * n_runs  # (each chunk's pairs from its first row on)
+        self.pair_src = first_src[rows_of(self.run_bounds[firsts[:-1]], np.diff(
+            self.pair_bounds[self.chunks]))]
         self.pair_docs = self.docs.take(self.pair_src)
 
     def _refuse_duplicates(self, duplicate):
@@ -104,11 +112,20 @@ class Pairs:
         """Each row's number of kept rows of its run and query."""
         return self._per_row(np.diff(self.run_bounds))
 
+    def source_rows(self, rows=None):
+        """The rows in ``docs`` and ``scores`` of the kept rows ``rows`` (default: all)."""
+        rows = np.arange(len(self.local_pair)) if rows is None else np.asarray(rows)
+        segment = np.searchsorted(self.run_bounds, rows, side="right") - 1
+        sources = self.sources
+        return np.where(sources.in_place[segment],
+                        sources.seg_lo[segment] + rows - self.run_bounds[segment],
+                        sources.src[rows])
+
     @property
     def rank(self):
         """Each row's rank (from 1) in its run's ranking of its query."""
         starts = self.run_bounds[:-1]
-        return np.arange(len(self.src)) - self._per_row(starts) + 1
+        return np.arange(len(self.local_pair)) - self._per_row(starts) + 1
 
     @property
     def pair(self):
@@ -202,16 +219,35 @@ def rows_of(starts, lengths):
     return np.arange(total, dtype=np.int64) + shift
 
 
+#: Where the kept rows are in the runs' concatenated columns (``Pairs.docs``,
+#: ``Pairs.scores``): row ``i`` of segment ``s`` (run ``s % n_runs`` of query ``s //
+#: n_runs``; its first kept row ``lo``) is ``seg_lo[s] + i - lo`` when ``in_place[s]`` (the
+#: run's rows of that query were in ranking order: read where they are), else ``src[i]``
+#: (written only for the other segments).
+Sources = namedtuple("Sources", "src seg_lo in_place")
+
+
+@helper
+def segment_source(sources, s, lo):
+    """Segment ``s``'s ``(in_place, offset)`` (``lo``: its first kept row): kept row ``i`` is
+    row ``i + offset`` of the runs' columns when ``in_place``, else ``sources.src[i]`` (the
+    loops read the two once per segment, and branch on a constant)."""
+    return sources.in_place[s], sources.seg_lo[s] - lo
+
+
 @pjit
-def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
-               n_pairs, first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
+               first_src, duplicate):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each run's rows
-    ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``) ranked and cut to
-    ``run_bounds[s + 1] - run_bounds[s]``, written from ``run_bounds[s]`` on (``src``), and
-    each row's doc matched with the query's docs so far (``pair``: its place among them).
-    Per query: ``n_pairs`` and, from its first row on, ``first_src`` (a row of each pair's
-    doc); per (query, run), ``duplicate``: a row whose doc the run ranked before, or -1."""
+    ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``; ``seg_lo`` of :data:`Sources`) ranked
+    and cut to ``run_bounds[s + 1] - run_bounds[s]``, kept from ``run_bounds[s]`` on (where
+    they are, ``sources.in_place[s]``, or their rows written to ``sources.src``), and each
+    row's doc matched with the query's docs so far (``pair``: its place among them). Per
+    query: ``n_pairs`` and ``first_src`` (a row of each pair's doc), a chunk's pairs one
+    after another from its first row on (the pages of the rest never touched); per (query,
+    run), ``duplicate``: a row whose doc the run ranked before, or -1."""
     n_queries = len(n_pairs)
+    seg_lo = sources.seg_lo
     longest = 0
     widest = 0
     for s in range(len(seg_lo)):
@@ -222,23 +258,29 @@ def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, sr
         order = np.empty(longest, dtype=np.int64)
         buf = np.empty(longest, dtype=np.int64)
         table = np.empty(table_size(4 * widest), dtype=np.int64)
+        slot_hash = np.empty(len(table), dtype=np.uint64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
+        first = run_bounds[bounds[c] * n_runs]
         for q in range(bounds[c], bounds[c + 1]):
-            _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
-                        n_pairs, first_src, duplicate, order, buf, table, pair_hash, last_run)
+            _pair_query(q, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair,
+                        n_pairs, first_src[first:], duplicate, order, buf, table, slot_hash,
+                        pair_hash, last_run)
+            first += n_pairs[q]
 
 
 # The row loop is in a helper, called once per query: a kernel compiled with reference
 # counting that calls helpers per row (those not inlined, taking arrays) increments and
 # decrements each array on every call.
 @helper
-def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair, n_pairs,
-                first_src, duplicate, order, buf, table, pair_hash, last_run):
-    """:func:`_pair_rows` of query ``q`` (``order``, ``buf``, ``table``, ``pair_hash``,
-    ``last_run``: scratch)."""
+def _pair_query(q, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
+                first_src, duplicate, order, buf, table, slot_hash, pair_hash, last_run):
+    """:func:`_pair_rows` of query ``q``, its pairs' first rows written from
+    ``first_src[0]`` on (``order``, ``buf``, ``table``, ``slot_hash``, ``pair_hash``,
+    ``last_run``: scratch; ``table`` holds pair numbers, ``slot_hash`` their hashes, so that
+    a probe compares the hash without first reading the pair's)."""
     ranking = RankKey(scores, None, docs)
-    first = run_bounds[q * n_runs]
+    seg_lo = sources.seg_lo
     longest = 0
     for s in range(q * n_runs, (q + 1) * n_runs):
         longest = max(longest, run_bounds[s + 1] - run_bounds[s])
@@ -251,17 +293,19 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
         s = q * n_runs + r
         at = run_bounds[s]
         ranked = _in_order(seg_lo[s], seg_hi[s], ranking)  # (a run file's rows usually are)
+        sources.in_place[s] = ranked
         if not ranked:
             rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
         lo = seg_lo[s]  # (read once: the stores below may alias it, for all numba knows)
         for i in range(run_bounds[s + 1] - at):
             row = lo + i if ranked else order[i]
-            src[at + i] = row
+            if not ranked:
+                sources.src[at + i] = row
             h = id_hash(docs, row, key)
             slot = h & mask
             p = table[slot]
-            while p >= 0 and not (pair_hash[p] == h and (docs.is_int or id_equal(
-                    docs, first_src[first + p], docs, row))):  # (int ids: see id_hash)
+            while p >= 0 and not (slot_hash[slot] == h and (docs.is_int or id_equal(
+                    docs, first_src[p], docs, row))):  # (int ids: see id_hash)
                 slot = (slot + np.uint64(1)) & mask
                 p = table[slot]
             if p < 0:
@@ -270,11 +314,12 @@ def _pair_query(q, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, p
                 if 8 * n > size:
                     size *= 2
                     mask = np.uint64(size - 1)
-                    _rehash(table, size, pair_hash, n - 1)
+                    _rehash(table, slot_hash, size, pair_hash, n - 1)
                     slot = _free_slot(table, h & mask, mask)
                 table[slot] = p
+                slot_hash[slot] = h
                 pair_hash[p] = h
-                first_src[first + p] = row
+                first_src[p] = row
             elif last_run[p] == r and duplicate[s] < 0:
                 duplicate[s] = row
             last_run[p] = r
@@ -293,13 +338,16 @@ def _in_order(lo, hi, ranking):
 
 
 @helper
-def _rehash(table, size, pair_hash, n):
-    """Table ``table[:size]`` of the pairs ``0:n`` (their hashes ``pair_hash``)."""
+def _rehash(table, slot_hash, size, pair_hash, n):
+    """Table ``table[:size]`` (and ``slot_hash``) of the pairs ``0:n`` (their hashes
+    ``pair_hash``)."""
     for slot in range(size):
         table[slot] = -1
     mask = np.uint64(size - 1)
     for p in range(n):
-        table[_free_slot(table, pair_hash[p] & mask, mask)] = p
+        slot = _free_slot(table, pair_hash[p] & mask, mask)
+        table[slot] = p
+        slot_hash[slot] = pair_hash[p]
 
 
 @helper
@@ -311,25 +359,31 @@ def _free_slot(table, slot, mask):
 
 
 @python_variant(_pair_rows)
-def _pair_rows(bounds, n_runs, seg_lo, seg_hi, run_bounds, scores, docs, key, src, pair,
-               n_pairs, first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
+               first_src, duplicate):
     """The same in Python: a sort per run and query, the query's docs in a dict."""
     ranking_keys, ids, score = order_keys(docs), _keys(docs), scores.tolist()
+    seg_lo = sources.seg_lo
     lo, hi, bound = seg_lo.tolist(), seg_hi.tolist(), run_bounds.tolist()
-    for q in range(len(n_pairs)):
-        first = bound[q * n_runs]
-        seen = {}  # doc -> (pair, last run)
-        for r in range(n_runs):
-            s = q * n_runs + r
-            at = bound[s]
-            ranked = python_ranked(range(lo[s], hi[s]), score, ranking_keys)[:bound[s + 1] - at]
-            src[at:at + len(ranked)] = ranked
-            for i, row in enumerate(ranked):
-                p, last = seen.get(ids[row], (len(seen), -1))
-                if last < 0:
-                    first_src[first + p] = row
-                elif last == r and duplicate[s] < 0:
-                    duplicate[s] = row
-                seen[ids[row]] = (p, r)
-                pair[at + i] = p
-        n_pairs[q] = len(seen)
+    for c in range(len(bounds) - 1):
+        first = bound[bounds[c] * n_runs]
+        for q in range(bounds[c], bounds[c + 1]):
+            seen = {}  # doc -> (pair, last run)
+            for r in range(n_runs):
+                s = q * n_runs + r
+                at = bound[s]
+                ranked = python_ranked(range(lo[s], hi[s]), score, ranking_keys)
+                sources.in_place[s] = ranked == list(range(lo[s], hi[s]))
+                ranked = ranked[:bound[s + 1] - at]
+                if not sources.in_place[s]:
+                    sources.src[at:at + len(ranked)] = ranked
+                for i, row in enumerate(ranked):
+                    p, last = seen.get(ids[row], (len(seen), -1))
+                    if last < 0:
+                        first_src[first + p] = row
+                    elif last == r and duplicate[s] < 0:
+                        duplicate[s] = row
+                    seen[ids[row]] = (p, r)
+                    pair[at + i] = p
+            n_pairs[q] = len(seen)
+            first += len(seen)
