@@ -4,7 +4,8 @@ through dask.
     python scripts/generate.py msmarco --queries 60000 --depth 1000 --out /tmp/bench
     python scripts/bench_streaming.py /tmp/bench.qrels /tmp/bench.run
 
-Each way runs in a fresh process (after a warm-up process compiled the kernels), timed by
+Each way runs in a fresh process (after a warm-up process compiled the kernels; with
+``FASTIR_WORKER=off``: the call runs there, not in a warm worker), timed by
 ``/usr/bin/time`` when present, else by the process's own clock and ``getrusage``; every
 way's means are checked equal to the in-memory ones. The CPU seconds of the call (the
 process's and its waited-for children's, user and system) give the throughput per core
@@ -112,7 +113,9 @@ def run_way(way, args, folder):
     if timer:
         command = [timer, "-f", "%e s %U user %S sys %M KB"] + command
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    # (in this process: a call on files would otherwise go to a warm worker)
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env={**os.environ, "FASTIR_WORKER": "off"})
     wall = time.perf_counter() - start
     if done.returncode:
         sys.exit(f"{way} failed:\n{done.stderr}")
