@@ -152,7 +152,7 @@ def main():
             per_core = rows / r["cpu_seconds"]
             streamed = per_core if way == "streamed" else streamed
             versus = f" ({streamed / per_core:4.1f}x streamed's)" if streamed else ""
-            print(f"{way:12s} {r['seconds']:7.1f} s in the call ({r['cpu_seconds']:6.1f} CPU s: "
+            print(f"{way:12s} {r['seconds']:7.2f} s in the call ({r['cpu_seconds']:6.2f} CPU s: "
                   f"{per_core / 1e6:5.2f} M rows/s per core{versus}), {r['process_seconds']:6.1f} "
                   f"s the process, peak RSS {rss:7.0f} MB (time: {r.get('time', '-')}); "
                   f"load {load:.1f}; means {same}", flush=True)
