@@ -11,10 +11,12 @@ When (:func:`wanted`, the one rule): this process has not loaded numba (once it 
 call runs faster here than through a round trip to the worker), the call comes from the
 main thread, the qrels and the run are plain paths (not ``-``, not open files, dicts or
 DataFrames, not several runs), the measures are names, ``progress`` is True, False or
-"auto", and no measure of this process's own definition exists (a worker does not know
-it). ``FASTIR_WORKER`` then decides, as for the command line (``off``: never; ``use``: a
-running worker; ``auto``, the default but under CI: start one when there is none; it
-exits after ``FASTIR_WORKER_IDLE`` seconds without a request). The ``fastir`` program's
+"auto", no measure of this process's own definition exists (a worker does not know
+it), and ``ties`` and ``unjudged`` are their defaults (``fastir warmup`` does not compile
+the kernels of the others: a worker would compile them for about 20 s where a small input
+runs here as Python). ``FASTIR_WORKER`` then decides, as for the command line (``off``:
+never; ``use``: a running worker; ``auto``, the default but under CI: start one when there
+is none; it exits after ``FASTIR_WORKER_IDLE`` seconds without a request). The ``fastir`` program's
 own calls stay in its process (:func:`stay_in_process`): it offered the command to the
 worker already.
 
@@ -87,12 +89,21 @@ def wanted(args, kwargs):
     """Whether a call is worth handing to a worker and may be (the module's docstring):
     this process has not loaded numba, the call comes from its main thread, its qrels and
     run are plain paths, its measures names, its progress a choice the child makes alike,
-    and this process defines no measure of its own."""
+    its ties and unjudged options the defaults (the kernels the worker has warm), and this
+    process defines no measure of its own."""
     progress = kwargs.get("progress", False)
     return ("numba" not in sys.modules and not _staying and _main_thread()
             and len(args) == 3 and _plain_path(args[0]) and _plain_path(args[1])
             and _names(args[2]) and progress in _PROGRESS.get(type(progress), ())
-            and not _own_measures())
+            and _warm_options(kwargs) and not _own_measures())
+
+
+def _warm_options(kwargs):
+    """Whether the call's ``ties`` and ``unjudged`` are the defaults, whose kernels
+    ``fastir warmup`` compiles."""
+    ties, unjudged = kwargs.get("ties", "trec_eval"), kwargs.get("unjudged", "nonrelevant")
+    return type(ties) is str and ties == "trec_eval" and \
+        type(unjudged) is str and unjudged == "nonrelevant"
 
 
 #: The values of ``progress`` a worker's process shows alike (by type: no other compared).
