@@ -48,7 +48,7 @@ from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice, number, numbers, vectors
 from fastir.analysis.fusion.norms import unranked_value
-from fastir.analysis.fusion.pairs import segment_source
+from fastir.analysis.fusion.pairs import segment_source, source_row
 from fastir.model.ranking import RankKey, rank_sort
 
 METHODS = {"rrf": "rrf", "wrrf": "wrrf", "sum": "sum", "combsum": "sum", "comb_sum": "sum",
@@ -309,7 +309,7 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
             ranked = values[lo + offset:hi + offset]
         else:
             for i in range(lo, hi):
-                row = i + offset if in_place else sources.src[i]
+                row = source_row(sources.src, in_place, offset, i)
                 rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
                 parts[i - lo] = _part(code, args, r, values[row], rank, m, n)
             ranked = parts[:m]
@@ -357,7 +357,7 @@ def _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, rank
             out[r, j] = unranked
         in_place, offset = segment_source(sources, s, lo)
         for i in range(lo, hi):
-            row = i + offset if in_place else sources.src[i]
+            row = source_row(sources.src, in_place, offset, i)
             rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
             out[r, base + pair[i]] = _part(code, args, r, values[row], rank, hi - lo, n)
 
@@ -530,7 +530,7 @@ def _rank_votes(votes, n_runs, r, s, lo, hi, sources, pair, ranks):
     in_place, offset = segment_source(sources, s, lo)
     for i in range(lo, hi):
         votes[pair[i] * n_runs + r] = i - lo + 1 if len(ranks) == 0 else \
-            ranks[i + offset if in_place else sources.src[i]]
+            ranks[source_row(sources.src, in_place, offset, i)]
 
 
 @helper

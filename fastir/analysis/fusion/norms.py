@@ -24,7 +24,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice
-from fastir.analysis.fusion.pairs import segment_source
+from fastir.analysis.fusion.pairs import segment_source, source_row
 from fastir.model.ranking import RankKey, rank_sort
 
 NORMS = {"min-max": "min-max", "min_max": "min-max", "min-max-inverted": "min-max-inverted",
@@ -121,13 +121,13 @@ def _normalise_segment(s, lo, hi, sources, scores, n_candidates, code, values, r
     elif hi > lo:
         _score_values(code, in_place, offset, sources.src, lo, hi, scores, values)
     for i in range(lo, hi):
-        if not np.isfinite(values[i + offset if in_place else sources.src[i]]):
+        if not np.isfinite(values[source_row(sources.src, in_place, offset, i)]):
             bad[s] = i
             break
     if code == _INVERTED:
         m = hi - lo
         for j in range(m):
-            order[j] = lo + j + offset if in_place else sources.src[lo + j]
+            order[j] = source_row(sources.src, in_place, offset, lo + j)
         rank_sort(order[:m], ranking, buf)
         for j in range(m):
             ranks[order[j]] = j + 1
@@ -139,7 +139,7 @@ def _rank_values(code, in_place, offset, src, lo, hi, n_candidates, values):
     ``lo:hi``, where :func:`~fastir.analysis.fusion.pairs.segment_source` says)."""
     n = float(n_candidates if code == _BORDA else hi - lo)
     for i in range(lo, hi):
-        values[i + offset if in_place else src[i]] = 1 - (i - lo) / n
+        values[source_row(src, in_place, offset, i)] = 1 - (i - lo) / n
 
 
 @helper
@@ -147,9 +147,9 @@ def _score_values(code, in_place, offset, src, lo, hi, scores, values):
     """The four score normalisations of the kept rows ``lo:hi`` (see the module doc; where
     :func:`~fastir.analysis.fusion.pairs.segment_source` says), scaled down by a power of
     two first when beyond ``2**400``."""
-    low = high = scores[lo + offset if in_place else src[lo]]
+    low = high = scores[source_row(src, in_place, offset, lo)]
     for i in range(lo, hi):
-        row = i + offset if in_place else src[i]
+        row = source_row(src, in_place, offset, i)
         x = scores[row]
         low = min(low, x)
         high = max(high, x)
@@ -160,14 +160,14 @@ def _score_values(code, in_place, offset, src, lo, hi, scores, values):
     n = float(hi - lo)
     total = 0.0
     for i in range(lo, hi):
-        row = i + offset if in_place else src[i]
+        row = source_row(src, in_place, offset, i)
         total += math.ldexp(scores[row], -shift)
     mean = 0.0
     if code == _ZMUV:
         mean = total / n
         square = 0.0
         for i in range(lo, hi):
-            row = i + offset if in_place else src[i]
+            row = source_row(src, in_place, offset, i)
             d = math.ldexp(scores[row], -shift) - mean
             square += d * d
         spread = _floored(math.sqrt(square / n), floor)
@@ -178,7 +178,7 @@ def _score_values(code, in_place, offset, src, lo, hi, scores, values):
     else:
         spread = _floored(high - low, floor)
     for i in range(lo, hi):
-        row = i + offset if in_place else src[i]
+        row = source_row(src, in_place, offset, i)
         x = math.ldexp(scores[row], -shift)
         if code == _ZMUV:
             values[row] = (x - mean) / spread

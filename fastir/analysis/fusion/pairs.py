@@ -229,10 +229,18 @@ Sources = namedtuple("Sources", "src seg_lo in_place")
 
 @helper
 def segment_source(sources, s, lo):
-    """Segment ``s``'s ``(in_place, offset)`` (``lo``: its first kept row): kept row ``i`` is
-    row ``i + offset`` of the runs' columns when ``in_place``, else ``sources.src[i]`` (the
-    loops read the two once per segment, and branch on a constant)."""
+    """Segment ``s``'s ``(in_place, offset)`` (``lo``: its first kept row), which
+    :func:`source_row` reads a kept row's place with (the loops read the two once per
+    segment, and branch on a constant)."""
     return sources.in_place[s], sources.seg_lo[s] - lo
+
+
+@helper
+def source_row(src, in_place, offset, i):
+    """Kept row ``i``'s row in the runs' columns, given its segment's
+    :func:`segment_source`: ``i + offset`` when the segment is read in place, else
+    ``src[i]`` (``sources.src``)."""
+    return i + offset if in_place else src[i]
 
 
 @pjit
