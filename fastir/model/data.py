@@ -26,6 +26,7 @@ from fastir.model.ids import (
     id_equal,
     id_hash,
 )
+from fastir.model.ranking import score_order
 from fastir.model.values import (
     _columns,
     finite_scores,
@@ -279,6 +280,22 @@ class Run:
         float32 (:func:`float32_scores`; beyond its range, +inf or -inf)."""
         return Run(self.query_ids, self.starts, self.stops, self.doc_ids,
                    float32_scores(self.scores), self.name, self.source)
+
+    def score_order(self):
+        """Per query, what its rows' scores say of their order (uint8:
+        :data:`~fastir.model.ranking.DESCENDING`, ``LEVEL``, ``RISING`` or ``NOT_FINITE``;
+        :func:`~fastir.model.ranking.score_order`). Computed once per run: the columns are
+        read-only, so it stays true while they are the same arrays."""
+        known = self.__dict__.get("_score_order")
+        if known is None or known[0] is not self.scores or known[1] is not self.starts \
+                or known[2] is not self.stops:
+            order = np.empty(self.n_queries, dtype=np.uint8)
+            _jit.launch(score_order, _jit.chunk_bounds(self.stops - self.starts,
+                                                       _jit.n_threads()),
+                        self.starts, self.stops, self.scores, order, n_items=len(self))
+            order.flags.writeable = False
+            known = self._score_order = (self.scores, self.starts, self.stops, order)
+        return known[3]
 
     def __repr__(self):
         return f"Run({self.name!r}: {self.n_queries} queries, {len(self)} rows, from {self.source})"

@@ -274,6 +274,50 @@ def rank_segments(chunks, bounds, scores, docs):
 
 
 # -- ids in ascending order -----------------------------------------------------------------
+#: What :func:`score_order` says of a query's rows, from their scores alone (so it holds
+#: whatever kind their doc ids are): the scores strictly descend (the rows are in ranking
+#: order); they never rise but some are equal (the doc ids decide: :func:`ranks_before`);
+#: one rises (the rows are not in ranking order); one is not finite (NaN or infinite).
+DESCENDING, LEVEL, RISING, NOT_FINITE = 0, 1, 2, 3
+_EXPONENT = np.uint64(0x7FF0000000000000)  # (all ones: infinite or NaN)
+
+
+@pjit
+def score_order(chunks, starts, stops, scores, out):
+    """Per query ``q`` (chunks ``chunks[c]:chunks[c + 1]`` of queries in parallel), what
+    its rows' scores ``scores[starts[q]:stops[q]]`` say of their order: ``out[q]`` is
+    :data:`DESCENDING`, :data:`LEVEL`, :data:`RISING` or :data:`NOT_FINITE`."""
+    bits = scores.view(np.uint64)
+    for c in prange(len(chunks) - 1):
+        for q in range(chunks[c], chunks[c + 1]):
+            out[q] = _score_order(starts[q], stops[q], scores, bits)
+
+
+@helper
+def _score_order(lo, hi, scores, bits):
+    # Counts, not early exits: a loop without branches, which LLVM vectorises.
+    not_finite = 0
+    rises = 0
+    level = 0
+    for row in range(lo, hi):
+        not_finite += (bits[row] & _EXPONENT) == _EXPONENT
+    for row in range(lo + 1, hi):
+        rises += scores[row] > scores[row - 1]
+        level += scores[row] == scores[row - 1]
+    if not_finite:
+        return NOT_FINITE
+    return RISING if rises else LEVEL if level else DESCENDING
+
+
+@python_variant(score_order)
+def score_order(chunks, starts, stops, scores, out):
+    for q in range(chunks[0], chunks[-1]):
+        run = scores[starts[q]:stops[q]]
+        before, after = run[:-1], run[1:]
+        out[q] = NOT_FINITE if not np.isfinite(run).all() else RISING if (
+            after > before).any() else LEVEL if (after == before).any() else DESCENDING
+
+
 @jit
 def sort_ids(ids):
     """Permutation sorting an id column in ascending strcmp order (stable): the ranking

@@ -254,6 +254,20 @@ def test_fuse_equals_the_naive_reference(runs, method, norm, depth, k, data):
             assert got[q] == pytest.approx(docs, rel=1e-12, abs=1e-12), q
 
 
+def test_a_run_whose_columns_were_replaced_fuses_by_its_new_rows():
+    """Each run keeps what its scores say of its rows' order (Run.score_order), as long as
+    its columns are the same arrays: a run given new columns is read anew."""
+    a = fastir.Run.from_arrays([1, 1, 1], ["x", "y", "z"], [3.0, 2.0, 1.0])
+    b = fastir.Run.from_arrays([1, 1], ["y", "w"], [5.0, 4.0])
+    assert fastir.fuse([a, b], "rrf", k=0).to_dict() == {
+        1: {"y": 1.5, "x": 1.0, "w": 0.5, "z": 1 / 3}}
+    rising = fastir.Run.from_arrays([1, 1, 1], ["x", "y", "z"], [1.0, 2.0, 3.0])
+    a.scores = rising.scores  # (rows now rise: they must be ranked, not read in place)
+    assert fastir.fuse([a, b], "rrf", k=0).to_dict() == fastir.fuse([rising, b], "rrf",
+                                                                   k=0).to_dict()
+    assert fastir.fuse([a, b], "rrf", k=0).to_dict()[1]["z"] == 1.0
+
+
 def test_fused_rows_are_ranked_and_named():
     a = {"q": {"d1": 3.0, "d2": 2.0}}
     b = {"q": {"d2": 0.9, "d3": 0.1}}

@@ -1,6 +1,7 @@
 """Python and compiled kernels agree bit for bit; the tiering between them works."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -276,6 +277,34 @@ def test_long_segment_ranking_variant_matches_its_kernel(lengths, data):
     assert np.array_equal(py(*args), nb(*args))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=6), st.booleans(), st.data())
+def test_score_order_variant_matches_its_kernel_and_the_definition(lengths, sort, data):
+    """What a query's scores say of its rows' order (Run.score_order: fusion reads rows
+    in place by it): strictly descending, level somewhere, rising somewhere, or a NaN or
+    infinity among them; the kernel, its Python variant and a naive reading agree."""
+    pool = [0.0, -0.0, 1.0, -1.0, 2.5, 1e308, -1e308, 5e-324, np.inf, -np.inf, np.nan]
+    n = sum(lengths)
+    scores = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)),
+                      dtype=np.float64)
+    bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    if sort:  # (so that descending and level queries come often)
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            scores[lo:hi] = -np.sort(-scores[lo:hi])
+    naive = []
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        row = scores[lo:hi].tolist()
+        pairs = list(zip(row, row[1:]))
+        naive.append(ranking.NOT_FINITE if not all(map(math.isfinite, row)) else
+                     ranking.RISING if any(b > a for a, b in pairs) else
+                     ranking.LEVEL if any(b == a for a, b in pairs) else ranking.DESCENDING)
+    chunks = np.array([0, len(lengths) // 2, len(lengths)], dtype=np.int64)
+    for kernel in _kernel_pair(ranking.score_order):
+        out = np.full(len(lengths), 99, dtype=np.uint8)
+        kernel(chunks, bounds[:-1], bounds[1:], scores, out)
+        assert out.tolist() == naive
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(qrels_and_runs(), min_size=2, max_size=3), st.sampled_from([None, 1, 3]))
 def test_pairing_variant_matches_its_kernel(drawn, depth):
@@ -336,8 +365,8 @@ def test_every_python_variant_is_tested_here():
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "_cut_at_nuls", "int_str_cmp", "bytes_cmp", "_join_kernel",
               "summaries", "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
-              "rank_segments", "_pair_rows", "_judged_docs", "_position_kernel",
-              "field_spans"}  # (the last three: test_prefs_engines.py)
+              "rank_segments", "score_order", "_pair_rows", "_judged_docs",
+              "_position_kernel", "field_spans"}  # (the last three: test_prefs_engines.py)
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source
                 and not e.source.__module__.startswith(user.MODULE_PREFIX)}
     assert variants == tested  # (users' measure loops: tests/measures/test_user_measures.py)

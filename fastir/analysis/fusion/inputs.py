@@ -3,6 +3,7 @@
 import numpy as np
 
 from fastir.io.inputs import as_run
+from fastir.model.ranking import NOT_FINITE
 
 
 def choice(value, table, what):
@@ -16,7 +17,7 @@ def choice(value, table, what):
 
 def load_runs(runs, at_least=2, what="fusion"):
     """``(names, [Run])`` of a list or ``{name: run}`` of ``at_least`` runs or more, of
-    finite scores."""
+    finite scores (checked as :meth:`Run.score_order` reads them: once per run)."""
     if isinstance(runs, dict):
         names, items = [str(n) for n in runs], list(runs.values())
     elif isinstance(runs, (list, tuple)):
@@ -34,7 +35,7 @@ def load_runs(runs, at_least=2, what="fusion"):
         if not len(r.scores):
             raise ValueError(f"runs: run {i} ({name!r}) is empty (no query has a doc); give "
                              f"runs that retrieved something, or leave it out")
-        if not np.isfinite(r.scores).all():  # (one pass; the bad row found only then)
+        if (r.score_order() == NOT_FINITE).any():  # (the bad row found only then)
             bad = np.flatnonzero(~np.isfinite(r.scores))
             q = int(np.searchsorted(r.stops, bad[0], side="right"))
             query = r.query_ids.take([q]).tolist()[0]

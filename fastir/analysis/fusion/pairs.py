@@ -5,7 +5,8 @@ The runs' columns are concatenated once (``docs``, ``scores``: one row per run r
 after run); nothing else is copied per input row. Per query, each run's rows are ranked
 (:mod:`fastir.model.ranking`), cut at the depth, and their docs matched in a hash table of
 the query's own docs: no global numbering of the doc ids. A run's rows of a query that are
-in ranking order already (as a run file has them) are read where they are (:data:`Sources`).
+in ranking order already (as a run file has them) are read where they are (:data:`Sources`);
+whether they are is known from :meth:`Run.score_order`, which each run computes once.
 """
 
 from collections import namedtuple
@@ -18,6 +19,8 @@ from fastir.model.data import Run
 from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
 from fastir.model.join import ranked_twice, table_size
 from fastir.model.ranking import (
+    DESCENDING,
+    LEVEL,
     RankKey,
     python_ranked,
     rank_rows,
@@ -54,25 +57,27 @@ class Pairs:
         seg_lo = np.zeros(n_queries * n_runs, dtype=np.int64)
         seg_hi = np.zeros(n_queries * n_runs, dtype=np.int64)
         q_offset = np.cumsum([0] + [r.n_queries for r in runs])
+        score_orders = np.zeros(n_queries * n_runs, dtype=np.uint8)  # (DESCENDING if absent)
         for i, r in enumerate(runs):
             segment = q_rank[q_codes[q_offset[i]:q_offset[i + 1]]] * n_runs + i
             seg_lo[segment] = r.starts + self.run_offsets[i]
             seg_hi[segment] = r.stops + self.run_offsets[i]
+            score_orders[segment] = r.score_order()
         kept = seg_hi - seg_lo if depth is None else np.minimum(seg_hi - seg_lo, depth)
         self.run_bounds = np.concatenate(([0], np.cumsum(kept)))
         n_rows = int(self.run_bounds[-1])
         query_rows = self.run_bounds[::n_runs]  # (n_queries + 1)
         self.chunks = _jit.chunk_bounds(np.diff(query_rows), _jit.n_threads())
         self.sources = Sources(np.empty(n_rows, dtype=np.int64), seg_lo,
-                               np.empty(n_queries * n_runs, dtype=np.bool_))
+                               score_orders == DESCENDING)
         widest = int(np.diff(query_rows).max(initial=0))  # (no query has more pairs)
         self.local_pair = np.empty(n_rows, dtype=np.int32 if widest < 2**31 else np.int64)
         n_pairs = np.empty(n_queries, dtype=np.int64)
         first_src = np.empty(n_rows, dtype=np.int64)
         duplicate = np.full(n_queries * n_runs, -1, dtype=np.int64)
-        _jit.launch(_pair_rows, self.chunks, n_runs, self.sources, seg_hi, self.run_bounds,
-                    self.scores, self.docs.args(), HASH_KEY, self.local_pair, n_pairs,
-                    first_src, duplicate)
+        _jit.launch(_pair_rows, self.chunks, n_runs, self.sources, score_orders == LEVEL,
+                    seg_hi, self.run_bounds, self.scores, self.docs.args(), HASH_KEY,
+                    self.local_pair, n_pairs, first_src, duplicate)
         self._refuse_duplicates(duplicate)
         self.pair_bounds = np.concatenate(([0], np.cumsum(n_pairs)))
         self.n_pairs = int(self.pair_bounds[-1])
@@ -244,12 +249,14 @@ def source_row(src, in_place, offset, i):
 
 
 @pjit
-def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
-               first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
+               n_pairs, first_src, duplicate):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each run's rows
     ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``; ``seg_lo`` of :data:`Sources`) ranked
     and cut to ``run_bounds[s + 1] - run_bounds[s]``, kept from ``run_bounds[s]`` on (where
-    they are, ``sources.in_place[s]``, or their rows written to ``sources.src``), and each
+    they are, ``sources.in_place[s]``, or their rows written to ``sources.src``;
+    ``in_place[s]`` comes true for rows whose scores strictly descend, and ``level[s]``
+    says that equal scores leave it to their doc ids: :meth:`Run.score_order`), and each
     row's doc matched with the query's docs so far (``pair``: its place among them). Per
     query: ``n_pairs`` and ``first_src`` (a row of each pair's doc), a chunk's pairs one
     after another from its first row on (the pages of the rest never touched); per (query,
@@ -271,9 +278,9 @@ def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, p
         last_run = np.empty(widest, dtype=np.int64)
         first = run_bounds[bounds[c] * n_runs]
         for q in range(bounds[c], bounds[c + 1]):
-            _pair_query(q, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair,
-                        n_pairs, first_src[first:], duplicate, order, buf, table, slot_hash,
-                        pair_hash, last_run)
+            _pair_query(q, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key,
+                        pair, n_pairs, first_src[first:], duplicate, order, buf, table,
+                        slot_hash, pair_hash, last_run)
             first += n_pairs[q]
 
 
@@ -281,8 +288,9 @@ def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, p
 # counting that calls helpers per row (those not inlined, taking arrays) increments and
 # decrements each array on every call.
 @helper
-def _pair_query(q, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
-                first_src, duplicate, order, buf, table, slot_hash, pair_hash, last_run):
+def _pair_query(q, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
+                n_pairs, first_src, duplicate, order, buf, table, slot_hash, pair_hash,
+                last_run):
     """:func:`_pair_rows` of query ``q``, its pairs' first rows written from
     ``first_src[0]`` on (``order``, ``buf``, ``table``, ``slot_hash``, ``pair_hash``,
     ``last_run``: scratch; ``table`` holds pair numbers, ``slot_hash`` their hashes, so that
@@ -300,7 +308,8 @@ def _pair_query(q, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair,
     for r in range(n_runs):
         s = q * n_runs + r
         at = run_bounds[s]
-        ranked = _in_order(seg_lo[s], seg_hi[s], ranking)  # (a run file's rows usually are)
+        ranked = sources.in_place[s] or (level[s] and _in_order(seg_lo[s], seg_hi[s],
+                                                                ranking))
         sources.in_place[s] = ranked
         if not ranked:
             rank_rows(seg_lo[s], seg_hi[s], ranking, order, buf)
@@ -367,8 +376,8 @@ def _free_slot(table, slot, mask):
 
 
 @python_variant(_pair_rows)
-def _pair_rows(bounds, n_runs, sources, seg_hi, run_bounds, scores, docs, key, pair, n_pairs,
-               first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
+               n_pairs, first_src, duplicate):
     """The same in Python: a sort per run and query, the query's docs in a dict."""
     ranking_keys, ids, score = order_keys(docs), _keys(docs), scores.tolist()
     seg_lo = sources.seg_lo
