@@ -200,7 +200,7 @@ def rank_segments(chunks, bounds, scores, docs):
         longest = max(longest, bounds[s + 1] - bounds[s])
     for c in prange(len(chunks) - 1):
         keys = np.empty(2 * longest if longest > _RADIX_ROWS else 0, dtype=np.uint64)
-        counts = np.empty(256, dtype=np.int64)
+        counts = np.empty(8 * 256, dtype=np.int64)
         key = RankKey(scores, None, docs)  # (made in the loop: see fastir.model.join)
         for s in range(chunks[c], chunks[c + 1]):
             lo, hi = bounds[s], bounds[s + 1]
@@ -221,30 +221,34 @@ def _radix_rank(order, bits, key, buf, keys, counts):
     radix sort, a byte a pass, of the scores' bit patterns (``bits``, the scores viewed as
     uint64) mapped to keys ascending as the scores descend (-0.0 as 0.0), then
     :func:`rank_sort` of each run of equal scores (by doc id). ``buf``, ``keys`` (twice
-    ``order``'s length), ``counts`` (256): scratch."""
+    ``order``'s length), ``counts`` (8 x 256: each byte's counts, all counted in the pass
+    that makes the keys: a byte's counts do not depend on the keys' order): scratch."""
     n = len(order)
+    for d in range(8 * 256):
+        counts[d] = 0
     for i in range(n):
         b = bits[order[i]]
         if b == _SIGN:  # -0.0 ranks as 0.0
             b = np.uint64(0)
-        keys[i] = b if b & _SIGN else ~(b | _SIGN)  # (ascending as the score descends)
+        k = b if b & _SIGN else ~(b | _SIGN)  # (ascending as the score descends)
+        keys[i] = k
+        for byte in range(8):
+            counts[byte * 256 + ((k >> np.uint64(8 * byte)) & np.uint64(255))] += 1
     src_keys, dst_keys = keys[:n], keys[n:2 * n]
     src, dst = order, buf
     moved = 0
-    for shift in range(0, 64, 8):
-        for d in range(256):
-            counts[d] = 0
-        for i in range(n):
-            counts[(src_keys[i] >> np.uint64(shift)) & np.uint64(255)] += 1
-        if counts[(src_keys[0] >> np.uint64(shift)) & np.uint64(255)] == n:
+    for byte in range(8):
+        shift = np.uint64(8 * byte)
+        at_byte = byte * 256
+        if counts[at_byte + ((src_keys[0] >> shift) & np.uint64(255))] == n:
             continue  # (every key has this byte: the pass would move nothing)
         total = 0
-        for d in range(256):
+        for d in range(at_byte, at_byte + 256):
             c = counts[d]
             counts[d] = total
             total += c
         for i in range(n):
-            d = (src_keys[i] >> np.uint64(shift)) & np.uint64(255)
+            d = at_byte + ((src_keys[i] >> shift) & np.uint64(255))
             at = counts[d]
             counts[d] = at + 1
             dst_keys[at] = src_keys[i]
@@ -273,7 +277,7 @@ def rank_segments(chunks, bounds, scores, docs):
     return np.array(out, dtype=np.int64)
 
 
-# -- ids in ascending order -----------------------------------------------------------------
+# -- what a run's scores say of its rows' order ------------------------------------------
 #: What :func:`score_order` says of a query's rows, from their scores alone (so it holds
 #: whatever kind their doc ids are): the scores strictly descend (the rows are in ranking
 #: order); they never rise but some are equal (the doc ids decide: :func:`ranks_before`);
@@ -318,6 +322,7 @@ def score_order(chunks, starts, stops, scores, out):
             after > before).any() else LEVEL if (after == before).any() else DESCENDING
 
 
+# -- ids in ascending order -----------------------------------------------------------------
 @jit
 def sort_ids(ids):
     """Permutation sorting an id column in ascending strcmp order (stable): the ranking
