@@ -7,11 +7,14 @@
 
 --fuse: ``--runs`` noisy systems rank the same ``--depth`` generated candidates per query
 (each run's rows in rank order, as a run file has them). fastir fuses all of them per
-method, warm (its kernels compiled on a small fusion first), ``--repeat`` calls (ranx too:
-the table gives the median and the best of them); the trained methods' parameters
+method, warm (its kernels compiled on a small fusion first, then one untimed call of the
+whole size, so that the process's memory allocator has met the call's sizes as it has in a
+loop of calls), ``--repeat`` calls (ranx too, warmed the same way: the table gives the
+median and the best of them); the trained methods' parameters
 come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
-fuses those queries per method (warm: its kernels compiled on 5 queries first; its Run
-objects built from dicts beforehand, not timed), and its time is scaled to all the queries
+fuses those queries per method (warm: its kernels compiled on 5 queries first, then one
+untimed call of them all; its Run objects built from dicts beforehand, not timed), and its
+time is scaled to all the queries
 (ranx's fusion is per query: linear in them); the table says which were measured and which
 scaled.
 
@@ -54,6 +57,11 @@ def timings(function, repeat, warm=None):
         result = function()
         seconds.append(time.perf_counter() - start)
     return seconds, result
+
+
+def _then(*functions):
+    """One function calling ``functions`` in turn (a warm-up in steps)."""
+    return lambda: [f() for f in functions]
 
 
 def timed(function, repeat, warm=None):
@@ -123,15 +131,17 @@ def fuse_bench(args):
     rows = []
     for method in methods:
         ours = FUSIONS[method][0]
-        seconds = timings(partial(fastir.fuse, runs, ours, **params[method]), args.repeat,
-                          partial(fastir.fuse, small, ours, **params[method]))[0]  # (compiles)
+        call = partial(fastir.fuse, runs, ours, **params[method])
+        seconds = timings(call, args.repeat, _then(partial(fastir.fuse, small, ours,
+                                                           **params[method]), call))[0]
         theirs = None
         if ranx_runs is not None:
             import ranx
 
             given = {"norm": None, "method": method, "params": params[method]}
-            theirs = timings(partial(ranx.fuse, ranx_runs, **given), args.repeat,
-                             partial(ranx.fuse, warm, **given))[0]
+            call = partial(ranx.fuse, ranx_runs, **given)
+            theirs = timings(call, args.repeat, _then(partial(ranx.fuse, warm, **given),
+                                                      call))[0]
         rows.append((method, seconds, theirs))
         print(f"{method}: fastir {_median_min(seconds)} s" + (
               f", ranx {_median_min(theirs)} s on {args.ranx_queries or args.queries} "
