@@ -268,6 +268,32 @@ def test_a_run_whose_columns_were_replaced_fuses_by_its_new_rows():
     assert fastir.fuse([a, b], "rrf", k=0).to_dict()[1]["z"] == 1.0
 
 
+def test_long_runs_scores_are_joined_in_a_thread_as_numpy_joins_them(monkeypatch):
+    """Pairs copies long runs' scores end to end in a thread of its own (Concatenation):
+    the same array as np.concatenate, the same fused run, and the copy's error raised in
+    the caller."""
+    from fastir.analysis.fusion import pairs
+
+    runs = [fastir.Run.from_dict(r) for r in SMALL_RUNS.values()]
+    serial = fastir.fuse(runs, "sum").to_dict()
+    monkeypatch.setattr(pairs.Concatenation, "THREAD_ROWS", 0)
+    threads = []
+    monkeypatch.setattr(pairs.threading, "Thread", _recorded(threads, pairs.threading.Thread))
+    assert fastir.fuse(runs, "sum").to_dict() == serial
+    assert len(threads) == 1
+    arrays = [np.arange(5.0), np.arange(3.0)]
+    assert np.array_equal(pairs.Concatenation(arrays).result(), np.concatenate(arrays))
+    with pytest.raises(ValueError, match="dimensions"):
+        pairs.Concatenation([np.zeros(2), np.zeros((2, 2))]).result()
+
+
+def _recorded(made, cls):
+    def make(*args, **kwargs):
+        made.append(cls(*args, **kwargs))
+        return made[-1]
+    return make
+
+
 def test_fused_rows_are_ranked_and_named():
     a = {"q": {"d1": 3.0, "d2": 2.0}}
     b = {"q": {"d2": 0.9, "d3": 0.1}}

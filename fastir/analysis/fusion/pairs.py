@@ -9,6 +9,7 @@ in ranking order already (as a run file has them) are read where they are (:data
 whether they are is known from :meth:`Run.score_order`, which each run computes once.
 """
 
+import threading
 from collections import namedtuple
 
 import numpy as np
@@ -47,12 +48,12 @@ class Pairs:
     def __init__(self, runs, depth):
         self.n_runs = n_runs = len(runs)
         self.runs = runs
+        scores = Concatenation([r.scores for r in runs])  # (beside the steps below)
         queries = one_kind([r.query_ids for r in runs])
         q_codes, q_first = _codes(queries)
         self.query_ids, q_rank = _id_ranks(queries, q_first)
         n_queries = len(self.query_ids)
         self.docs = one_kind([r.doc_ids for r in runs])
-        self.scores = np.concatenate([r.scores for r in runs])
         self.run_offsets = np.cumsum([0] + [len(r.scores) for r in runs])
         seg_lo = np.zeros(n_queries * n_runs, dtype=np.int64)
         seg_hi = np.zeros(n_queries * n_runs, dtype=np.int64)
@@ -75,6 +76,7 @@ class Pairs:
         n_pairs = np.empty(n_queries, dtype=np.int64)
         first_src = np.empty(n_rows, dtype=np.int64)
         duplicate = np.full(n_queries * n_runs, -1, dtype=np.int64)
+        self.scores = scores.result()
         _jit.launch(_pair_rows, self.chunks, n_runs, self.sources, score_orders == LEVEL,
                     seg_hi, self.run_bounds, self.scores, self.docs.args(), HASH_KEY,
                     self.local_pair, n_pairs, first_src, duplicate)
@@ -198,6 +200,39 @@ def one_kind(columns):
     offsets = np.concatenate([c.offsets[:-1] + s for c, s in zip(columns, shift)] +
                              [shift[-1:]])
     return Ids(np.concatenate([c.data for c in columns]), offsets)
+
+
+class Concatenation:
+    """``np.concatenate(arrays)``, copied in a thread of its own when they are long (numpy
+    lets go of the GIL as it copies: the copy goes on beside the caller's next steps, which
+    copy too); :meth:`result` waits for it. Measured on the project machine (BENCHMARKS.md,
+    2026-11-28): 10 runs' scores and doc ids of 698,000 rows each, 12-14 ms side by side
+    against 16-20 ms one after the other."""
+
+    THREAD_ROWS = 1_000_000  # (below, a thread's start costs more than it saves)
+
+    def __init__(self, arrays):
+        self._out, self._error, self._thread = None, None, None
+        if sum(len(a) for a in arrays) < self.THREAD_ROWS:
+            self._out = np.concatenate(arrays)
+            return
+        self._thread = threading.Thread(target=self._copy, args=(arrays,), daemon=True,
+                                        name="fastir-concatenation")
+        self._thread.start()
+
+    def _copy(self, arrays):
+        try:
+            self._out = np.concatenate(arrays)
+        except BaseException as error:  # (MemoryError: raised in the caller's thread)
+            self._error = error
+
+    def result(self):
+        """The concatenated array (the copy's error, if it failed)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._out
 
 
 def _codes(column):
