@@ -10,7 +10,8 @@
 method, warm (its kernels compiled on a small fusion first, then one untimed call of the
 whole size, so that the process's memory allocator has met the call's sizes as it has in a
 loop of calls), ``--repeat`` calls (ranx too, warmed the same way: the table gives the
-median and the best of them); the trained methods' parameters
+median and the best of them; the objects built before the calls, ranx's Run objects above
+all, are frozen out of Python's garbage collections); the trained methods' parameters
 come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
 fuses those queries per method (warm: its kernels compiled on 5 queries first, then one
 untimed call of them all; its Run objects built from dicts beforehand, not timed), and its
@@ -26,6 +27,7 @@ script prints both best weights and their nDCG@10 as fastir evaluates them.
 """
 
 import argparse
+import gc
 import time
 import warnings
 from functools import partial
@@ -128,6 +130,8 @@ def fuse_bench(args):
         warm = [ranx.Run({q: r.to_dict()[q] for q in list(r.keys())[:5]}) for r in ranx_runs]
         print(f"ranx Runs of {n} queries built in {time.perf_counter() - start:.1f} s (not "
               "timed below)", flush=True)
+    gc.collect()  # (then the objects built so far, ranx's Runs above all, are left out of
+    gc.freeze()   # the collections the calls below set off: neither side pays for them)
     rows = []
     for method in methods:
         ours = FUSIONS[method][0]
