@@ -258,13 +258,20 @@ def _pack_fixed_width(matrix):
     return Ids(matrix[np.arange(width) < lengths[:, None]], offsets)
 
 
+def rows_of(starts, lengths):
+    """The rows ``starts[k]:starts[k] + lengths[k]`` of every segment ``k``, end to end
+    (numpy, vectorised)."""
+    total = int(lengths.sum())
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return np.arange(total, dtype=np.int64) + shift
+
+
 def gather_spans(data, starts, lengths):
     """The byte spans ``data[starts[k]:starts[k] + lengths[k]]`` packed end to end, and
     their offsets (numpy, vectorised)."""
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    source = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    return data[source], offsets
+    return data[rows_of(starts, lengths)], offsets
 
 
 @jit

@@ -22,7 +22,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import helper, jit, pjit, prange, python_variant
-from fastir.model.ids import column_length, id_cmp, order_keys
+from fastir.model.ids import column_length, id_cmp, order_keys, rows_of
 
 #: What ranks rows ``a``, ``b``: ``scores[a]``, ``scores[b]``; for equal scores, either
 #: ``tie[a]``, ``tie[b]`` (positions in docno-descending order: the lower first) or, when
@@ -320,8 +320,7 @@ def score_order(chunks, starts, stops, scores, out):
     query (small runs run as Python)."""
     queries = np.arange(chunks[0], chunks[-1])
     lengths = stops[queries] - starts[queries]
-    rows = np.arange(lengths.sum()) + np.repeat(starts[queries] - (np.cumsum(lengths) -
-                                                                   lengths), lengths)
+    rows = rows_of(starts[queries], lengths)
     query = np.repeat(np.arange(len(queries)), lengths)
     row_scores = scores[rows]
     after_row = query[1:] == query[:-1]  # (a row and the one before it, of one query)

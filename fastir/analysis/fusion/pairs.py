@@ -17,7 +17,16 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, pjit, prange, python_variant
 from fastir.model.data import Run
-from fastir.model.ids import HASH_KEY, Ids, _keys, id_equal, id_hash, intern_blocks, order_keys
+from fastir.model.ids import (
+    HASH_KEY,
+    Ids,
+    _keys,
+    id_equal,
+    id_hash,
+    intern_blocks,
+    order_keys,
+    rows_of,
+)
 from fastir.model.join import ranked_twice, table_size
 from fastir.model.ranking import (
     DESCENDING,
@@ -250,13 +259,6 @@ def _id_ranks(column, first):
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return unique.take(order), rank
-
-
-def rows_of(starts, lengths):
-    """The rows ``starts[q]:starts[q] + lengths[q]`` of every query, in query order."""
-    total = int(lengths.sum())
-    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return np.arange(total, dtype=np.int64) + shift
 
 
 #: Where the kept rows are in the runs' concatenated columns (``Pairs.docs``,

@@ -22,11 +22,11 @@ from fastir.analysis.fusion.methods import (
     parts,
 )
 from fastir.analysis.fusion.norms import norm_name, normalise, row_ranks
-from fastir.analysis.fusion.pairs import Pairs, rows_of
+from fastir.analysis.fusion.pairs import Pairs
 from fastir.analysis.fusion.training import Hits
 from fastir.io.inputs import as_qrels, size_hint
 from fastir.model.data import Qrels
-from fastir.model.ids import Ids
+from fastir.model.ids import Ids, rows_of
 from fastir.output.tables import markdown_row
 
 MAX_GRID_POINTS = 10**6  # the most weight vectors optimize_fusion's simplex grid may hold

@@ -26,9 +26,10 @@ from fastir.analysis.fusion.inputs import depth as checked_depth
 from fastir.analysis.fusion.inputs import load_runs, number
 from fastir.analysis.fusion.methods import SEGFUSE_BOUNDS, method_name
 from fastir.analysis.fusion.norms import norm_name, normalise, row_ranks
-from fastir.analysis.fusion.pairs import Pairs, rows_of
+from fastir.analysis.fusion.pairs import Pairs
 from fastir.io.inputs import as_qrels
 from fastir.model.data import Run
+from fastir.model.ids import rows_of
 from fastir.model.join import join
 
 TRAINABLE = {"posfuse": "probs", "slidefuse": "probs", "probfuse": "probs",
