@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import fastir
 from fastir import ranx as shim
-from fastir.analysis.fusion import search
+from fastir.analysis.fusion import methods, search
 from fastir.peers.ranx import FUSIONS as RANX_FUSIONS
 from fastir.peers.ranx import SEARCHES as RANX_SEARCHES
 
@@ -252,6 +252,40 @@ def test_fuse_equals_the_naive_reference(runs, method, norm, depth, k, data):
     for q, docs in want.items():
         if docs is not None:
             assert got[q] == pytest.approx(docs, rel=1e-12, abs=1e-12), q
+
+
+SIGNED_SCORES = st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["q1", "q2"]), st.dictionaries(
+    DOCS, SIGNED_SCORES, min_size=1, max_size=8), min_size=1, max_size=2),
+    min_size=2, max_size=12), st.sampled_from([None, "borda"]))
+def test_med_of_up_to_twelve_runs_is_the_stable_sorts_to_the_sign_of_zero(runs, norm):
+    """med sorts each doc's values with a comparator network, which may swap a -0.0 and a
+    0.0: the median is still the stable sort's, sign and all."""
+    got = fastir.fuse(runs, "med", norm=norm).to_dict()
+    want = naive_fuse(runs, "med", {}, norm)
+    assert sorted(got) == sorted(want)
+    for q, docs in want.items():
+        assert got[q] == pytest.approx(docs, rel=1e-12, abs=0), q
+        assert {d: math.copysign(1, v) for d, v in got[q].items()} == \
+            {d: math.copysign(1, v) for d, v in docs.items()}, q
+
+
+@pytest.mark.parametrize("n_runs", range(1, 17))
+def test_median_network_puts_the_lower_half_in_place(n_runs):
+    """Every input of 0s and 1s (so every input, by the 0-1 principle) leaves places 0 to
+    ``n_runs // 2`` of the network's output as a sort puts them."""
+    network = methods.median_network(n_runs)
+    assert all(a < b for a, b in network)
+    inputs = (np.arange(2 ** n_runs)[:, None] >> np.arange(n_runs)) & 1
+    values = inputs.copy()
+    for a, b in network:
+        values[:, a], values[:, b] = (np.minimum(values[:, a], values[:, b]),
+                                      np.maximum(values[:, a], values[:, b]))
+    half = n_runs // 2 + 1
+    assert (values[:, :half] == np.sort(inputs, axis=1)[:, :half]).all()
 
 
 def test_a_run_whose_columns_were_replaced_fuses_by_its_new_rows():

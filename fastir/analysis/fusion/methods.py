@@ -39,6 +39,7 @@ Methods of ranks, over the runs that retrieved the doc (``c`` of them; ``r`` its
   that did not retrieve the doc giving ``ln(0.001 / 0.999)``.
 """
 
+import functools
 import math
 from collections import namedtuple
 
@@ -196,8 +197,8 @@ def _combined(method, scored, pairs, params):
     extra = np.empty(pairs.n_pairs if method == "wmnz" else 0)
     _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
                 pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
-                scored.every, _CODES[method], _method_args(method, pairs, params), total,
-                count, extra)
+                scored.every, _CODES[method], _method_args(method, pairs, params),
+                median_network(pairs.n_runs if method == "med" else 0), total, count, extra)
     return total, count, extra
 
 
@@ -255,14 +256,41 @@ def _within_training(arrays, pairs, scored, what):
             f"top {len(array)} (depth={len(array)}) or train on deeper runs")
 
 
+@functools.cache
+def median_network(n_runs):
+    """The comparators ``(a, b)``, ``a < b``, of Batcher's odd-even merge sort of
+    ``n_runs`` places (an int64 array of shape (k, 2)), less those no place from 0 to
+    ``n_runs // 2`` depends on: the places a median of up to ``n_runs`` values reads once
+    the places after its values hold +inf."""
+    comparators = []
+    p = 1
+    while p < n_runs:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n_runs - k, 2 * k):
+                for i in range(min(k, n_runs - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        comparators.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    read = set(range(n_runs // 2 + 1))
+    kept = []
+    for a, b in reversed(comparators):
+        if a in read or b in read:
+            kept.append((a, b))
+            read.update((a, b))
+    return np.array(kept[::-1], dtype=np.int64).reshape(-1, 2)
+
+
 @pjit
 def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
-             code, args, total, count, extra):
+             code, args, network, total, count, extra):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each pair's combination
     over the runs, in run order: ``total`` (the sum of the runs' parts, their weighted sum,
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
     sum of their weights). A run gives a part for each doc it ranked and, with the methods
-    of :func:`_gives_unranked`, for each candidate it did not rank."""
+    of :func:`_gives_unranked`, for each candidate it did not rank. ``network``: ``med``'s
+    :func:`median_network`."""
     dense = _gives_unranked(code, every)
     widest = 0
     for q in range(len(pair_bounds) - 1):
@@ -274,8 +302,8 @@ def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ran
         gathered = np.empty(widest * n_runs if code == _MED else 0)
         for q in range(bounds[c], bounds[c + 1]):
             _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
-                           dense, code, args, total, count, extra, seen, unranked, parts,
-                           gathered)
+                           dense, code, args, network, total, count, extra, seen, unranked,
+                           parts, gathered)
 
 
 # The row loops are in helpers, called once per query: a kernel compiled with reference
@@ -283,10 +311,12 @@ def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ran
 # decrements each array on every call (measured: 8x the whole loop's time).
 @helper
 def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
-                   code, args, total, count, extra, seen, unranked, parts, gathered):
+                   code, args, network, total, count, extra, seen, unranked, parts,
+                   gathered):
     """:func:`_combine` of query ``q``, run after run: the run's parts of its rows (the
     values where they are, for the methods of values), then of the candidates it did not
-    rank (``seen``, ``unranked``, ``parts``, ``gathered``: scratch)."""
+    rank (``seen``, ``unranked``, ``parts``: scratch). ``med`` gathers pair ``j``'s parts
+    in ``gathered[j]``, ``gathered[n + j]``..., +inf after them."""
     per_run = args.per_run
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
@@ -300,6 +330,8 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
     if dense:
         for j in range(n):
             seen[j] = -1
+    if code == _MED:
+        gathered[:n_runs * n] = np.inf
     for r in range(n_runs):
         s = q * n_runs + r
         lo, hi = run_bounds[s], run_bounds[s + 1]
@@ -313,8 +345,7 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
                 rank = i - lo + 1 if len(ranks) == 0 else ranks[row]
                 parts[i - lo] = _part(code, args, r, values[row], rank, m, n)
             ranked = parts[:m]
-        _add(code, per_run[r], ranked, pair[lo:hi], base, n_runs, total, count, extra,
-             gathered)
+        _add(code, per_run[r], ranked, pair[lo:hi], base, n, total, count, extra, gathered)
         if dense:
             for i in range(lo, hi):
                 seen[pair[i]] = r
@@ -324,11 +355,11 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
                     unranked[k] = j
                     parts[k] = _unranked_part(code, m, n)
                     k += 1
-            _add(code, per_run[r], parts[:k], unranked[:k], base, n_runs, total, count,
-                 extra, gathered)
+            _add(code, per_run[r], parts[:k], unranked[:k], base, n, total, count, extra,
+                 gathered)
     if code == _MED:
-        for j in range(n):
-            total[base + j] = _median(gathered[j * n_runs:j * n_runs + count[base + j]])
+        _medians(gathered[:n_runs * n], n, network, count[base:base + n],
+                 total[base:base + n])
 
 
 @pjit
@@ -428,9 +459,10 @@ def _unranked_part(code, m, n):
 
 
 @helper
-def _add(code, weight, parts, where, base, n_runs, total, count, extra, gathered):
+def _add(code, weight, parts, where, base, n, total, count, extra, gathered):
     """Add a run's ``parts`` (of weight ``weight``) to the combinations of the pairs ``base
-    + where[k]`` (distinct): the method's case chosen once, then a loop over the parts."""
+    + where[k]`` (distinct; ``n`` of them in the query): the method's case chosen once,
+    then a loop over the parts."""
     if code == _MAX:  # (from -inf: the first part, then a greater one)
         for k in range(len(parts)):
             p = base + where[k]
@@ -441,7 +473,7 @@ def _add(code, weight, parts, where, base, n_runs, total, count, extra, gathered
             total[p] = parts[k] if parts[k] < total[p] else total[p]
     elif code == _MED:
         for k in range(len(parts)):
-            gathered[where[k] * n_runs + count[base + where[k]]] = parts[k]
+            gathered[count[base + where[k]] * n + where[k]] = parts[k]
     elif code == _WSUM or code == _WRRF or code == _W_BORDAFUSE:
         if weight != 0:  # (terms of weight 0 left out: evaluate_weighted's sum)
             for k in range(len(parts)):
@@ -465,16 +497,48 @@ def _add(code, weight, parts, where, base, n_runs, total, count, extra, gathered
 
 
 @helper
-def _median(values):
-    """The median of a few values: the mean of the two middle ones of their stable sort
-    (each value's place in it counted, without branches: the values it follows)."""
-    c = len(values)
+def _medians(gathered, n, network, count, median):
+    """``median[j]``, the median of the ``count[j]`` values ``gathered[j]``,
+    ``gathered[n + j]``...: the mean of the two middle ones of their stable sort (one
+    pass of ``network``'s comparators over all ``n`` pairs for each, then the middle
+    places). Sorted that way a -0.0 and a 0.0 could trade places: a query with a -0.0
+    counts each value's place instead."""
+    bits = gathered.view(np.int64)
+    negative_zero = False
+    for i in range(len(bits)):
+        negative_zero |= bits[i] == _NEGATIVE_ZERO_BITS
+    if negative_zero:
+        for j in range(n):
+            median[j] = _median(gathered, j, n, count[j])
+        return
+    for t in range(len(network)):
+        low = gathered[network[t, 0] * n:(network[t, 0] + 1) * n]
+        high = gathered[network[t, 1] * n:(network[t, 1] + 1) * n]
+        for j in range(n):
+            x, y = low[j], high[j]
+            low[j] = x if x < y else y
+            high[j] = y if x < y else x
+    for j in range(n):
+        c = count[j]
+        median[j] = (gathered[(c - 1) // 2 * n + j] + gathered[c // 2 * n + j]) / 2
+
+
+#: The bits of -0.0 read as an int64.
+_NEGATIVE_ZERO_BITS = np.int64(-2 ** 63)
+
+
+@helper
+def _median(values, start, stride, c):
+    """The median of the ``c`` values ``values[start]``, ``values[start + stride]``...:
+    the mean of the two middle ones of their stable sort (each value's place in it
+    counted, without branches: the values it follows)."""
     low, high = 0.0, 0.0
     for i in range(c):
-        x = values[i]
+        x = values[start + i * stride]
         place = 0
         for j in range(c):
-            place += (values[j] < x) | ((values[j] == x) & (j < i))
+            y = values[start + j * stride]
+            place += (y < x) | ((y == x) & (j < i))
         if place == (c - 1) // 2:
             low = x
         if place == c // 2:
