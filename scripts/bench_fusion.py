@@ -124,10 +124,8 @@ def fuse_bench(args):
 
         n = args.ranx_queries or args.queries
         start = time.perf_counter()
-        ranx_runs = [ranx.Run({str(q): {str(d): s for d, s in docs.items()}
-                               for q, docs in run.to_dict().items()}, name=run.name)
-                     for run in train_runs]
-        warm = [ranx.Run({q: r.to_dict()[q] for q in list(r.keys())[:5]}) for r in ranx_runs]
+        ranx_runs = [as_ranx(ranx, run) for run in train_runs]
+        warm = [as_ranx(ranx, run) for run in small]
         print(f"ranx Runs of {n} queries built in {time.perf_counter() - start:.1f} s (not "
               "timed below)", flush=True)
     gc.collect()  # (then the objects built so far, ranx's Runs above all, are left out of
@@ -165,6 +163,12 @@ def fuse_bench(args):
             if scale != 1 else "")
         speed_up = float(np.median(theirs)) * scale / float(np.median(ours))
         print(f"| {method} | {_median_min(ours)} | {said} | {speed_up:.1f}x |")
+
+
+def as_ranx(ranx, run):
+    """A fastir Run as a ranx Run (text ids)."""
+    return ranx.Run({str(q): {str(d): s for d, s in docs.items()}
+                     for q, docs in run.to_dict().items()}, name=run.name)
 
 
 def _median_min(seconds, scale=1.0):
