@@ -3,8 +3,10 @@ attributes (``qrels.qrels`` / ``run.run``, ``run.name``, ``run.scores``...), hol
 container when read from a file or frame and a dict when built or changed by hand; each is
 turned into the other only when asked for.
 
-ranx's numba typed dicts are plain dicts here (sorted as ranx sorts them: query ids, then
-scores descending); LZ4 files are not provided.
+The table is a plain dict (sorted as ranx sorts them: query ids, then scores descending)
+until ``run.run`` / ``qrels.qrels`` is asked for: that is ranx's form, a numba typed dict of
+typed dicts, which ranx's own numba functions take, and it is then the table (changes made
+to it are the run's). LZ4 files are not provided.
 """
 
 import json
@@ -48,6 +50,7 @@ class _Table:
         return {q: {d: self._value(v) for d, v in docs.items()} for q, docs in data.items()}
 
     def _table(self):
+        """The table: a plain dict, or the typed one handed out (:meth:`_typed_table`)."""
         if self._data is None:
             if self._given is not None:
                 self._data, self._given = self._cast(self._given), None
@@ -55,6 +58,28 @@ class _Table:
                 self._data = self._fastir.to_dict()
             self.sort()
         return self._data
+
+    def _typed_table(self):
+        """The table in ranx's form, which is the table from now on (see the module doc)."""
+        table = self._table()
+        if isinstance(table, dict):
+            from fastir.peers.ranx_typed import typed_table
+
+            self._data = table = typed_table(table, self._value)
+        return table
+
+    def _plain_table(self):
+        """The table as a plain dict, a copy if it is typed (what reads every row takes:
+        Python reads a typed dict an item at a time, slowly)."""
+        table = self._table()
+        if isinstance(table, dict):
+            return table
+        from fastir.peers.ranx_typed import plain_table
+
+        return plain_table(table, self._value)
+
+    def __getstate__(self):  # (numba's typed dicts do not pickle)
+        return {**self.__dict__, "_data": None if self._data is None else self._plain_table()}
 
     def _changed(self, sorted_after):
         self._fastir = None
@@ -69,7 +94,7 @@ class _Table:
         return list(self._table())
 
     def get_doc_ids_and_scores(self):
-        return list(self._table().values())
+        return list(self._plain_table().values())
 
     def to_typed_list(self):
         """ranx's internal form, for ranx's own kernels (``ranx.metrics``): a numba typed
@@ -80,11 +105,18 @@ class _Table:
 
         return List([np.array([[hash(d), v] for d, v in docs.items()],
                               dtype=np.float64).reshape(-1, 2)
-                     for docs in self._table().values()])
+                     for docs in self._plain_table().values()])
 
     def add_score(self, q_id, doc_id, score):
         """Set one (query, doc) value."""
-        self._table().setdefault(q_id, {})[doc_id] = self._value(score)
+        table = self._table()
+        if self._is_typed():
+            from fastir.peers.ranx_typed import text_id
+
+            text_id(q_id, "query"), text_id(doc_id, "doc")
+        if q_id not in table:
+            self._set_rows(table, q_id, {})
+        table[q_id][doc_id] = self._value(score)
         self._changed(False)
 
     def add(self, q_id, doc_ids, scores):
@@ -94,30 +126,53 @@ class _Table:
         """Set the docs and values of several queries (each query replaced), then sort."""
         table = self._table()
         for q_id, docs, values in zip(q_ids, doc_ids, scores):
-            table[q_id] = {d: self._value(v) for d, v in zip(docs, values)}
+            self._set_rows(table, q_id, {d: self._value(v) for d, v in zip(docs, values)})
         self._changed(False)
         self.sort()
 
+    def _set_rows(self, table, q_id, rows):
+        """Set query ``q_id``'s ``rows`` (``{doc: value}``) in ``table``, in its form."""
+        if self._is_typed():
+            from fastir.peers.ranx_typed import text_id, typed_rows
+
+            q_id, rows = text_id(q_id, "query"), typed_rows(rows, self._value)
+        table[q_id] = rows
+
     def sort(self):
         """Sort as ranx: query ids, then each query's docs by value descending."""
-        table = self._table()
-        self._data = {q: dict(sorted(table[q].items(), key=lambda item: -item[1]))
-                      for q in sorted(table)}
+        table = self._plain_table()
+        self._replace({q: dict(sorted(table[q].items(), key=lambda item: -item[1]))
+                       for q in sorted(table)})
         self.sorted = True
 
+    def _replace(self, table):
+        """Make the plain dict ``table`` the table, in the form the table had."""
+        if self._is_typed():
+            from fastir.peers.ranx_typed import typed_table
+
+            table = typed_table(table, self._value)
+        self._data = table
+
+    def _is_typed(self):
+        """Whether the table is the typed one handed out (:meth:`_typed_table`)."""
+        return self._data is not None and not isinstance(self._data, dict)
+
     def to_fastir(self):
-        """The table as a :class:`fastir.Qrels` / :class:`fastir.Run` (cached)."""
-        if self._fastir is None:
-            self._fastir = self._from_dict(self._given if self._data is None else self._data)
+        """The table as a :class:`fastir.Qrels` / :class:`fastir.Run` (cached while the
+        table is not handed out: once ``run.run`` is, it may change at any time, and it is
+        read anew each time)."""
+        if self._fastir is None or self._is_typed():
+            self._fastir = self._from_dict(self._given if self._data is None else
+                                           self._plain_table())
         return self._fastir
 
     def to_dict(self):
-        return defaultdict(dict, {q: dict(docs) for q, docs in self._table().items()})
+        return defaultdict(dict, {q: dict(docs) for q, docs in self._plain_table().items()})
 
     def to_dataframe(self):
         import pandas as pd
 
-        rows = [(q, d, v) for q, docs in self._table().items() for d, v in docs.items()]
+        rows = [(q, d, v) for q, docs in self._plain_table().items() for d, v in docs.items()]
         return pd.DataFrame(rows, columns=list(self._columns))
 
     def save(self, path="data.json", kind=None):
@@ -143,7 +198,7 @@ class _Table:
         return len(self._table())
 
     def __repr__(self):
-        return repr(self._table())
+        return repr(self._plain_table())
 
     __str__ = __repr__
 
@@ -182,7 +237,7 @@ class Qrels(_Table):
 
     @property
     def qrels(self):
-        return self._table()
+        return self._typed_table()
 
     @staticmethod
     def _from_dict(data):
@@ -191,12 +246,13 @@ class Qrels(_Table):
     def set_relevance_level(self, rel_lvl=1):
         """ranx's shift of every label by ``rel_lvl - 1`` (so that level 1 means ``rel_lvl``)."""
         shift = int(rel_lvl) - 1
-        table = self._table()
-        self._data = {q: {d: v - shift for d, v in docs.items()} for q, docs in table.items()}
+        table = self._plain_table()
+        self._replace({q: {d: v - shift for d, v in docs.items()} for q, docs in table.items()})
         self._changed(True)
 
     def _trec_lines(self):
-        return [f"{q} 0 {d} {v}" for q, docs in self._table().items() for d, v in docs.items()]
+        return [f"{q} 0 {d} {v}" for q, docs in self._plain_table().items()
+                for d, v in docs.items()]
 
     @staticmethod
     def from_dict(d):
@@ -239,7 +295,7 @@ class Run(_Table):
 
     @property
     def run(self):
-        return self._table()
+        return self._typed_table()
 
     def _from_dict(self, data):
         return FastirRun.from_dict(data, name=self.name or "run", source="ranx Run")
@@ -247,14 +303,14 @@ class Run(_Table):
     def make_comparable(self, qrels):
         """Give the run an empty ranking for every qrels query it lacks and drop the queries
         the qrels lack, as ranx (in place; returns the run)."""
-        table, judged = self._table(), set(qrels.keys())
-        self._data = {q: table.get(q, {}) for q in judged}
+        table, judged = self._plain_table(), set(qrels.keys())
+        self._replace({q: table.get(q, {}) for q in judged})
         self._changed(False)
         self.sort()
         return self
 
     def _trec_lines(self):
-        return [f"{q} Q0 {d} {rank} {v} {self.name}" for q, docs in self._table().items()
+        return [f"{q} Q0 {d} {rank} {v} {self.name}" for q, docs in self._plain_table().items()
                 for rank, (d, v) in enumerate(docs.items(), 1)]
 
     @staticmethod

@@ -162,13 +162,28 @@ def fusion_switch(method):
 # -- ranx's helpers its tests import --------------------------------------------------------
 def get_candidates(runs):
     """Per query of the first run, the docs any run retrieved for it (ranx's helper; runs
-    as ``{query: {doc: score}}`` tables)."""
-    return [list(dict.fromkeys(d for run in runs for d in run[q])) for q in runs[0].keys()]
+    as ``{query: {doc: score}}`` tables, ``run.run``): numba typed lists, as ranx's."""
+    return _typed_lists([list(dict.fromkeys(d for run in runs for d in run[q]))
+                         for q in runs[0].keys()])
 
 
 def get_results(runs):
-    """Per query of the first run, each run's docs in ranked order (ranx's helper)."""
-    return [[list(run[q].keys()) for run in runs] for q in runs[0].keys()]
+    """Per query of the first run, each run's docs in ranked order (ranx's helper): numba
+    typed lists, as ranx's."""
+    return _typed_lists([_typed_lists([list(run[q].keys()) for run in runs])
+                         for q in runs[0].keys()])
+
+
+def _typed_lists(lists):
+    """A numba typed list of typed lists of text ids (an empty one typed as ranx's)."""
+    from numba import types
+    from numba.typed import List
+
+    typed = List()
+    for items in lists:
+        typed.append(items if isinstance(items, List) else
+                     List(items) if items else List.empty_list(types.unicode_type))
+    return typed
 
 
 def _estimate_log_odds(hit_lists, cut_offs):

@@ -3,6 +3,8 @@ optimize_fusion side by side with ranx (and the cases its own suite raised: its 
 form with repeated docs, scores saved in the run, the query-id check, a query no run
 retrieved anything for kept by fusion, the fused run's name)."""
 
+import pickle
+
 import numpy as np
 import pytest
 from checks import useful
@@ -144,6 +146,36 @@ def test_optimize_fusion_finds_ranxs_best():
     best, report = shim.optimize_fusion(qrels, [shim.Run(r) for r in runs], metric="map",
                                         return_optimization_report=True)
     assert str(best["weights"]) in report.configs and "map" in str(report)
+
+
+def test_run_run_is_ranxs_typed_dict_and_stays_the_runs_table():
+    """``run.run`` and ``qrels.qrels`` are ranx's numba typed dicts, which ranx's own numba
+    helpers take (in typed lists); what is changed in them is the run's, ``add_score`` and
+    ``sort`` keep them typed, and the run still pickles."""
+    from numba.typed import Dict, List
+
+    given = {"q1": {"d1": 0.1, "d2": 0.3}, "q2": {"d1": 0.5}}
+    run = shim.Run(given, name="bm25")
+    qrels = shim.Qrels({"q1": {"d3": 1}, "q2": {"d7": 2}})
+    assert shim.evaluate(qrels, run, "map") == 0.0
+    table = run.run
+    assert isinstance(table, Dict) and run.run is table and list(table["q1"]) == ["d2", "d1"]
+    assert len(List([table, run.run])) == 2
+    table["q2"]["d7"] = 0.9
+    run.add_score("q1", "d3", 0.2)
+    assert run.run is table and table["q1"]["d3"] == 0.2
+    run.sort()
+    assert isinstance(run.run, Dict) and list(run.run["q1"]) == ["d2", "d3", "d1"]
+    assert isinstance(qrels.qrels, Dict) and qrels.qrels["q2"]["d7"] == 2
+    changed = {"q1": {"d1": 0.1, "d2": 0.3, "d3": 0.2}, "q2": {"d1": 0.5, "d7": 0.9}}
+    assert run.to_dict() == changed and repr(run) == repr(shim.Run(changed))
+    theirs = ranx.evaluate(ranx.Qrels({"q1": {"d3": 1}, "q2": {"d7": 2}}), ranx.Run(changed),
+                           ["recall@1", "map"])
+    assert shim.evaluate(qrels, run, ["recall@1", "map"]) == pytest.approx(theirs)
+    again = pickle.loads(pickle.dumps(run))
+    assert again.to_dict() == changed and isinstance(again.run, Dict)
+    with pytest.raises(TypeError, match="query id 1 is of type int; give ids as str"):
+        table = shim.Run({1: {"d1": 1.0}}).run
 
 
 def test_qrels_and_run_as_ranxs(tmp_path):
