@@ -8,6 +8,8 @@ import pickle
 import numpy as np
 import pytest
 from checks import useful
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_compat import RANX_NAMES, graded_pair
 
 from fastir import ranx as shim
@@ -176,6 +178,28 @@ def test_run_run_is_ranxs_typed_dict_and_stays_the_runs_table():
     assert again.to_dict() == changed and isinstance(again.run, Dict)
     with pytest.raises(TypeError, match="query id 1 is of type int; give ids as str"):
         table = shim.Run({1: {"d1": 1.0}}).run
+
+
+IDS = st.text(st.sampled_from(["a", "b", "é", "\0", " ", "\U0001F600"]), max_size=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_typed_tables_go_there_and_back_unchanged(data):
+    """Any table, through ranx's typed form and back, comes back the same: ids with
+    trailing NULs, outside the BMP or empty, queries without docs, no query at all."""
+    from fastir.peers.ranx_typed import plain_table, typed_table
+
+    value = data.draw(st.sampled_from([int, float]))
+    values = st.integers(-3, 3) if value is int else st.floats(allow_nan=False)
+    table = data.draw(st.dictionaries(IDS, st.dictionaries(IDS, values, max_size=5),
+                                      max_size=4))
+    typed = typed_table(table, value)
+    assert [(q, list(rows.items())) for q, rows in typed.items()] == \
+        [(q, list(rows.items())) for q, rows in table.items()]
+    back = plain_table(typed, value)
+    assert back == table and list(back) == list(table)
+    assert all(list(back[q]) == list(table[q]) for q in table)
 
 
 def test_qrels_and_run_as_ranxs(tmp_path):
