@@ -62,7 +62,7 @@ class _Table:
     def _typed_table(self):
         """The table in ranx's form, which is the table from now on (see the module doc)."""
         table = self._table()
-        if isinstance(table, dict):
+        if not self._is_typed():
             from fastir.peers.ranx_typed import typed_table
 
             self._data = table = typed_table(table, self._value)
@@ -72,7 +72,7 @@ class _Table:
         """The table as a plain dict, a copy if it is typed (what reads every row takes:
         Python reads a typed dict an item at a time, slowly)."""
         table = self._table()
-        if isinstance(table, dict):
+        if not self._is_typed():
             return table
         from fastir.peers.ranx_typed import plain_table
 
