@@ -143,20 +143,25 @@ class _Worker:
                 self.retire("idle")
                 continue
             for key, _ in self.selector.select(timeout):
-                kind, pid = key.data
-                try:
-                    if kind == "accept":
-                        self._accept()
-                    elif kind == "reap":
-                        self._reap()
-                    elif kind == "client":
-                        self._client_gone(key.fileobj, pid)
-                    elif kind == "link":
-                        self._from_child(key.fileobj, pid)
-                except Exception:  # the worker goes on, whatever happened
-                    _say("an event failed:\n" + traceback.format_exc().rstrip())
+                self._event(key)
         _say(f"stopped after {self.served} requests")
         return 0
+
+    def _event(self, key):
+        """Handle one event of a ``select()`` batch (an earlier event of the same batch may
+        have ended the command it is about: see ``_client_gone`` and ``_from_child``)."""
+        kind, pid = key.data
+        try:
+            if kind == "accept":
+                self._accept()
+            elif kind == "reap":
+                self._reap()
+            elif kind == "client":
+                self._client_gone(key.fileobj, pid)
+            elif kind == "link":
+                self._from_child(key.fileobj, pid)
+        except Exception:  # the worker goes on, whatever happened
+            _say("an event failed:\n" + traceback.format_exc().rstrip())
 
     def retire(self, reason):
         """Stop accepting (the socket and the lock go now, so a new worker can start);
@@ -341,12 +346,21 @@ class _Worker:
 
     def _client_gone(self, conn, pid):
         """A running command's client connection became readable: the client sends
-        nothing once its command started, so it has gone, and so must its command."""
+        nothing once its command started, so it has gone, and so must its command. Only a
+        child not reaped yet is signalled (``_ended`` forgets a child as it reaps it, maybe
+        earlier in the same batch of events): its pid names it, or its zombie, and no other
+        process, whereas a reaped child's pid may be another process's by now."""
+        if self.children.get(pid) is not conn:
+            return
         _kill(pid, signal.SIGKILL)
         self.selector.unregister(conn)
 
     def _from_child(self, link, pid):
-        """A child says whether it started the command or left it to the client."""
+        """A child says whether it started the command or left it to the client (nothing
+        to read once the child was reaped and its link closed, maybe earlier in the same
+        batch of events)."""
+        if self.links.get(pid) is not link:
+            return
         try:
             message, _ = common.receive(link)
         except OSError:

@@ -6,6 +6,8 @@ stops the workers it started, by their process id."""
 
 import contextlib
 import os
+import selectors
+import socket
 import struct
 import subprocess
 import sys
@@ -132,3 +134,46 @@ def test_nothing_a_client_sends_ends_it():
     done = fastir(worker.env, "trec_eval", QRELS, RUN)
     assert done.returncode == 0 and worker.served() == before + 1
     assert "a request was refused" in worker.log()
+
+
+def test_an_event_of_a_command_reaped_earlier_in_the_batch_is_dropped(monkeypatch):
+    """One ``select()`` batch holds the reaping of a command's child and then events of
+    its client's connection and its link (the client left as the command ended): the
+    reaped pid is never signalled (it may name another process by then) and the closed
+    link is not read (it raised 'Invalid file descriptor: -1' into the log)."""
+    from fastir.worker import server
+
+    worker = server._Worker.__new__(server._Worker)  # (its state alone: no socket, no fork)
+    worker.children, worker.links, worker.spare = {}, {}, None
+    worker.served = worker.refused = worker.peak_kb = 0
+    worker.last = time.time()
+    worker.selector = selectors.DefaultSelector()
+    worker.wakeup_r, wakeup_w = os.pipe()
+    os.set_blocking(worker.wakeup_r, False)
+    signalled, said = [], []
+    monkeypatch.setattr(server, "_kill", lambda pid, signum: signalled.append(pid))
+    monkeypatch.setattr(server, "_say", said.append)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    conn, client_end = socket.socketpair()
+    link, child_end = socket.socketpair()
+    try:
+        worker.children[pid], worker.links[pid] = conn, link
+        keys = [worker.selector.register(worker.wakeup_r, selectors.EVENT_READ, ("reap", None)),
+                worker.selector.register(conn, selectors.EVENT_READ, ("client", pid)),
+                worker.selector.register(link, selectors.EVENT_READ, ("link", pid))]
+        client_end.close()  # (the client has gone: its connection reads as ended)
+        child_end.close()
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # (ended, not reaped)
+        os.write(wakeup_w, b"\0")
+        for key in keys:  # (the batch, in the order that raced)
+            worker._event(key)
+        assert pid not in worker.children and pid not in worker.links
+        assert signalled == [] and not [s for s in said if "failed" in s], said
+    finally:
+        for fd in (worker.wakeup_r, wakeup_w):
+            os.close(fd)
+        worker.selector.close()
+        for sock in (conn, link):
+            sock.close()
