@@ -193,12 +193,49 @@ def _attach(numba, entry):
     if module_globals.get("prange") is range:
         module_globals["prange"] = numba.prange
     dispatcher = numba.njit(**entry.options)(entry.source)
+    _refuse_a_cache_of_others(numba, dispatcher, entry.source)
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
     entry.dispatcher = dispatcher
     entry.source._numba_type_ = dispatcher._numba_type_
     entry.python._numba_type_ = dispatcher._numba_type_
+
+
+def _refuse_a_cache_of_others(numba, dispatcher, source):
+    """numba unpickles a kernel's cache index: a cache folder another user could change
+    (``NUMBA_CACHE_DIR``, or numba's user-wide cache under ``XDG_CACHE_HOME`` when the
+    kernel's own ``__pycache__`` cannot be written: :func:`fastir.trusted.folder_problem`)
+    could run their code here, so the kernel compiles without a cache instead (said once a
+    process for each folder). Its own ``__pycache__`` is trusted as its source file is."""
+    path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    if path is None:
+        return
+    own = os.path.join(os.path.dirname(source.__code__.co_filename), "__pycache__")
+    if os.path.realpath(path) == os.path.realpath(own):
+        return
+    problem = _cache_problem(path)
+    if problem is not None:
+        from numba.core.caching import NullCache
+
+        dispatcher._cache = NullCache()
+
+
+@functools.cache
+def _cache_problem(path):
+    """Why numba's cache folder ``path`` must not be used (said once), or None."""
+    from fastir import trusted
+
+    problem = trusted.folder_problem(path)
+    if problem is not None:
+        import warnings
+
+        from fastir.model.errors import FastirWarning
+
+        warnings.warn(f"numba's compile cache: {problem}; fastir's kernels compile without "
+                      "a cache in this process (set NUMBA_CACHE_DIR to a folder of yours)",
+                      FastirWarning, stacklevel=2)
+    return problem
 
 
 #: Parts no kernel can reach (imports only go downward, and these are the top): their

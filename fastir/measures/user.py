@@ -35,7 +35,7 @@ import threading
 
 import numpy as np
 
-from fastir import _jit
+from fastir import _jit, trusted
 from fastir._version import __version__
 from fastir.measures import registry
 from fastir.measures.registry import RANK, REL, Family, Param
@@ -536,23 +536,50 @@ def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out):
 def cache_dir():
     """Where the loops' modules are written (numba caches them beside, in __pycache__):
     ``FASTIR_CACHE_DIR``, else ``$XDG_CACHE_HOME/fastir`` (``~/.cache/fastir``), in
-    ``measures/``; a temporary directory when that cannot be written."""
+    ``measures/``. Its modules are imported and numba's index files there unpickled, so a
+    folder another user could change (:func:`fastir.trusted.folder_problem`), or one that
+    cannot be written, is not used: a private temporary folder is, said once in a
+    FastirWarning."""
     root = os.environ.get("FASTIR_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "fastir")
-    folder = os.path.join(root, "measures")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if os.access(folder, os.W_OK):
-            return folder
-    except OSError:
-        pass
-    return _temporary_dir()
+    return _usable_cache(os.path.join(root, "measures"))
+
+
+#: The problems of cache folders said so far (each once a process).
+_CACHE_PROBLEMS_SAID = set()
+
+
+def _usable_cache(folder):
+    """``folder`` (created if missing) when it is this user's to write alone, else a
+    private temporary folder (said once a process for each problem)."""
+    problem = trusted.folder_problem(folder, create=True)
+    if problem is None and not os.access(folder, os.W_OK):
+        problem = f"{folder} cannot be written"
+    if problem is None:
+        return folder
+    temporary = _temporary_dir()
+    if problem in _CACHE_PROBLEMS_SAID:
+        return temporary
+    _CACHE_PROBLEMS_SAID.add(problem)
+    import warnings
+
+    from fastir.model.errors import FastirWarning
+
+    warnings.warn(f"fastir's compile cache: {problem}; compiled measures are cached in "
+                  f"{temporary} for this process only (set FASTIR_CACHE_DIR to a folder of "
+                  "yours)", FastirWarning, stacklevel=2)
+    return temporary
 
 
 @functools.lru_cache(maxsize=1)
 def _temporary_dir():
-    return tempfile.mkdtemp(prefix="fastir-measures-")
+    folder = tempfile.mkdtemp(prefix="fastir-measures-")  # (mode 0700, made anew)
+    problem = trusted.folder_problem(folder)
+    if problem is not None:
+        raise OSError(f"fastir's temporary compile cache: {problem}; set FASTIR_CACHE_DIR "
+                      "(or TMPDIR) to a folder of yours")
+    return folder
 
 
 def digest(family):

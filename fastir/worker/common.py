@@ -14,10 +14,11 @@ import _socket  # the C module alone: socket.py's enums and selectors cost a cli
 import errno
 import marshal
 import os
-import stat
 import struct
 import sys
 import zlib
+
+from fastir import trusted
 
 PROTOCOL = 2
 #: Seconds a worker waits without a request before it exits (``FASTIR_WORKER_IDLE``).
@@ -184,21 +185,17 @@ def _step(parent, name, here, create):
 
 
 def _check_parent(here, info):
-    if info.st_uid not in (0, os.geteuid()):
-        raise SettingError(f"fastir worker folder: {here} belongs to user {info.st_uid}, "
-                           "who could replace the folder below it; set FASTIR_WORKER_DIR "
+    problem = trusted.parent_problem(info)
+    if problem is not None:
+        raise SettingError(f"fastir worker folder: {here} {problem}; set FASTIR_WORKER_DIR "
                            "to a folder of yours")
-    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
-        raise SettingError(f"fastir worker folder: {here} is writable by others (mode "
-                           f"{stat.S_IMODE(info.st_mode):o}), who could replace the folder "
-                           "below it; set FASTIR_WORKER_DIR to a folder of yours")
 
 
 def _check_own(here, info):
-    if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        raise SettingError(f"fastir worker folder: {here} is not a folder of this user "
-                           f"alone (owner {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}):"
-                           " use a new folder, or chmod 700 it")
+    problem = trusted.own_problem(info, private=True)
+    if problem is not None:
+        raise SettingError(f"fastir worker folder: {here} {problem}: use a new folder, or "
+                           "chmod 700 it")
 
 
 # -- who a worker is and whom it serves -----------------------------------------------------

@@ -89,7 +89,7 @@ def test_a_folder_others_can_open_is_refused(tmp_path, mode):
     _, folder = _chain(tmp_path)
     folder.mkdir()
     folder.chmod(mode)
-    with pytest.raises(common.SettingError, match="not a folder of this user alone"):
+    with pytest.raises(common.SettingError, match="not a folder only this user can open"):
         common.open_folder(str(folder))
 
 
