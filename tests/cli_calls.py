@@ -1,7 +1,7 @@
 """How the tests run the command line: the tests of tests/cli and tests/worker call it
 through this module only, so that each call is also checked against the warm worker.
 
-- :func:`cli`: ``python -m fastir ARGS`` in a subprocess, as a user runs it.
+- :func:`cli`: ``fastir ARGS`` in a subprocess, as a user runs it (:data:`PROGRAM`).
 - :func:`in_process`: ``fastir.cli.main.main(ARGS)`` in this process, its streams captured
   (fast: the drawn-input tests call it thousands of times).
 
@@ -36,6 +36,10 @@ from typing import NamedTuple
 from fastir.worker import client, common
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The ``fastir`` program as users type it: the console script installed beside this
+#: Python (``python -m fastir`` where there is none: the package not installed).
+PROGRAM = [str(Path(sys.executable).with_name("fastir"))] \
+    if Path(sys.executable).with_name("fastir").exists() else [sys.executable, "-m", "fastir"]
 #: The environment variables a worker's identity holds (common.identity): the session has a
 #: worker for each set of their values its calls use (the engine fixture's FASTIR_JIT, say).
 _IDENTITY_PREFIXES = ("PYTHON", "NUMBA_", "FASTIR_JIT")
@@ -58,7 +62,7 @@ def checking():
 
 
 def cli(*args, stdin=None, cwd=None, env=None, text=False, served=True, timeout=300):
-    """``python -m fastir ARGS`` run in-process (FASTIR_WORKER=off), then through the
+    """``fastir ARGS`` run in-process (FASTIR_WORKER=off), then through the
     session's worker, which must give the same (see the module's docstring)."""
     env = dict(os.environ if env is None else env)
     cwd = os.getcwd() if cwd is None else cwd
@@ -125,7 +129,7 @@ def _sampled():
 
 
 def _run(args, stdin, cwd, env, timeout):
-    done = subprocess.run([sys.executable, "-m", "fastir", *args], input=stdin, cwd=cwd,
+    done = subprocess.run([*PROGRAM, *args], input=stdin, cwd=cwd,
                           env=env, capture_output=True, timeout=timeout)
     return Done(done.returncode, done.stdout, done.stderr)
 
@@ -172,7 +176,7 @@ def _take(outputs, remove):
 
 # -- the session's worker ------------------------------------------------------------------
 class Worker:
-    """A worker in its own private folder, run by ``python -m fastir`` with this
+    """A worker in its own private folder, run by the ``fastir`` program with this
     environment; ``stop`` ends it by its process id."""
 
     def __init__(self, env=None, idle=900, preexec_fn=None, wrapper=(), home=None):
@@ -184,7 +188,7 @@ class Worker:
         done = subprocess.run([*self.wrapper, sys.executable, "-c", _WHO], env=self.env,
                               cwd=ROOT, capture_output=True, text=True, check=True)
         self.name, self.ident = json.loads(done.stdout)
-        started = subprocess.run([*self.wrapper, sys.executable, "-m", "fastir", "worker",
+        started = subprocess.run([*self.wrapper, *PROGRAM, "worker",
                                   "start"], env=self.env, cwd=ROOT, capture_output=True,
                                  timeout=900, preexec_fn=preexec_fn)
         self.pid = None

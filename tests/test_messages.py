@@ -2,10 +2,10 @@
 one clear line naming the argument, the file and line, or the judgment, and what to do."""
 
 import subprocess
-import sys
 
 import pytest
 from checks import useful
+from cli_calls import PROGRAM
 
 import fastir
 from fastir.model.errors import InputError
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.one_engine
 def _cli(*args, stdin=None, cwd=None, env=None):
     import os
 
-    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+    return subprocess.run([*PROGRAM, *args], capture_output=True,
                           text=True, input=stdin, cwd=cwd, env={**os.environ, **(env or {})})
 
 

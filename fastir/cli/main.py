@@ -249,14 +249,18 @@ def _in_worker():
 OUTPUT_STATUS = 1
 
 
-def dispatch(argv):
+def dispatch(argv, ready=None):
     """Run the command ``argv`` in this process: its exit status. Its output is all there or
     it says it is not (:mod:`fastir.output.writing`): one line naming where to, status 1; a
-    reader that leaves early (``fastir measures | head``) is no error (0, nothing said)."""
+    reader that leaves early (``fastir measures | head``) is no error (0, nothing said).
+    ``ready()`` is called first, where a Ctrl-C it raises ends the command as one during it
+    does (a worker's command process lets the signals it held through)."""
     from fastir.output.writing import OutputError, settle_stdout
 
     command = argv[0] if argv and argv[0] in COMMANDS else None
     try:
+        if ready is not None:
+            ready()
         return _run(argv)
     except BrokenPipeError:
         return 0

@@ -44,7 +44,6 @@ def run(conn, link, job, fds, dispatch):
         own.conn.setblocking(True)
         _take_over(own, job, fds)
         pidfd = os.pidfd_open(os.getpid()) if hasattr(os, "pidfd_open") else None
-        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # (until the command runs)
         common.send(own.conn, ("started", os.getpid()), fds=[] if pidfd is None else [pidfd])
     except Exception as failure:
         _refuse(own, failure)
@@ -55,7 +54,6 @@ def run(conn, link, job, fds, dispatch):
         os._exit(0)
     _tell(own.link, "started")
     _watch(own.conn)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # (one that came: at once)
     status = ("exit", 70)
     try:
         status = _run_command(dispatch, job["request"]["argv"][1:])
@@ -73,6 +71,15 @@ class _Own:
 
     def __init__(self, conn, link, log):
         self.conn, self.link, self.log = conn, link, log
+
+
+def hold_signals():
+    """Hold the signals a client passes on (FORWARDED) from the moment a request's process
+    is forked until its command runs (:func:`_let_signals_through`): called first, before
+    the rehearsal starts any thread, so that every thread inherits the hold and none takes
+    such a signal for the process (Python would then raise it in the main thread wherever
+    it is, and the process end without a status)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
 
 
 def _refuse(own, failure):
@@ -180,6 +187,9 @@ def _shadowed(path0, client_modules):
     suffixes = machinery.all_suffixes()
     for entry in entries:
         name = next((entry[:-len(s)] for s in suffixes if entry.endswith(s)), entry)
+        path = os.path.join(folder, entry)
+        if name == entry and not os.path.isdir(path):
+            continue  # a file without an import suffix (a console script): never imported
         module = sys.modules.get(name) if name.isidentifier() else None
         spec = getattr(module, "__spec__", None)
         if module is None or spec is None or spec.origin in ("built-in", "frozen"):
@@ -189,7 +199,6 @@ def _shadowed(path0, client_modules):
             if client_modules[name] != mine:
                 return name
             continue
-        path = os.path.join(folder, entry)
         if not os.path.isdir(path):
             same = name != entry and _same_file(path, mine)
         elif any(os.path.exists(os.path.join(path, "__init__" + s)) for s in suffixes):
@@ -254,9 +263,12 @@ def _stream(fd, encoding, errors, line_buffering, write_through, buffered):
 
 
 def _run_command(dispatch, args):
-    """("exit", status) or ("signal", number), as ``sys.exit(main())`` would end."""
+    """("exit", status) or ("signal", number), as ``sys.exit(main())`` would end. The
+    signals passed on, held until now, are let through by ``dispatch`` once it handles them
+    as in-process (its ``ready``): a Ctrl-C passed on as the command starts ends it with
+    its line and status, never this process without one."""
     try:
-        code = dispatch(args)
+        code = dispatch(args, ready=_let_signals_through)
     except SystemExit as stop:
         code = stop.code
     except KeyboardInterrupt:
@@ -272,6 +284,13 @@ def _run_command(dispatch, args):
         print(code, file=sys.stderr)
         code = 1
     return "exit", _flush(code)
+
+
+def _let_signals_through():
+    """Let the signals passed on (held since this process was forked: :func:`hold_signals`)
+    reach its main thread: one that came meanwhile is raised here. (The rehearsal's threads
+    keep holding them, and the command's own threads inherit its main thread's mask.)"""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
 
 
 def _flush(code=0):

@@ -288,6 +288,7 @@ class _Worker:
         pid = os.fork()
         if pid == 0:
             try:  # never back into the worker's loop
+                child.hold_signals()
                 mine.close()
                 self._forget()
                 try:

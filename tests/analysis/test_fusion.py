@@ -5,11 +5,11 @@ evaluating each fused run."""
 import io
 import math
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 from checks import SMALL_QRELS, SMALL_RUNS, odd_call, odd_options, useful
+from cli_calls import PROGRAM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -705,7 +705,7 @@ def test_fuse_command(tmp_path, capsys):
         paths.append(str(tmp_path / f"r{i}.run"))
         fastir.write_run(run, paths[-1], tag=f"r{i}")
     out = str(tmp_path / "fused.run")
-    done = subprocess.run([sys.executable, "-m", "fastir", "fuse", *paths, "-o", out],
+    done = subprocess.run([*PROGRAM, "fuse", *paths, "-o", out],
                           capture_output=True, text=True)  # as a user types it
     assert done.returncode == 0, done.stderr
     assert fastir.read_run(out).to_dict() == fastir.fuse(runs, "rrf").to_dict()

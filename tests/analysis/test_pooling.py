@@ -4,10 +4,10 @@ reference of each strategy with ties; the statistics and the command."""
 
 import io
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_calls import PROGRAM
 
 import fastir
 
@@ -189,7 +189,7 @@ def test_pool_command(tmp_path, capsys):
     runs = drawn(3)
     paths = written(runs, tmp_path)
     out = tmp_path / "pool.txt"
-    done = subprocess.run([sys.executable, "-m", "fastir", "pool", *paths, "--depth", "5",
+    done = subprocess.run([*PROGRAM, "pool", *paths, "--depth", "5",
                            "-o", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     want = io.StringIO()

@@ -9,11 +9,10 @@ import os
 import pty
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
-from cli_calls import cli
+from cli_calls import PROGRAM, cli
 
 import fastir
 
@@ -228,7 +227,7 @@ def test_progress_shows_on_a_terminal_and_never_in_a_pipe(tmp_path):
             f.write("".join(f"query{q}{rest}" for rest in suffixes))
     qrels = tmp_path / "big.qrels"
     qrels.write_text("".join(f"query{q} 0 doc{q % 1000} 1\n" for q in range(10_000)))
-    args = [sys.executable, "-m", "fastir", "eval", str(qrels), str(run), "-m", "AP"]
+    args = [*PROGRAM, "eval", str(qrels), str(run), "-m", "AP"]
     piped = cli(*args[3:], text=True)
     assert piped.returncode == 0 and piped.stderr == ""
     main, child = pty.openpty()  # (a terminal: the one call not made through cli_calls)

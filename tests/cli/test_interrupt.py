@@ -3,11 +3,11 @@
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
+from cli_calls import PROGRAM
 from conftest import sigint_default
 
 pytestmark = pytest.mark.one_engine
@@ -22,7 +22,7 @@ def test_ctrl_c_ends_a_command_with_130_and_one_line(command, data_dir, tmp_path
     os.mkfifo(fifo)
     args = [qrels, str(fifo)] if command == "eval" else ["-q", qrels, str(fifo)]
     env = {**os.environ, "FASTIR_WORKER": "off"}
-    proc = subprocess.Popen([sys.executable, "-m", "fastir", command, *args], env=env,
+    proc = subprocess.Popen([*PROGRAM, command, *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=sigint_default)
     writer = []

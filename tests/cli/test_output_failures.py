@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_calls import PROGRAM
 from conftest import fill
 
 from fastir.output.writing import discard_stdout
@@ -44,7 +45,7 @@ def _env(folder, mode):
 
 
 def fastir(env, args, stdout, preexec_fn=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "fastir", *args], stdout=stdout,
+    return subprocess.run([*PROGRAM, *args], stdout=stdout,
                           stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=timeout,
                           preexec_fn=preexec_fn)
 
@@ -273,7 +274,7 @@ def test_a_closed_pipe_ends_a_command_quietly(command, data_dir, tmp_path):
             "measures": [], "stats": [qrels, run]}[command]
     reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL)
-    done = subprocess.run([sys.executable, "-m", "fastir", command, *args], stdout=reader.stdin,
+    done = subprocess.run([*PROGRAM, command, *args], stdout=reader.stdin,
                           stderr=subprocess.PIPE, text=True)
     reader.stdin.close()
     reader.wait()

@@ -2,9 +2,9 @@
 4, 7, 255), no signal, no traceback, and an error line of its own."""
 
 import subprocess
-import sys
 
 from checks import cases, garbage_files
+from cli_calls import PROGRAM
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,7 +18,7 @@ def test_the_command_line_never_crashes(tmp_path, qrels_bytes, run_bytes, flags)
     r.write_bytes(run_bytes)
     z.write_bytes(run_bytes[:200])
     args = [str(z) if f == "Z" else f for f in flags]
-    done = subprocess.run([sys.executable, "-m", "fastir", "trec_eval", *args, str(q), str(r)],
+    done = subprocess.run([*PROGRAM, "trec_eval", *args, str(q), str(r)],
                           capture_output=True)
     assert done.returncode in (0, 1, 2, 4, 7, 255), done.stderr[-2000:]
     assert b"Traceback" not in done.stderr, done.stderr[-3000:]

@@ -4,10 +4,10 @@ and its helper processes with one line."""
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
+from cli_calls import PROGRAM
 from conftest import sigint_default
 
 pytestmark = pytest.mark.one_engine
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.one_engine
 def warmup(*args):
     """``fastir warmup ARGS`` in a process of its own (not through cli_calls: its timings
     differ from a worker's, and a worker never compiles for it)."""
-    return subprocess.run([sys.executable, "-m", "fastir", "warmup", *args],
+    return subprocess.run([*PROGRAM, "warmup", *args],
                           capture_output=True, text=True)
 
 
@@ -37,7 +37,7 @@ def test_ctrl_c_stops_a_warmup_and_its_helpers_with_one_line(tmp_path):
     """A terminal's Ctrl-C reaches the warmup and its helper processes: one line, 130, and
     no helper left compiling."""
     env = {**os.environ, "FASTIR_WORKER": "off", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
+    proc = subprocess.Popen([*PROGRAM, "warmup", "--jobs", "2"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=sigint_default)
     try:

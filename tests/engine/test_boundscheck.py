@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_calls import PROGRAM
 
 TESTS = Path(__file__).parent.parent
 
@@ -53,7 +54,7 @@ def test_after_warmup_nothing_compiles_and_kernels_stay_within_bounds(tmp_path, 
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                FASTIR_BOUNDSCHECK_RUN="1")
     # (--jobs 2: the steps shared by two processes, whatever the load: the suite runs alone)
-    subprocess.run([sys.executable, "-m", "fastir", "warmup", "--jobs", "2"], env=env,
+    subprocess.run([*PROGRAM, "warmup", "--jobs", "2"], env=env,
                    check=True, capture_output=True)
     battery = subprocess.run([sys.executable, "-c", BATTERY, str(data_dir / "inputs")],
                              env=env, capture_output=True, text=True, check=True)

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from cli_calls import PROGRAM
 
 import fastir
 from fastir import _jit
@@ -18,7 +19,7 @@ INPUTS = os.path.join(os.path.dirname(__file__), os.pardir, "data", "trec_eval",
 
 
 def cli(*args, env=None, stdin=None):
-    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+    return subprocess.run([*PROGRAM, *args], capture_output=True,
                           env=env, input=stdin)
 
 

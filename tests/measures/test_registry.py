@@ -3,11 +3,11 @@ reference, a kernel test against it, an entry in ``fastir measures``, and works 
 description says (dense batches, trec_eval names)."""
 
 import subprocess
-import sys
 
 import naive
 import numpy as np
 import pytest
+from cli_calls import PROGRAM
 from conftest import GROUP_MEASURES, MEASURES, PREFS_MEASURES, SUBTOPIC_MEASURES
 
 import fastir
@@ -42,7 +42,7 @@ def test_every_family_has_a_test_and_a_listing(family, listing):
 
 @pytest.fixture(scope="module")
 def listing():
-    return subprocess.run([sys.executable, "-m", "fastir", "measures"], capture_output=True,
+    return subprocess.run([*PROGRAM, "measures"], capture_output=True,
                           text=True, check=True).stdout
 
 

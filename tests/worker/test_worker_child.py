@@ -26,6 +26,20 @@ def test_a_module_file_in_the_first_folder_shadows(tmp_path):
     assert child._shadowed(str(tmp_path), {"json": str(tmp_path / "json.py")}) == "json"
 
 
+def test_a_console_script_does_not_shadow(tmp_path):
+    """The ``fastir`` program's first module folder is its bin folder, which holds other
+    programs named as modules (numba's own ``numba``): files without an import suffix, which
+    Python never imports."""
+    assert "numba" in sys.modules
+    (tmp_path / "numba").write_text("#!/usr/bin/python\nimport numba\n")
+    (tmp_path / "fastir").write_text("#!/usr/bin/python\nimport fastir\n")
+    import fastir
+
+    assert child._shadowed(str(tmp_path), {"fastir": fastir.__file__}) is None
+    (tmp_path / "numba.py").write_text("")
+    assert child._shadowed(str(tmp_path), {}) == "numba"
+
+
 def test_a_package_in_the_first_folder_shadows(tmp_path):
     (tmp_path / "json").mkdir()
     (tmp_path / "json" / "__init__.py").write_text("")

@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from cli_calls import ROOT, session_worker
+from cli_calls import PROGRAM, ROOT, session_worker
 
 from fastir.worker import client, common
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.one_engine,
 def worker_command(env, *args, timeout=60):
     """``fastir worker ARGS``: (status, stdout, stderr), its seconds."""
     started = time.time()
-    done = subprocess.run([sys.executable, "-m", "fastir", "worker", *args], env=env,
+    done = subprocess.run([*PROGRAM, "worker", *args], env=env,
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     return done.returncode, done.stdout, done.stderr, time.time() - started
 
@@ -40,8 +40,8 @@ def test_a_folder_it_must_not_use(tmp_path, action):
     status, out, err, _ = worker_command(_env(shared), action)
     assert status == 1 and out == ""
     assert err.splitlines() == [f"fastir worker: fastir worker folder: {shared} is not a "
-                                "folder of this user alone (owner 0, mode 755): use a new "
-                                "folder, or chmod 700 it"] or os.geteuid() != 0, err
+                                "folder only this user can open (owner 0, mode 755): use a "
+                                "new folder, or chmod 700 it"] or os.geteuid() != 0, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert list(shared.iterdir()) == []
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_calls import ROOT, Worker, cli, gone, session_worker
+from cli_calls import PROGRAM, ROOT, Worker, cli, gone, session_worker
 from conftest import sigint_default, sigint_ignored
 
 from fastir.worker import common
@@ -42,9 +42,13 @@ def worker():
     return session_worker(os.environ)
 
 
-def fastir(env, *args, cwd=ROOT, stdin=None, timeout=120, **kwargs):
-    """``python -m fastir ARGS`` once, with ``env``."""
-    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+#: ``python -m fastir``, which puts the working folder first on the module path.
+PYTHON_M = [sys.executable, "-m", "fastir"]
+
+
+def fastir(env, *args, cwd=ROOT, stdin=None, timeout=120, program=PROGRAM, **kwargs):
+    """``fastir ARGS`` once, with ``env`` (``program``: as users type it)."""
+    return subprocess.run([*program, *args], capture_output=True,
                           env=env, cwd=cwd, input=stdin, timeout=timeout, **kwargs)
 
 
@@ -100,6 +104,15 @@ COMMANDS = [
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a)[:40])
 def test_same_output_and_status(args):
     cli(*args, cwd=ROOT)
+
+
+def test_the_program_users_type_is_served(worker):
+    """The console script's first module folder is its bin folder, which holds numba's own
+    ``numba`` program: not a module, so the worker serves it (it once ran in-process)."""
+    assert Path(PROGRAM[0]).name == "fastir", "fastir is not installed as a program"
+    assert (Path(PROGRAM[0]).parent / "numba").exists()
+    done = both(worker, lambda env: fastir(env, "trec_eval", "-m", "map", QRELS, RUN))
+    assert done.returncode == 0 and done.stdout.startswith(b"map")
 
 
 def test_written_files_and_umask(tmp_path):
@@ -204,7 +217,7 @@ def test_a_reader_that_leaves_early(worker):
 
 
 def _through_a_terminal(env, args, terminal_fd, typed=b"", tostop=False):
-    """``python -m fastir ARGS`` with a terminal as ``terminal_fd`` (0: standard input, 1:
+    """``fastir ARGS`` with a terminal as ``terminal_fd`` (0: standard input, 1:
     standard output); what ``typed`` says is read, then end of input."""
     main, other = pty.openpty()
     attributes = termios.tcgetattr(other)
@@ -212,7 +225,7 @@ def _through_a_terminal(env, args, terminal_fd, typed=b"", tostop=False):
     termios.tcsetattr(other, termios.TCSANOW, attributes)
     streams = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
     streams["stdin" if terminal_fd == 0 else "stdout"] = other
-    process = subprocess.Popen([sys.executable, "-m", "fastir", *args], env=env, cwd=ROOT,
+    process = subprocess.Popen([*PROGRAM, *args], env=env, cwd=ROOT,
                                stderr=subprocess.PIPE, **streams)
     os.close(other)
     if terminal_fd == 0:
@@ -256,7 +269,7 @@ def test_a_terminal_that_stops_background_writers_keeps_it_in_process(worker):
 
 def _waiting_client(env, preexec_fn=sigint_default):
     """A client whose command waits on its standard input, once the worker runs it."""
-    return subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", QRELS, "-"],
+    return subprocess.Popen([*PROGRAM, "trec_eval", QRELS, "-"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=ROOT,
                             preexec_fn=preexec_fn)
@@ -297,7 +310,7 @@ def test_ctrl_c_is_passed_on(worker):
         err = waiting.stderr.read()
     finally:
         _ended(waiting)
-    assert waiting.returncode == 130  # as in-process (fastir.cli.main.dispatch): no traceback
+    assert waiting.returncode == 130, err  # as in-process (fastir.cli.main.dispatch): no traceback
     assert err.decode().splitlines()[-1:] == ["fastir trec_eval: interrupted (Ctrl-C)"], err
     assert gone(command)
 
@@ -443,7 +456,7 @@ def test_a_killed_worker_leaves_no_client_waiting_nor_command_behind(tmp_path):
 
 def test_several_clients_at_once(worker):
     before = worker.served()
-    clients = [subprocess.Popen([sys.executable, "-m", "fastir", "trec_eval", "-q", QRELS,
+    clients = [subprocess.Popen([*PROGRAM, "trec_eval", "-q", QRELS,
                                  RUN], stdout=subprocess.PIPE, env=worker.env, cwd=ROOT)
                for _ in range(4)]
     outputs = [c.communicate(timeout=60)[0] for c in clients]
@@ -505,10 +518,12 @@ def test_python_m_from_the_folder_above_a_checkout(tmp_path):
     assert probe.stdout.strip() == "None", probe.stderr  # (the namespace package)
     own = Worker(env=env)
     try:
-        version = fastir({**own.env, "FASTIR_WORKER": "off"}, "--version", cwd=above)
+        version = fastir({**own.env, "FASTIR_WORKER": "off"}, "--version", cwd=above,
+                         program=PYTHON_M)
         assert version.stdout.startswith(b"fastir "), version.stderr
         for args in (["eval", QRELS, RUN, "-m", "AP"], ["trec_eval", "-m", "map", QRELS, RUN]):
-            done = both(own, lambda e, args=args: fastir(e, *args, cwd=above))
+            done = both(own, lambda e, args=args: fastir(e, *args, cwd=above,
+                                                         program=PYTHON_M))
             assert done.returncode == 0 and done.stdout, done.stderr
     finally:
         own.stop()
@@ -521,7 +536,7 @@ def test_a_module_of_the_working_folder_keeps_the_command_in_process(worker, tmp
     (tmp_path / "json.py").write_text('raise SystemExit("this folder\'s json.py")\n')
     before = worker.status()
     done = in_process_only(worker, lambda env: fastir(env, "eval", QRELS, RUN, "--format",
-                                                      "json", cwd=tmp_path))
+                                                      "json", cwd=tmp_path, program=PYTHON_M))
     assert done.returncode == 1 and b"this folder's json.py" in done.stderr
     assert worker.status()["refused"] == before["refused"] + 1
     assert "holds 'json', which it would import in place of the worker's" in worker.log()
@@ -537,7 +552,7 @@ def test_unbuffered_streams_keep_their_order(tmp_path):
     def to_one_file(env):
         path = tmp_path / env["FASTIR_WORKER"]
         with open(path, "wb") as out:
-            status = subprocess.run([sys.executable, "-m", "fastir", *args], env=env,
+            status = subprocess.run([*PROGRAM, *args], env=env,
                                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
         return subprocess.CompletedProcess(args, status, path.read_bytes(), b"")
 

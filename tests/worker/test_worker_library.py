@@ -21,7 +21,7 @@ import time
 import warnings
 
 import pytest
-from cli_calls import ROOT, gone, session_worker
+from cli_calls import PROGRAM, ROOT, gone, session_worker
 from conftest import sigint_default
 
 from fastir.worker import common, library
@@ -370,7 +370,7 @@ def test_off_and_no_worker(tmp_path, worker):
 
 def _worker_state(env):
     """``fastir worker status --json`` in ``env``: its answer ({} when none runs)."""
-    done = subprocess.run([sys.executable, "-m", "fastir", "worker", "status", "--json"],
+    done = subprocess.run([*PROGRAM, "worker", "status", "--json"],
                           env=env, cwd=ROOT, capture_output=True, text=True)
     return json.loads(done.stdout) if done.stdout.strip() else {}
 
@@ -486,7 +486,7 @@ def _holds_a_reply(pid):
 
 
 def test_the_hidden_command_is_no_command_of_its_own():
-    done = subprocess.run([sys.executable, "-m", "fastir", "_call", "x"],
+    done = subprocess.run([*PROGRAM, "_call", "x"],
                           env={**os.environ, "FASTIR_WORKER": "off"}, cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_calls import ROOT, Worker, session_worker
+from cli_calls import PROGRAM, ROOT, Worker, session_worker
 
 from fastir.worker import common, peer
 
@@ -40,7 +40,7 @@ def worker():
 
 
 def _fastir(env, wrapper, *args, **kwargs):
-    return subprocess.run([*wrapper, sys.executable, "-m", "fastir", *args], env=env,
+    return subprocess.run([*wrapper, *PROGRAM, *args], env=env,
                           cwd=ROOT, capture_output=True, timeout=120, **kwargs)
 
 
@@ -173,7 +173,7 @@ def test_the_command_takes_the_callers_limits(worker):
     alone = _fastir({**worker.env, "FASTIR_WORKER": "off"}, wrapper, "trec_eval", QRELS, "-",
                     input=run)
     before = worker.served()
-    client = subprocess.Popen([*wrapper, sys.executable, "-m", "fastir", "trec_eval", QRELS,
+    client = subprocess.Popen([*wrapper, *PROGRAM, "trec_eval", QRELS,
                                "-"], env=worker.env, cwd=ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -206,7 +206,7 @@ def test_a_file_size_limit_ends_the_write_as_in_process(worker, tmp_path):
     wrapper = ["prlimit", "--fsize=8192"]
     results = []
     for env in ({**worker.env, "FASTIR_WORKER": "off"}, worker.env):
-        done = subprocess.run([*wrapper, sys.executable, "-m", "fastir", "fuse", RUN,
+        done = subprocess.run([*wrapper, *PROGRAM, "fuse", RUN,
                                OTHER_RUN, "-o", "fused.run"], env=env, cwd=tmp_path,
                               capture_output=True, timeout=120)
         results.append((done.returncode, done.stdout, done.stderr, sorted(tmp_path.iterdir())))

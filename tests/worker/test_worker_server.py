@@ -10,11 +10,10 @@ import selectors
 import socket
 import struct
 import subprocess
-import sys
 import time
 
 import pytest
-from cli_calls import ROOT, Worker, gone, session_worker, stop_process
+from cli_calls import PROGRAM, ROOT, Worker, gone, session_worker, stop_process
 
 from fastir.worker import client, common
 
@@ -26,7 +25,7 @@ QRELS, RUN = str(DATA / "qrels.test"), str(DATA / "results.test")
 
 
 def fastir(env, *args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "fastir", *args], capture_output=True,
+    return subprocess.run([*PROGRAM, *args], capture_output=True,
                           env=env, cwd=ROOT, timeout=timeout)
 
 
