@@ -76,11 +76,12 @@ def run(argv):
     return _die_by(value)  # (a signal ended it, or one passed on that ends a process)
 
 
-def submit(argv, forwarded=FORWARDED, accepted=None):
+def submit(argv, forwarded=FORWARDED, accepted=None, default_mode="auto"):
     """Run ``fastir`` with arguments ``argv`` in the worker, passing on to it the signals
     of ``forwarded`` (and Ctrl-Z, when the client has it as by default) while it runs;
     ``accepted()`` is called once the worker has accepted the command (what the client
-    does meanwhile: from then on, nothing here forks).
+    does meanwhile: from then on, nothing here forks); ``default_mode``: the mode when
+    FASTIR_WORKER does not say (:func:`common.mode`: ``use`` never starts a worker).
     How it ended: ``("exit", status)``, ``("signal", number)`` (a signal ended it) or
     ``("lost", number or None)`` (it ended without saying: its worker was killed; the
     last signal passed on that ends a process, if any); None when no worker runs it (the
@@ -90,7 +91,7 @@ def submit(argv, forwarded=FORWARDED, accepted=None):
     client while it waits (a handler of its own for a signal not passed on: Ctrl-C in a
     library call) ends the command and goes on."""
     try:
-        wanted = common.mode()
+        wanted = common.mode(default_mode)
         if wanted == "off" or not common.supported() or needs_own_process(argv):
             return None
         idle = common.idle_seconds(os.environ.get("FASTIR_WORKER_IDLE") or None)

@@ -45,15 +45,16 @@ _MODES = {"auto": "auto", "on": "auto", "1": "auto", "yes": "auto", "true": "aut
           "use": "use", "off": "off", "0": "off", "no": "off", "false": "off"}
 
 
-def mode():
+def mode(default="auto"):
     """``"off"`` (never use a worker), ``"use"`` (use a running one, never start one) or
-    ``"auto"`` (use one, start one when there is none). ``FASTIR_WORKER`` says which; the
-    default is ``auto``, and ``off`` where ``CI`` is set (CI leaves nothing running).
-    Raises SettingError for another value."""
+    ``"auto"`` (use one, start one when there is none). ``FASTIR_WORKER`` says which; unset,
+    ``default`` (the command line's ``auto``; a library call's ``use``: a library starts no
+    process its caller did not ask for), and ``off`` where ``CI`` is set (CI leaves
+    nothing running). Raises SettingError for another value."""
     raw = os.environ.get("FASTIR_WORKER", "")
     value = raw.strip().lower()
     if value in ("", "default"):
-        return "off" if os.environ.get("CI") else "auto"
+        return "off" if os.environ.get("CI") else default
     if value not in _MODES:
         raise SettingError(f"FASTIR_WORKER={raw!r} is not one of off, use, auto")
     return _MODES[value]

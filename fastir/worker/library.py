@@ -14,11 +14,12 @@ DataFrames, not several runs), the measures are names, ``progress`` is True, Fal
 "auto", no measure of this process's own definition exists (a worker does not know
 it), and ``ties`` and ``unjudged`` are their defaults (``fastir warmup`` does not compile
 the kernels of the others: a worker would compile them for about 20 s where a small input
-runs here as Python). ``FASTIR_WORKER`` then decides, as for the command line (``off``:
-never; ``use``: a running worker; ``auto``, the default but under CI: start one when there
-is none; it exits after ``FASTIR_WORKER_IDLE`` seconds without a request). The ``fastir`` program's
-own calls stay in its process (:func:`stay_in_process`): it offered the command to the
-worker already.
+runs here as Python). ``FASTIR_WORKER`` then decides (``off``: never; ``use``, the default
+but under CI: a worker already running, which ``fastir worker start`` or a command of the
+``fastir`` program started, for a library starts no process its caller did not ask for;
+``auto``, asked for: start one when there is none; it exits after ``FASTIR_WORKER_IDLE``
+seconds without a request). The ``fastir`` program's own calls stay in its process
+(:func:`stay_in_process`): it offered the command to the worker already.
 
 How: the client (:func:`call`) writes the request to an anonymous file (a memfd) and
 hands the worker the hidden command ``fastir _call REQUEST_FD REPLY_FD PATH...`` through
@@ -160,7 +161,7 @@ def _submit(function, args, kwargs):
         loading = _Preload()
         ended = client.submit([COMMAND, str(fds[0]), str(fds[1]),
                                *(os.fspath(path) for path in args[:2])], forwarded=(),
-                              accepted=loading.start)
+                              accepted=loading.start, default_mode="use")
         loading.join()
         if ended != ("exit", 0):
             return None

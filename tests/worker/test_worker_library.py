@@ -368,6 +368,24 @@ def test_off_and_no_worker(tmp_path, worker):
     assert_same(off, alone, "no worker")
 
 
+def test_a_library_call_starts_no_worker_unless_asked(tmp_path, worker):
+    """FASTIR_WORKER unset (nor CI): a call uses a running worker, and with none it runs
+    in-process and leaves no process behind (a library starts none its caller did not ask
+    for; FASTIR_WORKER=auto asks: test_auto_starts_...)."""
+    calls = [("evaluate_file", (QRELS, RUN, MEASURES), {}, "always")]
+    env = {k: v for k, v in worker.env.items() if k not in ("FASTIR_WORKER", "CI")}
+    served = worker.served()
+    used, _, err = calls_in_a_process(tmp_path, env, calls, name="running")
+    assert err == "" and worker.served() == served + 1
+    empty = tmp_path / "none"
+    alone, _, err = calls_in_a_process(tmp_path, {**env, "FASTIR_WORKER_DIR": str(empty)},
+                                       calls, name="none")
+    assert err == ""
+    assert not empty.exists() or [p.name for p in empty.iterdir()] == [], "a worker started"
+    assert not _worker_state({**env, "FASTIR_WORKER_DIR": str(empty)})
+    assert_same(used, alone, "no worker")
+
+
 def _worker_state(env):
     """``fastir worker status --json`` in ``env``: its answer ({} when none runs)."""
     done = subprocess.run([*PROGRAM, "worker", "status", "--json"],
