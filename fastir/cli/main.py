@@ -255,6 +255,14 @@ def dispatch(argv, ready=None):
     reader that leaves early (``fastir measures | head``) is no error (0, nothing said).
     ``ready()`` is called first, where a Ctrl-C it raises ends the command as one during it
     does (a worker's command process lets the signals it held through)."""
+    from fastir.output.writing import whole_stdout
+
+    with whole_stdout():
+        return _settled(argv, ready)
+
+
+def _settled(argv, ready):
+    """:func:`dispatch`'s outcome, its output settled."""
     from fastir.output.writing import OutputError, settle_stdout
 
     command = argv[0] if argv and argv[0] in COMMANDS else None

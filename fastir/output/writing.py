@@ -4,14 +4,17 @@ Standard output is written with :func:`write_stdout` and flushed at once, files 
 :func:`atomic_write` (a temporary file in the same folder, synced, then renamed over the
 destination; removed on failure): a full disk, a closed stream or a folder one cannot write
 raises an :class:`OutputError` naming the destination, never a silently truncated file nor
-Python's "Exception ignored" at exit (:func:`settle_stdout` at a command's end). A reader that
+Python's "Exception ignored" at exit (:func:`settle_stdout` at a command's end); an
+unbuffered standard output too (:func:`whole_stdout`, while a command runs). A reader that
 leaves early (``fastir measures | head``) is not a failure: its BrokenPipeError passes
 through untouched. Standard library only (the command line's client path may import it).
 """
 
 import contextlib
 import errno
+import io
 import os
+import select
 import stat
 import sys
 
@@ -39,6 +42,83 @@ def _failure(exc, filename=None, left=INCOMPLETE):
     if isinstance(exc, ValueError):  # ("I/O operation on closed file")
         return OutputError(errno.EBADF, "it is closed", filename, left)
     return OutputError(exc.errno, exc.strerror or str(exc), filename, left)
+
+
+class _WholeWrites(io.BufferedIOBase):
+    """The writer under an unbuffered standard output (``python -u``, PYTHONUNBUFFERED): each
+    write is written whole, or raises an :class:`OutputError`. (Python's own unbuffered
+    stream hands its bytes straight to the file and takes a short write, a file size limit
+    reached or a disk filling, as complete.) A failure is kept: every later write or flush
+    raises it again, as a buffered stream's flush would (argparse drops the error of its
+    own writes and exits 0)."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw, self.failure, self._done = raw, None, False
+
+    @property
+    def closed(self):
+        return self._done or self._raw.closed
+
+    @property
+    def name(self):
+        return self._raw.name
+
+    def close(self):  # (the file stays open: it is the process's standard output)
+        self._done = True
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    def isatty(self):
+        return self._raw.isatty()
+
+    def flush(self):
+        if self.failure is not None:
+            raise self.failure
+
+    def write(self, data):
+        self.flush()
+        view = memoryview(data).cast("B")
+        while view:
+            try:
+                written = self._raw.write(view)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self.failure = _failure(exc)
+                raise self.failure from None
+            if written is None:  # (a non-blocking descriptor that is full: wait)
+                select.select([], [self.fileno()], [])
+                continue
+            if not written:
+                self.failure = OutputError(errno.EIO, "the file took none of it")
+                raise self.failure
+            view = view[written:]
+        return len(data)
+
+
+@contextlib.contextmanager
+def whole_stdout():
+    """While a command runs: an unbuffered standard output (``python -u``,
+    PYTHONUNBUFFERED) writes all it is given or raises an :class:`OutputError`, as a
+    buffered one does at its flush (see :class:`_WholeWrites`); a buffered one is left as
+    it is."""
+    stream = sys.stdout
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        yield
+        return
+    writer = _WholeWrites(stream.buffer)
+    sys.stdout = io.TextIOWrapper(writer, stream.encoding, stream.errors, newline="\n",
+                                  line_buffering=stream.line_buffering, write_through=True)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+        writer.close()  # (what failed was said: the stream goes without a word)
 
 
 def write_stdout(data):

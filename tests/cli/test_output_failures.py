@@ -248,6 +248,55 @@ def test_unbuffered_stdout_on_a_full_device(envs):
     assert (stderr, status) == (f"fastir eval: error: {FULL}\n", 1)
 
 
+@pytest.fixture(scope="module")
+def unbuffered(envs, tmp_path_factory):
+    """``envs`` with PYTHONUNBUFFERED=1: a worker serves only clients of its own PYTHON*
+    environment, so the worker's is another one, started here and stopped by its pid."""
+    mine = {where: {**env, "PYTHONUNBUFFERED": "1"} for where, env in envs.items()}
+    if "worker" not in mine:
+        yield mine
+        return
+    mine["worker"]["FASTIR_WORKER_DIR"] = str(tmp_path_factory.mktemp("unbuffered"))
+    try:
+        done = fastir(mine["worker"], ["worker", "start", "--idle", "120"], subprocess.PIPE,
+                      timeout=900)
+        assert done.returncode == 0, done.stderr.decode()
+        yield mine
+    finally:
+        started = _status(mine["worker"])
+        if started is not None:
+            _stop(started["pid"])
+
+
+@pytest.mark.parametrize("streams", ["buffered", "unbuffered"])
+def test_a_short_write_fails_alike_buffered_and_unbuffered(envs, unbuffered, streams,
+                                                           tmp_path):
+    """A file size limit (``ulimit -f``; a disk that fills) cuts a write short: unbuffered,
+    Python's own stream took it as complete and the command exited 0 with 4 KB of 13."""
+    target = tmp_path / "out"
+    limit = 4096
+
+    def small_files():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE,
+                           (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    args = ["trec_eval", "-q", "-m", "all_trec", QRELS, RUN]
+    stderr, status = _both(envs if streams == "buffered" else unbuffered, args,
+                           lambda: open(target, "wb"), preexec_fn=small_files)
+    assert (stderr, status) == ("fastir trec_eval: error: cannot write to standard output: "
+                                "File too large (the output is incomplete)\n", 1)
+    assert target.stat().st_size == limit
+
+
+def test_help_unbuffered_on_a_full_device(unbuffered):
+    """argparse drops the error of its own write of the help: unbuffered, nothing flushes
+    later to find it, and the command exited 0 silently."""
+    stderr, status = _both(unbuffered, ["eval", "-h"], _dev_full)
+    assert (stderr, status) == (f"fastir eval: error: {FULL}\n", 1)
+
+
 def test_the_workers_last_flush_says_what_failed(monkeypatch):
     """What a request's process does if stdout still held output that fails (dispatch leaves
     none): Python's own message at exit, with the error that happened, and status 120."""
