@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import sys
+import weakref
 
 import numpy as np
 
@@ -41,6 +42,38 @@ def source_name(path):
         name = getattr(path, "name", None)
         return name if isinstance(name, str) else "<stream>"
     return os.fspath(path)
+
+
+#: The standard inputs read to their end: ``-`` can be one input only.
+_STDIN_READ = weakref.WeakSet()
+
+
+def standard_input():
+    """Standard input's binary stream, to read to its end: an :class:`InputError` when it
+    is closed or was read to its end already (as another input of the same call or
+    command: ``fastir stats - -`` would read an empty run)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if _closed(stream):
+        raise InputError("-: standard input is closed, so nothing can be read from it: give "
+                         "the input's path, or pipe it in")
+    if stream in _STDIN_READ:
+        raise InputError("-: standard input was read already, for another input: it can "
+                         "hold one input only; give the others as paths")
+    _STDIN_READ.add(stream)
+    return stream
+
+
+def _closed(stream):
+    """Whether ``stream`` is None (Python started with descriptor 0 closed) or closed."""
+    if stream is None:
+        return True
+    try:
+        os.fstat(stream.fileno())
+    except io.UnsupportedOperation:  # (a stream that is no file: a notebook's, a test's)
+        return stream.closed
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def read_bytes(path, progress=None):
@@ -141,7 +174,7 @@ def _raw_bytes(path, progress=None):
     if hasattr(path, "read"):
         return _in_memory(_stream_bytes(path, source_name(path)), source_name(path))
     if str(path) == "-":
-        return _in_memory(sys.stdin.buffer.read(), "-")
+        return _in_memory(standard_input().read(), "-")
     try:
         with open(path, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # a pipe, /dev/fd/N: no size

@@ -15,7 +15,6 @@ import numbers
 import os
 import re
 import stat
-import sys
 
 import numpy as np
 
@@ -417,7 +416,7 @@ def _blocks(path, source, size, progress=None):
     if hasattr(path, "read"):
         f, close = path, False
     elif str(path) == "-":
-        f, close = sys.stdin.buffer, False
+        f, close = trec.standard_input(), False
     else:
         try:
             f, close = open(path, "rb"), True

@@ -214,6 +214,39 @@ def test_stdin(tmp_path):
 
 
 
+@pytest.mark.one_engine
+@pytest.mark.parametrize("command", ["eval", "trec_eval", "stats", "agree"])
+def test_standard_input_closed_or_read_twice(command):
+    """``-`` with standard input closed (``<&-``: Python has no sys.stdin) said in one
+    line, not an AttributeError; ``- -`` (standard input as both inputs) says it can hold
+    one, not that the second is empty."""
+    qrels = os.path.join(INPUTS, "qrels.test")
+    closed = subprocess.run([*PROGRAM, command, qrels, "-"], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    said, status = ("fastir trec_eval:", 2) if command == "trec_eval" else \
+        (f"fastir {command}: error:", 1)  # (trec_eval's status for bad input)
+    assert closed.returncode == status and closed.stderr == \
+        f"{said} -: standard input is closed, so nothing can be read from it: give the " \
+        "input's path, or pipe it in\n"
+    if command in ("eval", "trec_eval"):  # (they check it before reading: test_messages)
+        return
+    with open(qrels, "rb") as f:
+        twice = cli(command, "-", "-", stdin=f.read())
+    assert twice.returncode == 1 and twice.stderr.decode() == \
+        f"fastir {command}: error: -: standard input was read already, for another input: " \
+        "it can hold one input only; give the others as paths\n"
+
+
+@pytest.mark.one_engine
+def test_standard_input_read_twice_in_a_call(monkeypatch):
+    import io
+
+    with open(os.path.join(INPUTS, "qrels.test"), "rb") as f:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(f.read())))
+    with pytest.raises(fastir.InputError, match="standard input was read already"):
+        fastir.evaluate("-", "-", ["map"])
+
+
 def test_dict_keys_naming_one_query_twice_are_refused():
     for make, inner in ((fastir.Run.from_dict, {"d": 1.0}), (fastir.Qrels.from_dict, {"d": 1})):
         with pytest.raises(fastir.InputError, match="b'q1' and 'q1' are the same query id"):
