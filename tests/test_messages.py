@@ -224,3 +224,24 @@ def test_trec_eval_refuses_a_negative_depth_whatever_the_format(tmp_path, fmt):
     done = _cli("trec_eval", "-R", fmt, "-M", "-1", "judged", "r.run", cwd=tmp_path)
     _one_line(done, 1, "option -M needs a number of documents (0 or more), got -1")
     assert done.stdout == ""
+
+
+# -- issue 40: preference judgments given where qrels are taken ------------------------------
+def test_preference_judgments_where_qrels_are_taken(data_dir):
+    """Evaluator and compare take qrels: given preference judgments (with preference
+    measures or others), they say so, not that the measures need preference judgments
+    "; these are qrels"."""
+    inputs = data_dir / "inputs"
+    prefs = fastir.read_prefs(str(inputs / "prefs.test"))
+    run = str(inputs / "prefs.results.test")
+    calls = [lambda m: fastir.Evaluator(prefs, m),
+             lambda m: fastir.compare(prefs, {"a": run, "b": run}, m)]
+    for call in calls:
+        for measures in (["prefs_simp"], ["map"]):
+            with pytest.raises(TypeError) as refused:
+                call(measures)
+            said = str(refused.value)
+            assert said.endswith("got Prefs (preference judgments: fastir.evaluate(judgments, "
+                                 "run, measures) evaluates them; this takes qrels)"), said
+            assert "these are qrels" not in said
+    assert fastir.evaluate(prefs, run, ["prefs_simp"]).mean  # (as they say)

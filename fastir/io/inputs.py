@@ -9,6 +9,7 @@ every one checks values as :func:`fastir.model.values.run_scores` and
 """
 
 import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
@@ -231,11 +232,22 @@ def form_of(value, what="run"):
 
 
 def refused(value, what):
-    """The TypeError for a ``value`` of no accepted form."""
+    """The TypeError for a ``value`` of no accepted form (preference judgments named as
+    such, with where they are evaluated)."""
     container = "Run" if what == "run" else "Qrels"
     return TypeError(f"{what} must be a {container}, a dict {{query_id: {{doc_id: value}}}}, "
                      f"a file path or open file, a DataFrame, an Arrow table, a ranx "
-                     f"{container} or an iterable of records, got {type(value).__name__}")
+                     f"{container} or an iterable of records, got {type(value).__name__}"
+                     f"{_judgments_of_another_kind(value)}")
+
+
+def _judgments_of_another_kind(value):
+    prefs = sys.modules.get("fastir.model.prefs")
+    if prefs is not None and isinstance(value, (prefs.Prefs, prefs.JudgmentGroups)):
+        kind = "preference judgments" if isinstance(value, prefs.Prefs) else "judgment groups"
+        return (f" ({kind}: fastir.evaluate(judgments, run, measures) evaluates them; this "
+                "takes qrels)")
+    return ""
 
 
 def as_qrels(qrels, progress=False):

@@ -10,11 +10,11 @@ import numpy as np
 
 from fastir import _jit, engine
 from fastir._jit import chunk_bounds
-from fastir.io.inputs import as_qrels, as_run, records_read, size_hint
+from fastir.io.inputs import as_qrels, as_run, form_of, records_read, size_hint
 from fastir.measures import dense as BK
 from fastir.measures import kernels, user
 from fastir.measures.registry import MAX_CUTOFF
-from fastir.model.data import InputError, Run
+from fastir.model.data import InputError, Qrels, Run
 from fastir.model.join import NOT_POOLED, depth, join
 from fastir.model.values import integer_labels
 from fastir.options import Options, checked_level
@@ -48,8 +48,10 @@ class Evaluator:
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
                                compat=compat, ties=ties, unjudged=unjudged)
-        self.plan = engine.Plan.of(measures, self.options)
         qrels = records_read(qrels, "qrels")
+        if not isinstance(qrels, Qrels):
+            form_of(qrels, "qrels")  # (refused first: preference judgments, say, as such)
+        self.plan = engine.Plan.of(measures, self.options)
         with _jit.tier(size_hint(qrels)):
             self.qrels = as_qrels(qrels)
             self.qrels.docs_matching(self.qrels.doc_ids)
