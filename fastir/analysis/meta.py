@@ -118,8 +118,12 @@ def kendall_tau(x, y):
 
 
 def pearson(x, y):
-    """Pearson's r (NaN when either list is constant)."""
+    """Pearson's r (NaN when either list is constant, as scipy's ``pearsonr``: checked as
+    such, since a constant list's mean may be an ulp off its value, and r then the rounding
+    noise divided by itself)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) == 0 or (x == x[0]).all() or (y == y[0]).all():
+        return math.nan
     dx, dy = x - x.mean(), y - y.mean()
     denominator = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
     if denominator == 0:

@@ -41,6 +41,30 @@ def test_constant_means_have_no_correlation():
         math.isnan(got["pearson"])
 
 
+@pytest.mark.parametrize("value", [0.1, 0.7, 1 / 3, 0.3])
+def test_constant_means_whose_mean_is_off_by_an_ulp(value):
+    """Three systems all at 0.1: the mean of [0.1] * 3 is not 0.1, and r was the rounding
+    noise divided by itself (-1.0 or 1.0); scipy says NaN."""
+    constant, varied = [value] * 3, [0.7, 0.1, 0.3]
+    for x, y in ((constant, [0.7] * 3), (constant, varied), (varied, constant)):
+        assert math.isnan(meta.pearson(x, y)) and math.isnan(meta.spearman(x, y))
+        with pytest.warns(scipy_stats.ConstantInputWarning):
+            assert math.isnan(scipy_stats.pearsonr(x, y).statistic)
+
+
+def test_meta_evaluate_of_systems_level_under_both_qrels():
+    """Through meta_evaluate: three systems all at P@10 = 0.1 under one qrels and 0.7
+    under the other rank nothing: every correlation is NaN."""
+    docs = [f"d{i}" for i in range(10)]
+    qrels_a = {"q": {d: int(i < 1) for i, d in enumerate(docs)}}
+    qrels_b = {"q": {d: int(i < 7) for i, d in enumerate(docs)}}
+    runs = {f"s{k}": {"q": {d: 10.0 - i for i, d in enumerate(docs)}} for k in range(3)}
+    res = fastir.meta_evaluate(qrels_a, qrels_b, runs=runs, measure="P@10")
+    assert res.means.tolist() == [[0.1] * 3, [0.7] * 3]
+    (pair,) = res.pairs
+    assert all(math.isnan(pair[key]) for key in ("tau", "spearman", "pearson")), pair
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_tau_ap_equals_trectools(seed):
     misc = pytest.importorskip("trectools.misc")
