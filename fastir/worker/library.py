@@ -13,8 +13,8 @@ main thread, the qrels and the run are plain paths (not ``-``, not open files, d
 DataFrames, not several runs), the measures are names, ``progress`` is True, False or
 "auto", no measure of this process's own definition exists (a worker does not know
 it), and ``ties`` and ``unjudged`` are their defaults (``fastir warmup`` does not compile
-the kernels of the others: a worker would compile them for about 20 s where a small input
-runs here as Python). ``FASTIR_WORKER`` then decides, as for the command line (``off``:
+the kernels of the others: a worker would compile them first, where a small input runs
+here as Python). ``FASTIR_WORKER`` then decides, as for the command line (``off``:
 never; ``use``: a running worker; ``auto``, the default but under CI: start one when there
 is none; it exits after ``FASTIR_WORKER_IDLE`` seconds without a request). The ``fastir`` program's
 own calls stay in its process (:func:`stay_in_process`): it offered the command to the
