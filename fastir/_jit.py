@@ -49,8 +49,6 @@ KERNEL_LOAD_SECONDS = 0.01
 #: A kernel's Python seconds per item until its own Python runs have measured them.
 PYTHON_ITEM_SECONDS = 1e-6
 
-#: What a first compile of one code path takes on the project machine (BENCHMARKS.md).
-COMPILE_SECONDS = 20
 note_compiles = True  # say on stderr when numba starts compiling fastir's kernels
 #: Kept for callers that set it: numba's set-up now skips its scipy probe in every
 #: process, without changing anything a user sees (_set_up_without_blas_probe).
@@ -272,9 +270,11 @@ def _compile_note(listener_base):
             if self.said or not module.startswith("fastir") or not note_compiles:
                 return
             self.said = True
+            from fastir._estimate import about, compiling
+
             print(f"fastir: compiling numba kernels for this kind of input, once (cached "
-                  f"on disk): about {COMPILE_SECONDS} s. `fastir warmup` compiles them all "
-                  "ahead.", file=sys.stderr, flush=True)
+                  f"on disk): {about(compiling('files'))}. `fastir warmup` compiles them "
+                  "all ahead.", file=sys.stderr, flush=True)
 
         def on_end(self, event):
             pass

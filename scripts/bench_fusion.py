@@ -9,15 +9,13 @@
 (each run's rows in rank order, as a run file has them). fastir fuses all of them per
 method, warm (its kernels compiled on a small fusion first, then one untimed call of the
 whole size, so that the process's memory allocator has met the call's sizes as it has in a
-loop of calls), ``--repeat`` calls (ranx too, warmed the same way: the table gives the
-median and the best of them; the objects built before the calls, ranx's Run objects above
-all, are frozen out of Python's garbage collections); the trained methods' parameters
-come from fastir.train_fusion on the first ``--ranx-queries`` queries (timed apart). ranx
-fuses those queries per method (warm: its kernels compiled on 5 queries first, then one
-untimed call of them all; its Run objects built from dicts beforehand, not timed), and its
-time is scaled to all the queries
-(ranx's fusion is per query: linear in them); the table says which were measured and which
-scaled.
+loop of calls), ``--repeat`` calls alternated with ranx's (warmed the same way: the table
+gives the median, the fastest and the slowest; the objects built before the calls, ranx's
+Run objects above all, are frozen out of Python's garbage collections); the trained
+methods' parameters come from fastir.train_fusion on the first ``--ranx-queries`` queries
+(timed apart). ranx fuses those queries per method (its Run objects built from dicts
+beforehand, not timed), and its time is scaled to all the queries (ranx's fusion is per
+query: linear in them); the table says which were measured and which scaled.
 
 Three noisy systems score the same generated candidates; both libraries search the weights
 of a min-max-normalised weighted sum on nDCG@10 over the 3-run simplex (66 points at step
@@ -32,7 +30,9 @@ import time
 import warnings
 from functools import partial
 
+import bench_page
 import numpy as np
+from bench_page import Loads, alternated, spread, table
 
 import fastir
 
@@ -59,11 +59,6 @@ def timings(function, repeat, warm=None):
         result = function()
         seconds.append(time.perf_counter() - start)
     return seconds, result
-
-
-def _then(*functions):
-    """One function calling ``functions`` in turn (a warm-up in steps)."""
-    return lambda: [f() for f in functions]
 
 
 def timed(function, repeat, warm=None):
@@ -96,7 +91,14 @@ TRAINED = {"mapfuse": {}, "posfuse": {}, "probfuse": {"n_segments": 10}, "segfus
            "slidefuse": {}, "bayesfuse": {}}
 
 
+#: The methods ranx takes minutes over even on few queries (ranks over every candidate):
+#: ranx fuses only the first queries of these, its time scaled (BENCHMARKS.md's fusion).
+SLOW_FOR_RANX = ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet")
+
+
 def fuse_bench(args):
+    """Every method of ``args.methods``: fastir's and ranx's calls alternated; rows of
+    (method, fastir's seconds, ranx's seconds or None, ranx's scale), the load seen."""
     warnings.filterwarnings("ignore")  # (ranx's numba kernels warn as they compile)
     from fastir.peers.ranx import FUSIONS
 
@@ -122,58 +124,95 @@ def fuse_bench(args):
     if not args.no_ranx:
         import ranx
 
-        n = args.ranx_queries or args.queries
         start = time.perf_counter()
         ranx_runs = [as_ranx(ranx, run) for run in train_runs]
         warm = [as_ranx(ranx, run) for run in small]
-        print(f"ranx Runs of {n} queries built in {time.perf_counter() - start:.1f} s (not "
-              "timed below)", flush=True)
+        print(f"ranx Runs of {n_train} queries built in {time.perf_counter() - start:.1f} s "
+              "(not timed below)", flush=True)
     gc.collect()  # (then the objects built so far, ranx's Runs above all, are left out of
     gc.freeze()   # the collections the calls below set off: neither side pays for them)
-    rows = []
+    rows, loads = [], Loads()
     for method in methods:
         ours = FUSIONS[method][0]
-        call = partial(fastir.fuse, runs, ours, **params[method])
-        seconds = timings(call, args.repeat, _then(partial(fastir.fuse, small, ours,
-                                                           **params[method]), call))[0]
-        theirs = None
+        calls = {"fastir": _warmed(partial(fastir.fuse, small, ours, **params[method]),
+                                   partial(fastir.fuse, runs, ours, **params[method]))}
         if ranx_runs is not None:
             import ranx
 
             given = {"norm": None, "method": method, "params": params[method]}
-            call = partial(ranx.fuse, ranx_runs, **given)
-            theirs = timings(call, args.repeat, _then(partial(ranx.fuse, warm, **given),
-                                                      call))[0]
-        rows.append((method, seconds, theirs))
-        print(f"{method}: fastir {_median_min(seconds)} s" + (
-              f", ranx {_median_min(theirs)} s on {args.ranx_queries or args.queries} "
-              "queries" if theirs else ""), flush=True)
-    scale = args.queries / (args.ranx_queries or args.queries)
-    print(f"\n{args.runs} runs x {args.queries:,} queries x {args.depth:,} docs, no "
-          f"normalisation; median (best) of {args.repeat} warm calls each; the speed-up "
-          "is of the medians\n")
-    print("| method | fastir (s) | ranx (s) | speed-up |")
-    print("|---|---:|---:|---:|")
+            calls["ranx"] = _warmed(partial(ranx.fuse, warm, **given),
+                                    partial(ranx.fuse, ranx_runs, **given))
+        seconds = alternated(calls, args.repeat, loads)
+        rows.append((method, seconds["fastir"], seconds.get("ranx")))
+        print(f"{method}: fastir {spread(seconds['fastir'])} s" + (
+              f", ranx {spread(seconds['ranx'])} s on {n_train} queries"
+              if "ranx" in seconds else ""), flush=True)
+    return rows, args.queries / n_train, loads
+
+
+def _warmed(small, call):
+    """``call`` timed: a function returning its seconds, which first runs ``small`` (its
+    kernels compiled) and ``call`` once untimed (the first calls of the whole size are
+    slower: the allocator meets its sizes)."""
+    warm = [small, call]
+
+    def timed_call():
+        while warm:
+            warm.pop(0)()
+        start = time.perf_counter()
+        call()
+        return time.perf_counter() - start
+    return timed_call
+
+
+def fusion_table(rows, scale, loads, n_ranx):
+    """The markdown table of :func:`fuse_bench`'s rows (ranx's times scaled by ``scale``
+    from its ``n_ranx`` queries)."""
+    out = []
     for method, ours, theirs in rows:
-        if theirs is None:
-            print(f"| {method} | {_median_min(ours)} | | |")
-            continue
-        said = _median_min(theirs, scale) + (
-            f"; {float(np.median(theirs)):.3f} on {args.ranx_queries:,} queries x {scale:g}"
-            if scale != 1 else "")
-        speed_up = float(np.median(theirs)) * scale / float(np.median(ours))
-        print(f"| {method} | {_median_min(ours)} | {said} | {speed_up:.1f}x |")
+        said = spread(theirs, scale) if theirs else ""
+        if theirs and scale != 1:
+            said += f"; {spread(theirs)} on {n_ranx:,} queries x {scale:g}"
+        speed_up = (f"{float(np.median(theirs)) * scale / float(np.median(ours)):.1f}x"
+                    if theirs else "")
+        out.append([method, f"`fastir.fuse(runs, \"{method}\")`", spread(ours), said, speed_up,
+                    len(ours), loads.text()])
+    header = [("method", "l"), ("call", "l"), ("fastir (s), median (min-max)", "r"),
+              ("ranx.fuse (s)", "r"), ("speed-up", "r"), ("calls", "r"), ("when, load", "l")]
+    return table(header, out)
+
+
+def section(smoke=False, repeat=None):
+    """The fusion section of BENCHMARKS.md: every method on 10 runs x 6,980 queries x 1,000
+    documents, ranx on the same queries but for the slow ones (14 queries, scaled);
+    ``smoke``: 3 runs x 60 x 100, two methods and one slow one."""
+    size = (dict(runs=3, queries=60, depth=100) if smoke else
+            dict(runs=10, queries=6980, depth=1000))
+    from fastir.peers.ranx import FUSIONS
+
+    fast = [m for m in FUSIONS if m not in SLOW_FOR_RANX]
+    tables = []
+    for methods, n_ranx in ((["sum", "rrf"] if smoke else fast, None),
+                            (["bordafuse"] if smoke else list(SLOW_FOR_RANX), 14)):
+        args = argparse.Namespace(**size, methods=",".join(methods), ranx_queries=n_ranx,
+                                  repeat=repeat or (2 if smoke else 3), no_ranx=False)
+        rows, scale, loads = fuse_bench(args)
+        tables.append(fusion_table(rows, scale, loads, n_ranx or size["queries"]))
+    text = (f"`fastir.fuse` against `ranx.fuse` on {size['runs']} runs x {size['queries']:,} "
+            f"queries x {size['depth']:,} documents (generated, each run's rows in rank "
+            "order; no normalisation; trained methods' parameters from "
+            "`fastir.train_fusion`), warm: each side's kernels compiled on 5 queries and one "
+            "untimed call of the whole size first, ranx's Run objects built beforehand, the "
+            "two sides' calls alternated. The second table's methods take ranx minutes a "
+            "query set: ranx fuses the first 14 queries, its time scaled to all (its fusion "
+            "is per query).")
+    return bench_page.section("fusion", "Rank fusion", text, "\n\n".join(tables))
 
 
 def as_ranx(ranx, run):
     """A fastir Run as a ranx Run (text ids)."""
     return ranx.Run({str(q): {str(d): s for d, s in docs.items()}
                      for q, docs in run.to_dict().items()}, name=run.name)
-
-
-def _median_min(seconds, scale=1.0):
-    """``median (best)`` of a list of seconds, each times ``scale``."""
-    return f"{float(np.median(seconds)) * scale:.3f} ({min(seconds) * scale:.3f})"
 
 
 def main(argv=None):
@@ -189,7 +228,9 @@ def main(argv=None):
     p.add_argument("--no-ranx", action="store_true", help="time fastir only")
     args = p.parse_args(argv)
     if args.fuse:
-        return fuse_bench(args)
+        rows, scale, loads = fuse_bench(args)
+        print(fusion_table(rows, scale, loads, args.ranx_queries or args.queries))
+        return
     qrels, runs = collection(args.queries, args.depth)
     measure = "nDCG@10"
 

@@ -39,7 +39,7 @@ def warmup_main(argv):
     processes (default: the idle cores, at most 4), each step's progress on stderr."""
     import argparse
 
-    from fastir.cli.warmup import default_jobs, estimated_seconds, plan, warmup
+    from fastir.cli.warmup import default_jobs, estimate, plan, warmup
 
     parser = argparse.ArgumentParser(prog="fastir warmup", description=warmup_main.__doc__)
     parser.add_argument("--jobs", type=_positive_int, default=default_jobs(),
@@ -48,17 +48,16 @@ def warmup_main(argv):
     args = parser.parse_args(argv)
     if args.only:  # a helper of a warmup: on Ctrl-C, the warmup says so, not each helper
         try:
-            warmup(only=args.only.split(","))
+            warmup(jobs=args.jobs, only=args.only.split(","))
         except BaseException as exc:
             if by_ctrl_c(exc):
                 return INTERRUPTED_STATUS
             raise
         return 0
     groups = plan(args.jobs)
-    estimate = estimated_seconds(groups)
     print(f"fastir warmup: loading the numba kernels from the cache, compiling those not in "
-          f"it, in {len(groups)} process{'es' if len(groups) > 1 else ''}: about {estimate} s "
-          "on a fresh cache (2-core machine), a second when cached; once per install",
+          f"it, in {len(groups)} process{'es' if len(groups) > 1 else ''}: a second when "
+          f"cached; on a fresh cache (once per install) {estimate(groups)}",
           file=sys.stderr, flush=True)
     seconds = warmup(jobs=args.jobs)
     print(f"fastir warmup: done in {seconds:.1f} s", file=sys.stderr)

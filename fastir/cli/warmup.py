@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from fastir import _jit
+from fastir._estimate import COMPILE_SECONDS, about, compiling
 
 
 def _examples(keep):
@@ -151,16 +152,13 @@ def _fusion():
     optimize_fusion({"q1": {"d2": 1}, "q2": {"d3": 1}}, runs, "nDCG@10", step=0.5)
 
 
-#: Each step: what it compiles, and the seconds it adds on a fresh cache to the kernels
-#: every step needs (SHARED_SECONDS: the join and the measure kernel, for dicts and files),
-#: on the project machine (2 cores; each step alone in a fresh process, minus SHARED_SECONDS;
-#: load 1.5-2.6, 2026-11-24, BENCHMARKS.md): the weights of the plan and the estimates printed.
-STEPS = {"files": ("files (text and integer ids, MS MARCO runs)", 6),
-         "fusion": ("rank fusion", 6), "loops": ("loops and dense batches", 27),
-         "diversity": ("diversity measures (subtopic judgments)", 7),
-         "preferences": ("preference judgments and judgment groups", 25),
-         "significance": ("significance tests", 2), "containers": ("dicts and arrays", 1)}
-SHARED_SECONDS = 21
+#: Each step: what it compiles (its seconds: fastir._estimate.COMPILE_SECONDS, which weigh
+#: the plan and give the estimates printed).
+STEPS = {"files": "files (text and integer ids, MS MARCO runs)", "fusion": "rank fusion",
+         "loops": "loops and dense batches",
+         "diversity": "diversity measures (subtopic judgments)",
+         "preferences": "preference judgments and judgment groups",
+         "significance": "significance tests", "containers": "dicts and arrays"}
 
 
 def plan(jobs):
@@ -168,17 +166,19 @@ def plan(jobs):
     to the least loaded group): one process compiles each group (and the shared kernels)."""
     groups = [[] for _ in range(max(1, min(jobs, len(STEPS))))]
     load = [0.0] * len(groups)
-    for key in sorted(STEPS, key=lambda k: -STEPS[k][1]):
+    for key in sorted(STEPS, key=lambda k: -COMPILE_SECONDS[k]):
         g = load.index(min(load))
         groups[g].append(key)
-        load[g] += STEPS[key][1]
+        load[g] += COMPILE_SECONDS[key]
     return [g for g in groups if g]
 
 
-def estimated_seconds(groups):
-    """A warmup's seconds on a fresh cache: its longest group of steps (with the shared
-    kernels, which every process compiles)."""
-    return SHARED_SECONDS + max(sum(STEPS[key][1] for key in group) for group in groups)
+def estimate(groups, loads=None, cores=None):
+    """What a warmup of ``groups`` (one process each) takes on a fresh cache, said before
+    it starts: its longest group's compiles (with the shared kernels, which every process
+    compiles), scaled to the load averages ``loads`` (default: now) on ``cores``."""
+    longest = max(groups, key=lambda group: sum(COMPILE_SECONDS[key] for key in group))
+    return about(compiling(*longest), len(groups), loads, cores)
 
 
 def default_jobs():
@@ -198,18 +198,21 @@ def warmup(out=sys.stderr, jobs=1, only=None):
 
     With ``jobs`` > 1 the steps are shared among that many processes (this one and
     ``jobs - 1`` others started for the purpose): the cache then holds every kernel, but
-    this process has loaded only its own group's. ``only``: run just these steps here.
+    this process has loaded only its own group's. ``only``: run just these steps here (a
+    helper of a warmup of ``jobs`` processes).
     """
     start = time.perf_counter()
     groups = [list(only)] if only else plan(jobs)
+    processes = jobs if only else len(groups)
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     helpers = [subprocess.Popen([sys.executable, "-m", "fastir", "warmup", "--only",
-                                 ",".join(group)], stdout=subprocess.DEVNULL,
+                                 ",".join(group), "--jobs", str(processes)],
+                                stdout=subprocess.DEVNULL,
                                 stderr=None if out is sys.stderr else subprocess.DEVNULL,
                                 cwd=package_parent)  # (-m finds this fastir, not another)
                for group in groups[1:]]
     try:
-        _run_steps(groups[0], out)
+        _run_steps(groups[0], out, processes)
     except KeyboardInterrupt:  # (the helpers too: a terminal's Ctrl-C reaches them as well)
         for helper in helpers:
             helper.terminate()
@@ -221,9 +224,10 @@ def warmup(out=sys.stderr, jobs=1, only=None):
     return time.perf_counter() - start
 
 
-def _run_steps(keys, out):
+def _run_steps(keys, out, processes):
     """Run the steps ``keys``, saying of each whether it compiled kernels (said when the
-    first compile starts) or loaded every one from numba's cache."""
+    first compile starts, with its estimate in a warmup of ``processes`` processes) or
+    loaded every one from numba's cache."""
     noting, _jit.note_compiles = _jit.note_compiles, False
     try:
         with tempfile.TemporaryDirectory() as folder, _jit.forced("numba"):
@@ -231,19 +235,18 @@ def _run_steps(keys, out):
 
             steps = _steps(folder)
             for n, key in enumerate(keys):
-                description, estimate = STEPS[key]
-                estimate += SHARED_SECONDS if n == 0 else 0  # (the first compiles those)
+                step = compiling(key, shared=n == 0)  # (the first compiles those too)
                 t = time.perf_counter()
                 counter = _compile_counter(event, out, (
-                    f"fastir warmup: {description}: compiling the kernels not in the cache "
-                    f"(about {estimate} s on a fresh cache)"))
+                    f"fastir warmup: {STEPS[key]}: compiling the kernels not in the cache: "
+                    f"{about(step, processes)}"))
                 with event.install_listener("numba:compile", counter):
                     steps[key]()
                 seconds = time.perf_counter() - t
                 if out is not None:
                     did = (f"compiled {counter.n} kernel{'s' if counter.n > 1 else ''}"
                            if counter.n else "loaded from the cache")
-                    print(f"fastir warmup: {description}: {did} in {seconds:.1f} s", file=out,
+                    print(f"fastir warmup: {STEPS[key]}: {did} in {seconds:.1f} s", file=out,
                           flush=True)
     finally:
         _jit.note_compiles = noting

@@ -13,8 +13,8 @@ main thread, the qrels and the run are plain paths (not ``-``, not open files, d
 DataFrames, not several runs), the measures are names, ``progress`` is True, False or
 "auto", no measure of this process's own definition exists (a worker does not know
 it), and ``ties`` and ``unjudged`` are their defaults (``fastir warmup`` does not compile
-the kernels of the others: a worker would compile them for about 20 s where a small input
-runs here as Python). ``FASTIR_WORKER`` then decides (``off``: never; ``use``, the default
+the kernels of the others: a worker would compile them first, where a small input runs
+here as Python). ``FASTIR_WORKER`` then decides (``off``: never; ``use``, the default
 but under CI: a worker already running, which ``fastir worker start`` or a command of the
 ``fastir`` program started, for a library starts no process its caller did not ask for;
 ``auto``, asked for: start one when there is none; it exits after ``FASTIR_WORKER_IDLE``

@@ -2,6 +2,7 @@
 and its helper processes with one line."""
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -27,9 +28,20 @@ def test_warmup_says_compiling_only_when_it_compiles():
     assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
     assert again.stderr.startswith("fastir warmup: dicts and arrays: loaded from the cache in ")
     said = first.stderr.splitlines()
-    assert len(said) == 1 or (said[0].endswith("compiling the kernels not in the cache (about "
-                                               "1 s on a fresh cache)")
+    assert len(said) == 1 or (re.search(r"compiling the kernels not in the cache: about \d+"
+                                        r"(-\d+)? (s|minutes) at this machine's load", said[0])
                               and " compiled " in said[1]), first.stderr
+
+
+def test_warmup_says_how_long_it_takes_before_it_starts():
+    """The first line, before any compile, says the estimate (scaled to the load now: the
+    figures are fastir._estimate's tests')."""
+    done = warmup("--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("fastir warmup: loading the numba kernels from the cache"), first
+    assert re.search(r"on a fresh cache \(once per install\) about \d+(-\d+)? (s|minutes) "
+                     r"at this machine's load \(\d+\.\d on \d+ cores\)$", first), first
 
 
 @pytest.mark.slow
