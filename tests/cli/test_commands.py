@@ -227,11 +227,11 @@ def test_progress_shows_on_a_terminal_and_never_in_a_pipe(tmp_path):
             f.write("".join(f"query{q}{rest}" for rest in suffixes))
     qrels = tmp_path / "big.qrels"
     qrels.write_text("".join(f"query{q} 0 doc{q % 1000} 1\n" for q in range(10_000)))
-    args = [*PROGRAM, "eval", str(qrels), str(run), "-m", "AP"]
-    piped = cli(*args[3:], text=True)
+    args = ["eval", str(qrels), str(run), "-m", "AP"]
+    piped = cli(*args, text=True)
     assert piped.returncode == 0 and piped.stderr == ""
     main, child = pty.openpty()  # (a terminal: the one call not made through cli_calls)
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=child)
+    process = subprocess.Popen([*PROGRAM, *args], stdout=subprocess.DEVNULL, stderr=child)
     os.close(child)
     seen = b""
     try:  # read while it runs (a full terminal buffer would block the bar)
