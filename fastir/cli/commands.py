@@ -606,17 +606,8 @@ def _plot(args):
         results = {n: evaluate(qrels, p, [args.measure], **level)
                    for p, n in zip(paths, names)}
         ax = compare(None, results, [args.measure], baseline=names[0]).plot_delta()
-    plots.save(ax, args.output)
-    print(f"wrote {_saved_as(args.output)}", file=sys.stderr)
+    print(f"wrote {plots.save(ax, args.output)}", file=sys.stderr)
     return 0
-
-
-def _saved_as(path):
-    """The file matplotlib writes for ``path``: without an extension, it adds its default
-    format's (``figure`` -> ``figure.png``)."""
-    import matplotlib
-
-    return path if os.path.splitext(path)[1] else f"{path}.{matplotlib.rcParams['savefig.format']}"
 
 
 # -- fastir fuse -------------------------------------------------------------------------

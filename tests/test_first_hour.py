@@ -1,0 +1,127 @@
+"""The first-hour cases of issue 40 (items 10, 12, 13 and 14): what a new user meets first
+says what it needs, shows what it prints, and leaves nothing unsaid or behind."""
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastir
+from fastir._optional import EXTRAS
+
+pytestmark = pytest.mark.one_engine
+
+FASTIR = Path(fastir.__file__).parent
+QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"a": 1}}
+RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"a": 0.5, "b": 0.4}}
+
+
+# -- 10. an optional module missing names the extra that installs it -----------------------
+def _optional_imports(tree):
+    """(line, top-level module, enclosing function or None) of each import of an optional
+    module in a module's syntax tree."""
+    found = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else function
+            names = [a.name for a in child.names] if isinstance(child, ast.Import) else \
+                [child.module or ""] if isinstance(child, ast.ImportFrom) and not \
+                child.level else []
+            found.extend((child.lineno, n.partition(".")[0], function) for n in names
+                         if n.partition(".")[0] in EXTRAS)
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def _required_before(scope, top, line):
+    """Whether ``scope`` (a function, or the module's own statements) calls
+    ``require("top...")`` before ``line``."""
+    nodes = ast.walk(scope) if not isinstance(scope, ast.Module) else \
+        (n for stmt in scope.body if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+         for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "require"
+               and n.args and isinstance(n.args[0], ast.Constant)
+               and n.args[0].value.partition(".")[0] == top and n.lineno < line
+               for n in nodes)
+
+
+def test_every_optional_import_goes_through_require():
+    """An optional module is first imported by :func:`fastir._optional.require` (in the
+    module's statements, or earlier in the same function), which names the extra."""
+    bare = []
+    for path in sorted(FASTIR.rglob("*.py")):
+        if path.name == "_optional.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for line, top, function in _optional_imports(tree):
+            if not (_required_before(tree, top, line) or
+                    function is not None and _required_before(function, top, line)):
+                bare.append(f"{path.relative_to(FASTIR)}:{line} {top}")
+    assert not bare, bare
+
+
+def _qrels_and_runs():
+    return QRELS, {"a": RUN, "b": {"q1": {"c": 0.9, "a": 0.1}, "q2": {"a": 1.0}}}
+
+
+def _parquet(tmp_path):
+    fastir.write_parquet(fastir.Run.from_dict(RUN), tmp_path / "run.parquet")
+
+
+def _ranx_table(tmp_path):
+    from fastir import ranx
+
+    qrels, runs = _qrels_and_runs()
+    named = [ranx.Run(r, name=n) for n, r in runs.items()]
+    str(ranx.compare(ranx.Qrels(qrels), named, ["ndcg@3"]))
+
+
+def _reimport(name):
+    sys.modules.pop(name, None)
+    importlib.import_module(name)
+
+
+#: (what is called, the module it needs, the extra that installs it)
+SITES = {
+    "Results.to_pandas": (lambda tmp: fastir.evaluate(QRELS, RUN, "AP").to_pandas(), "pandas"),
+    "ResultsByRun.to_pandas": (lambda tmp: fastir.evaluate(
+        QRELS, _qrels_and_runs()[1], "AP").to_pandas(), "pandas"),
+    "Comparison.to_pandas": (lambda tmp: fastir.compare(
+        *_qrels_and_runs(), ["AP"], n_resamples=9).to_pandas(), "pandas"),
+    "pictures": (lambda tmp: fastir.cutoff_curve(QRELS, RUN, k=2).plot(), "matplotlib"),
+    "write_parquet": (_parquet, "pyarrow"),
+    "fastir.dask": (lambda tmp: fastir.dask.read_trec_run(str(tmp / "none*.run")), "dask"),
+    "fastir.ranx tables": (_ranx_table, "tabulate"),
+    "fastir.ir_measures": (lambda tmp: _reimport("fastir.peers.provider"), "ir_measures"),
+    "fastir.torchmetrics": (lambda tmp: _reimport("fastir.peers.torchmetrics"), "torch"),
+}
+
+
+@pytest.mark.parametrize("site", SITES)
+def test_a_missing_optional_module_names_its_extra(site, tmp_path, monkeypatch):
+    import fastir.dask  # noqa: F401 (before dask is hidden: the module itself imports none)
+
+    call, module = SITES[site]
+    for name in list(sys.modules):
+        if name.partition(".")[0] == module:
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # (import of it: ModuleNotFoundError)
+    for name in ("fastir.peers.provider", "fastir.peers.torchmetrics"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.raises(ModuleNotFoundError) as raised:
+        call(tmp_path)
+    message = str(raised.value)
+    assert f"pip install 'fastir[{EXTRAS[module]}]'" in message, message
+    assert module in message and "\n" not in message, message
+
+
+def test_every_extra_named_is_one_fastir_has():
+    from importlib import metadata
+
+    assert set(EXTRAS.values()) <= set(metadata.metadata("fastir").get_all("Provides-Extra"))
