@@ -4,6 +4,7 @@ says what it needs, shows what it prints, and leaves nothing unsaid or behind.""
 import ast
 import importlib
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,55 @@ def test_every_extra_named_is_one_fastir_has():
     from importlib import metadata
 
     assert set(EXTRAS.values()) <= set(metadata.metadata("fastir").get_all("Provides-Extra"))
+
+
+# -- 12. the example's first evaluation warns of nothing; a warning shows printed values --------
+def _eval(*args):
+    """``fastir eval ARGS`` in this process: (status, stdout, stderr), its warnings shown as
+    the command line shows them (pytest makes them errors)."""
+    from cli_calls import in_process
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        status, out, err = in_process("eval", *args)
+    return status, out.decode(), err
+
+
+def test_the_examples_runs_have_no_tied_scores_and_rank_as_trec_eval(tmp_path):
+    from fastir.cli.example import write
+
+    write(tmp_path)
+    for name in ("weak", "strong"):
+        lines = [line.split() for line in (tmp_path / f"{name}.run").read_text().splitlines()]
+        scores = {(q, float(score)) for q, _, _, _, score, _ in lines}
+        assert len(scores) == len(lines), name  # (no two documents of a query tie)
+        ranks = [int(rank) for _, _, _, rank, _, _ in lines]
+        expected = fastir.read_run(str(tmp_path / f"{name}.run"))
+        assert ranks == [r + 1 for q in range(expected.n_queries)
+                         for r in range(expected.stops[q] - expected.starts[q])]
+
+
+def test_the_readmes_first_evaluation_prints_no_warning(tmp_path):
+    from fastir.cli.example import write
+
+    write(tmp_path)
+    status, out, err = _eval(str(tmp_path / "qrels.txt"), str(tmp_path / "strong.run"),
+                             str(tmp_path / "weak.run"))
+    assert status == 0 and "warning" not in err, err
+    assert out.splitlines()[1].startswith("strong.run")
+
+
+def test_a_tie_warning_names_each_value_as_the_table_prints_it(tmp_path):
+    (tmp_path / "qrels").write_text("q 0 a 1\nq 0 b 0\nq 0 c 1\nr 0 a 1\n")
+    (tmp_path / "run").write_text("q Q0 a 1 1.0 x\nq Q0 b 2 1.0 x\nq Q0 c 3 1.0 x\n"
+                                  "r Q0 a 1 1.0 x\n")
+    status, out, err = _eval(str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP",
+                             "-m", "P@1", "--digits", "3")
+    printed = dict(zip(*[line.split()[1:] for line in out.splitlines()]))
+    report = fastir.tie_report(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP", "P@1"])
+    assert status == 0 and err.count("fastir eval: warning:") == 1, err
+    for k in ("AP", "P@1"):
+        low, high = report.low.mean[k], report.high.mean[k]
+        assert low < report.value.mean[k] < high or k == "P@1"
+        assert f"{k} {printed[k]} could be {low:.3f} to {high:.3f}" in err, (k, printed, err)
+

@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-from fastir.output.tables import FORMATS, format_rows, plain
+from fastir.output.tables import FORMATS, cell, format_rows, plain
 from fastir.output.writing import OutputError, write_stdout
 
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
@@ -186,16 +186,16 @@ def _evaluated(name, evaluator, run, digits):
     with _jit.tier(len(run) + len(evaluator.qrels)):
         results, low, high, n_tied = evaluate_with_range(
             evaluator.plan, evaluator.qrels, as_run(run, options.compat), options)
-    lows, highs = low.mean, high.mean
-    moved = [(k, lows[k], highs[k]) for k, m in zip(results.measures, results.parsed)
+    values, lows, highs = results.mean, low.mean, high.mean
+    moved = [k for k, m in zip(results.measures, results.parsed)
              if not m.spec.integer and isinstance(lows[k], float)
              and highs[k] - lows[k] > 10.0 ** -digits]
     if moved:
-        ranges = "; ".join(f"{k} from {lo:.{digits}f} to {hi:.{digits}f}"
-                           for k, lo, hi in moved)
+        ranges = ", ".join(f"{k} {cell(values[k], digits)} could be {cell(lows[k], digits)} "
+                           f"to {cell(highs[k], digits)}" for k in moved)
         warnings.warn(f"run {name}: the order of its tied documents ({n_tied} queries have "
-                      f"ties) moves {ranges}; --ties expected gives the mean over every "
-                      "order", stacklevel=2)
+                      f"ties) decides its printed values: {ranges}; --ties expected gives "
+                      "the mean over every order", stacklevel=2)
     return results
 
 
