@@ -2,6 +2,7 @@
 says what it needs, shows what it prints, and leaves nothing unsaid or behind."""
 
 import ast
+import functools
 import importlib
 import sys
 import warnings
@@ -177,4 +178,75 @@ def test_a_tie_warning_names_each_value_as_the_table_prints_it(tmp_path):
         low, high = report.low.mean[k], report.high.mean[k]
         assert low < report.value.mean[k] < high or k == "P@1"
         assert f"{k} {printed[k]} could be {low:.3f} to {high:.3f}" in err, (k, printed, err)
+
+
+# -- 13. judged queries a run lacks, scored 0, are said once -------------------------------
+def _said(call):
+    """The value of ``call()`` and the messages of the MissingQueriesWarnings it issued."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = call()
+    return value, [str(w.message) for w in caught
+                   if issubclass(w.category, fastir.MissingQueriesWarning)]
+
+
+LACKING = {"q1": RUN["q1"]}  # (q2 is judged, and not in it)
+
+
+def _entry_points(tmp_path):
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 a 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 0.9 x\nq1 Q0 b 2 0.8 x\nq1 Q0 c 3 0.7 x\n")
+    files = (str(tmp_path / "qrels"), str(tmp_path / "run"))
+    return {
+        "evaluate": lambda **o: fastir.evaluate(QRELS, LACKING, "AP", **o),
+        "evaluate on files": lambda **o: fastir.evaluate(*files, "AP", **o),
+        "Evaluator": lambda **o: fastir.Evaluator(QRELS, "AP", **o).evaluate(LACKING),
+        "evaluate_file": lambda **o: fastir.evaluate_file(*files, "AP", **o),
+    }
+
+
+def test_judged_queries_scored_0_are_said_once_with_the_choices(tmp_path):
+    for name, call in _entry_points(tmp_path).items():
+        res, said = _said(call)
+        assert res.missing_queries == ["q2"] and res.n_queries == 2, name
+        assert len(said) == 1, (name, said)
+        assert said[0].startswith("1 of the 2 judged queries are not in the run"), said
+        assert "missing='zero'" in said[0] and "missing='skip' leaves them out" in said[0]
+        res, said = _said(functools.partial(call, missing="skip"))
+        assert res.n_queries == 1 and said == [], (name, said)
+
+
+def test_each_run_lacking_judged_queries_is_named_once():
+    runs = {"full": RUN, "lacking": LACKING, "other": {"q2": {"a": 1.0}}}
+    _, said = _said(lambda: fastir.evaluate(QRELS, runs, ["AP", "P@1"]))
+    assert len(said) == 2 and all("1 of the 2 judged" in s for s in said), said
+
+
+def test_the_warning_is_a_fastir_warning_a_user_can_filter():
+    assert issubclass(fastir.MissingQueriesWarning, fastir.FastirWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=fastir.MissingQueriesWarning)
+        assert fastir.evaluate(QRELS, LACKING, "AP").mean["AP"] == 0.5 * fastir.evaluate(
+            QRELS, LACKING, "AP", missing="skip").mean["AP"]
+    assert caught == []
+
+
+def test_the_peers_switches_score_0_as_their_peers_without_a_word():
+    from fastir import pytrec_eval, ranx
+
+    calls = [lambda: pytrec_eval.RelevanceEvaluator(QRELS, {"map"}).evaluate(LACKING),
+             lambda: fastir.calc_aggregate(["AP"], QRELS, LACKING),
+             lambda: ranx.evaluate(ranx.Qrels(QRELS), ranx.Run(LACKING), "map",
+                                   make_comparable=True)]
+    for call in calls:
+        assert _said(call)[1] == []
+
+
+def test_fastir_eval_says_it_in_its_note_only(tmp_path):
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 a 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 0.9 x\n")
+    status, out, err = _eval(str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP")
+    assert status == 0 and err.count("fastir eval:") == 1, err
+    assert "note: run run: 1 judged queries are not in it and score 0" in err, err
 

@@ -144,7 +144,16 @@ def _run_names(paths, names):
 def _evaluate_runs(args, paths, names, measures, check_ties=True):
     """``{name: Results}`` with one progress bar over the files' bytes; with
     ``check_ties``, a warning for each run whose ties move a printed summary (runs read
-    whole only)."""
+    whole only). The judged queries a run lacks are :func:`_note_queries`' to say (the
+    library's :class:`~fastir.model.errors.MissingQueriesWarning` is left unsaid)."""
+    from fastir.model.errors import MissingQueriesWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=MissingQueriesWarning)
+        return _evaluated_runs(args, paths, names, measures, check_ties)
+
+
+def _evaluated_runs(args, paths, names, measures, check_ties):
     from fastir.io.trec import read_qrels, read_run
     from fastir.loops.evaluator import Evaluator
     from fastir.progress import Progress, wanted
