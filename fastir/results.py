@@ -135,6 +135,15 @@ class ResultsByRun(dict):
         ``fastir eval``)."""
         return self._format(fmt, digits)
 
+    def to_markdown(self, digits=4):
+        """The means as a markdown table, one row per run (:meth:`format`)."""
+        return self.format("markdown", digits)
+
+    def to_latex(self, digits=4):
+        """The means as a booktabs table, one row per run, the best of each measure in bold
+        (:meth:`format`)."""
+        return self.format("latex", digits)
+
     def _format(self, fmt, digits, after=(), **labels):
         """:meth:`format`'s text, with the rows ``after`` ((name, values) pairs) below the
         runs' (``labels``: :func:`~fastir.output.tables.format_rows`' own)."""

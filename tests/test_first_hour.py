@@ -250,3 +250,14 @@ def test_fastir_eval_says_it_in_its_note_only(tmp_path):
     assert status == 0 and err.count("fastir eval:") == 1, err
     assert "note: run run: 1 judged queries are not in it and score 0" in err, err
 
+
+# -- 14. the rest of the first hour -----------------------------------------------------------
+def test_results_by_run_give_markdown_and_latex_as_a_comparison_does():
+    both = fastir.evaluate(QRELS, _qrels_and_runs()[1], ["AP", "P@1"])
+    assert both.to_markdown() == both.format("markdown")
+    means = both["a"].mean
+    assert both.to_markdown(digits=2).splitlines()[2] == \
+        f"| a | {means['AP']:.2f} | {means['P@1']:.2f} |"
+    latex = both.to_latex(digits=3)
+    assert latex == both.format("latex", digits=3)
+    assert latex.startswith(r"\begin{tabular}{lrr}") and r"\textbf{" in latex
