@@ -261,3 +261,29 @@ def test_results_by_run_give_markdown_and_latex_as_a_comparison_does():
     latex = both.to_latex(digits=3)
     assert latex == both.format("latex", digits=3)
     assert latex.startswith(r"\begin{tabular}{lrr}") and r"\textbf{" in latex
+
+
+def test_the_progress_bar_counts_each_files_bytes_once(tmp_path, monkeypatch):
+    """Two runs: the bar's total is the three files' bytes, and it ends there."""
+    import contextlib
+    import io
+
+    from fastir import progress
+    from fastir.cli.example import write
+    from fastir.cli.main import main
+
+    bars = []
+
+    class Seen(progress.Progress):
+        def close(self):
+            bars.append((self.bar.total, self.bar.n))
+            super().close()
+
+    monkeypatch.setattr(progress, "Progress", Seen)
+    paths = [str(p) for p in write(tmp_path)]
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()), \
+            warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(["eval", *paths, "--progress"]) == 0
+    size = sum(Path(p).stat().st_size for p in paths)
+    assert bars == [(size, size)]

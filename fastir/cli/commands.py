@@ -161,8 +161,8 @@ def _evaluated_runs(args, paths, names, measures, check_ties):
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0
              for p in [args.qrels] + paths]
     enabled = wanted("auto" if args.progress is None else args.progress)
-    # (work: each file's bytes read, and a run's bytes again for its evaluation)
-    with Progress(sum(sizes) + sum(sizes[1:]), "reading", enabled, unit="B") as bar:
+    # (the files' bytes, each read once; a run's evaluation is a stage of its own, named)
+    with Progress(sum(sizes), "reading", enabled, unit="B") as bar:
         qrels = read_qrels(args.qrels, progress=bar)
         evaluator = Evaluator(qrels, measures, **_evaluation_options(args))
         results = {}
@@ -170,11 +170,10 @@ def _evaluated_runs(args, paths, names, measures, check_ties):
             if size > _stream_above():
                 results[name] = _streamed(qrels, path, measures, args, bar)
                 if results[name] is not None:
-                    bar.advance(size)  # (its evaluation went along with the reads)
-                    continue
+                    continue  # (its evaluation went along with the reads)
             run = read_run(path, progress=bar,
                            third_column=getattr(args, "third_column", "auto"))
-            with bar.stage(f"evaluating {name}", size):
+            with bar.stage(f"evaluating {name}", 0):
                 results[name] = _evaluated(name, evaluator, run, args.digits) \
                     if check_ties else evaluator.evaluate(run)
     return results
