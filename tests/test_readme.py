@@ -1,8 +1,9 @@
 """The README's examples run as they stand in the environment ``./dev example`` sets up:
 every code block marked ``<!-- readme-test -->`` runs (Python in a subprocess, shell with
-bash) in a fresh folder, with only the packages ``./dev example`` installs importable (fastir's
-dependencies and the extras the script names: :mod:`environments`), and a ``text`` block
-right after a tested shell block is what those commands print."""
+bash) in a fresh folder, which it leaves empty, with only the packages ``./dev example``
+installs importable (fastir's dependencies and the extras the script names:
+:mod:`environments`), and a ``text`` block right after a tested shell block is what those
+commands print."""
 
 import os
 import re
@@ -42,6 +43,7 @@ def test_readme_example_runs(tmp_path, environment, language, code, output):
     assert done.returncode == 0, done.stderr
     if output is not None:
         assert output in done.stdout
+    assert not any(tmp_path.iterdir()), "the example left files where it ran"
 
 
 def test_the_readme_has_tested_examples():
