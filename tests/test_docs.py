@@ -7,7 +7,8 @@
   (:mod:`environments`): its ``python`` blocks in one process, then its shell examples (each
   ``bash`` block, which prints the ``text`` block right after it if there is one, and each
   ``text`` block starting ``$ COMMAND``, which prints the rest of it, warnings included); a
-  block right after ``<!-- not-run: why -->`` is left out;
+  block right after ``<!-- not-run: why -->`` is left out; no line of a code block is wider
+  than the page shows;
 - the measure catalogue has a page for every registered measure family, naming it in every
   dialect; the API reference lists every public name;
 - the site builds with Sphinx, warnings as errors (skipped when Sphinx is not installed).
@@ -43,6 +44,10 @@ PAGES = sorted(p for p in DOCS.rglob("*.md")
 #: A fenced block: (a not-run mark before it, its language, its text), from a line opening
 #: it to the next line that is only its closing fence.
 FENCE = re.compile(r"(<!-- not-run:[^>]*-->\n)?^```(\S*)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+#: The widest line a code block of the site shows whole: furo's content is 46em (736 px)
+#: wide, code 81.25% of 16 px in a monospace font (0.6 em a character) inside 0.875rem of
+#: padding each side: (736 - 28) / 7.8 = 90 characters.
+CODE_WIDTH = 90
 #: The line of a page naming the extras its examples need besides ``./dev example``'s.
 EXTRAS = re.compile(r"^\*\*Extras:\*\* `pip install 'fastir\[([\w,-]+)\]'`", re.MULTILINE)
 
@@ -120,6 +125,13 @@ def test_pages_have_code():
     assert len(PAGES) >= 15
     assert sum(len(page_blocks(p)) for p in PAGES) >= 20
     assert sum(len(page_commands(p)) for p in PAGES) >= 5
+
+
+def test_code_blocks_fit_the_page():
+    wide = [f"{page.relative_to(DOCS)}: {line}" for page in PAGES
+            for m in FENCE.finditer(page.read_text()) for line in m.group(3).splitlines()
+            if len(line) > CODE_WIDTH]
+    assert not wide, "\n".join(wide)
 
 
 def test_pages_name_extras_fastir_has():
