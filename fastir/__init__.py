@@ -20,6 +20,7 @@ _EXPORTS = {
     "BoundCandidates": "fastir.loops.evaluator", "Evaluator": "fastir.loops.evaluator",
     "evaluate_matrix": "fastir.loops.evaluator",
     "FastirWarning": "fastir.model.errors", "InputError": "fastir.model.errors",
+    "MissingQueriesWarning": "fastir.model.errors",
     "Qrels": "fastir.model.data", "Run": "fastir.model.data",
     "read_qrels": "fastir.io.trec", "read_run": "fastir.io.trec",
     "Prefs": "fastir.model.prefs", "JudgmentGroups": "fastir.model.prefs",

@@ -47,8 +47,10 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         binary measure without its own ``rel=``; nDCG's gains are the raw labels regardless.
     missing : {"zero", "skip"}, default "zero"
         ``"zero"``: every judged query counts and one absent from the run scores 0
-        (trec_eval ``-c``). ``"skip"``: only queries in both count (trec_eval's default).
-        Run queries without judgments never count (listed in ``Results.ignored_queries``).
+        (trec_eval ``-c``; a :class:`~fastir.model.errors.MissingQueriesWarning` says how
+        many, once per run). ``"skip"``: only queries in both count (trec_eval's default,
+        pytrec_eval's and BEIR's means). Run queries without judgments never count (listed
+        in ``Results.ignored_queries``).
     max_docs : int, optional
         Evaluate only the top ``max_docs`` documents of each query (trec_eval ``-M``).
     judged_only : bool, default False

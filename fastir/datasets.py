@@ -3,6 +3,7 @@ and their macro average (every dataset weighs the same, whatever its number of q
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.results import ResultsByRun
 
 #: The name of the macro average's row in tables.
@@ -73,7 +74,7 @@ class ResultsByDataset(ResultsByRun):
     def to_pandas(self, average=True):
         """A DataFrame of the means: one row per dataset and, with ``average``, the macro
         average last (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "ResultsByDataset.to_pandas")
 
         frame = super().to_pandas().rename_axis("dataset")
         if average and len(self):

@@ -14,7 +14,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir._jit import chunk_bounds
-from fastir.io.inputs import warn_if_disjoint
+from fastir.io.inputs import warn_of_queries
 from fastir.measures import diversity as DK
 from fastir.measures import kernels, user
 from fastir.measures import ties as TK
@@ -35,10 +35,18 @@ from fastir.options import DEFAULT, Options
 from fastir.results import Results
 
 
+def query_warnings(joined, qrels, run):
+    """The warnings of a join's queries (:meth:`Plan.evaluate`'s default check): none in
+    common, or judged queries the run lacks scored 0
+    (:func:`~fastir.io.inputs.warn_of_queries`)."""
+    warn_of_queries(joined.in_run, qrels, run.n_queries, run.source)
+
+
 def disjoint_warning(joined, qrels, run):
-    """The warning when a run and the qrels share no query (:meth:`Plan.evaluate`'s
-    default check)."""
-    warn_if_disjoint(joined.in_run, qrels, run.n_queries, run.source)
+    """The warning when a run and the qrels share no query, alone: the check of the peers'
+    switches (ranx, repro_eval, ir_measures' functions), whose peers score a judged query
+    the run lacks 0 without a word."""
+    warn_of_queries(joined.in_run, qrels, run.n_queries, run.source, zeros=False)
 
 
 class Plan:
@@ -101,7 +109,7 @@ class Plan:
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, options, judgments=judgments)
 
-    def evaluate(self, qrels, run, options, *, check=disjoint_warning, duplicates="raise",
+    def evaluate(self, qrels, run, options, *, check=query_warnings, duplicates="raise",
                  groups=False):
         """The evaluation path of every entry point: ``run`` (a Run) joined with ``qrels``
         (a Qrels) under ``options`` (:class:`~fastir.options.Options`), then these

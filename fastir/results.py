@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 
 from fastir import _jit
+from fastir._optional import require
 from fastir.measures import kernels
 from fastir.measures.registry import how
 from fastir.output.plots import Curve, plot_pr
@@ -83,7 +84,7 @@ class Results:
 
     def to_pandas(self):
         """A DataFrame indexed by query id, one column per measure (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "Results.to_pandas")
 
         return pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"),
                             columns=self.measures)
@@ -125,7 +126,7 @@ class ResultsByRun(dict):
 
     def to_pandas(self):
         """A DataFrame of the means: one row per run, one column per measure (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "ResultsByRun.to_pandas")
 
         return pd.DataFrame.from_dict(self.mean, orient="index").rename_axis("run")
 
@@ -133,6 +134,15 @@ class ResultsByRun(dict):
         """The means as text: ``fmt`` one of ``fastir.output.tables.FORMATS`` (as
         ``fastir eval``)."""
         return self._format(fmt, digits)
+
+    def to_markdown(self, digits=4):
+        """The means as a markdown table, one row per run (:meth:`format`)."""
+        return self.format("markdown", digits)
+
+    def to_latex(self, digits=4):
+        """The means as a booktabs table, one row per run, the best of each measure in bold
+        (:meth:`format`)."""
+        return self.format("latex", digits)
 
     def _format(self, fmt, digits, after=(), **labels):
         """:meth:`format`'s text, with the rows ``after`` ((name, values) pairs) below the

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.measures import registry
 from fastir.options import checked_level
 
@@ -244,7 +245,7 @@ class MetaEvaluation:
 
     def to_pandas(self):
         """The systems' means, one row per system, one column per qrels (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "MetaEvaluation.to_pandas")
 
         return pd.DataFrame(self.means.T, index=pd.Index(self.systems, name="system"),
                             columns=self.names)

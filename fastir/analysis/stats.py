@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 
 from fastir import _jit
+from fastir._optional import require
 from fastir.analysis import stats_kernels as SK
 from fastir.model.errors import FastirWarning
 from fastir.output.tables import latex_escape, markdown_row
@@ -438,7 +439,7 @@ class Comparison:
 
     def to_pandas(self):
         """One row per (measure, pair) (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "Comparison.to_pandas")
 
         rows = self.to_dict()["pairs"]
         for row in rows:

@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-from fastir.output.tables import FORMATS, format_rows, plain
+from fastir.output.tables import FORMATS, cell, format_rows, plain
 from fastir.output.writing import OutputError, write_stdout
 
 DEFAULT_MEASURES = ["nDCG@10", "AP", "RR@10", "R@1000", "P@10"]
@@ -144,7 +144,16 @@ def _run_names(paths, names):
 def _evaluate_runs(args, paths, names, measures, check_ties=True):
     """``{name: Results}`` with one progress bar over the files' bytes; with
     ``check_ties``, a warning for each run whose ties move a printed summary (runs read
-    whole only)."""
+    whole only). The judged queries a run lacks are :func:`_note_queries`' to say (the
+    library's :class:`~fastir.model.errors.MissingQueriesWarning` is left unsaid)."""
+    from fastir.model.errors import MissingQueriesWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=MissingQueriesWarning)
+        return _evaluated_runs(args, paths, names, measures, check_ties)
+
+
+def _evaluated_runs(args, paths, names, measures, check_ties):
     from fastir.io.trec import read_qrels, read_run
     from fastir.loops.evaluator import Evaluator
     from fastir.progress import Progress, wanted
@@ -152,8 +161,8 @@ def _evaluate_runs(args, paths, names, measures, check_ties=True):
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0
              for p in [args.qrels] + paths]
     enabled = wanted("auto" if args.progress is None else args.progress)
-    # (work: each file's bytes read, and a run's bytes again for its evaluation)
-    with Progress(sum(sizes) + sum(sizes[1:]), "reading", enabled, unit="B") as bar:
+    # (the files' bytes, each read once; a run's evaluation is a stage of its own, named)
+    with Progress(sum(sizes), "reading", enabled, unit="B") as bar:
         qrels = read_qrels(args.qrels, progress=bar)
         evaluator = Evaluator(qrels, measures, **_evaluation_options(args))
         results = {}
@@ -161,11 +170,10 @@ def _evaluate_runs(args, paths, names, measures, check_ties=True):
             if size > _stream_above():
                 results[name] = _streamed(qrels, path, measures, args, bar)
                 if results[name] is not None:
-                    bar.advance(size)  # (its evaluation went along with the reads)
-                    continue
+                    continue  # (its evaluation went along with the reads)
             run = read_run(path, progress=bar,
                            third_column=getattr(args, "third_column", "auto"))
-            with bar.stage(f"evaluating {name}", size):
+            with bar.stage(f"evaluating {name}", 0):
                 results[name] = _evaluated(name, evaluator, run, args.digits) \
                     if check_ties else evaluator.evaluate(run)
     return results
@@ -186,16 +194,16 @@ def _evaluated(name, evaluator, run, digits):
     with _jit.tier(len(run) + len(evaluator.qrels)):
         results, low, high, n_tied = evaluate_with_range(
             evaluator.plan, evaluator.qrels, as_run(run, options.compat), options)
-    lows, highs = low.mean, high.mean
-    moved = [(k, lows[k], highs[k]) for k, m in zip(results.measures, results.parsed)
+    values, lows, highs = results.mean, low.mean, high.mean
+    moved = [k for k, m in zip(results.measures, results.parsed)
              if not m.spec.integer and isinstance(lows[k], float)
              and highs[k] - lows[k] > 10.0 ** -digits]
     if moved:
-        ranges = "; ".join(f"{k} from {lo:.{digits}f} to {hi:.{digits}f}"
-                           for k, lo, hi in moved)
+        ranges = ", ".join(f"{k} {cell(values[k], digits)} could be {cell(lows[k], digits)} "
+                           f"to {cell(highs[k], digits)}" for k in moved)
         warnings.warn(f"run {name}: the order of its tied documents ({n_tied} queries have "
-                      f"ties) moves {ranges}; --ties expected gives the mean over every "
-                      "order", stacklevel=2)
+                      f"ties) decides its printed values: {ranges}; --ties expected gives "
+                      "the mean over every order", stacklevel=2)
     return results
 
 
@@ -606,17 +614,8 @@ def _plot(args):
         results = {n: evaluate(qrels, p, [args.measure], **level)
                    for p, n in zip(paths, names)}
         ax = compare(None, results, [args.measure], baseline=names[0]).plot_delta()
-    plots.save(ax, args.output)
-    print(f"wrote {_saved_as(args.output)}", file=sys.stderr)
+    print(f"wrote {plots.save(ax, args.output)}", file=sys.stderr)
     return 0
-
-
-def _saved_as(path):
-    """The file matplotlib writes for ``path``: without an extension, it adds its default
-    format's (``figure`` -> ``figure.png``)."""
-    import matplotlib
-
-    return path if os.path.splitext(path)[1] else f"{path}.{matplotlib.rcParams['savefig.format']}"
 
 
 # -- fastir fuse -------------------------------------------------------------------------

@@ -30,6 +30,9 @@ def _rows(seed, n_queries, n_docs):
                          for d in np.flatnonzero(judged))
         for system, signal in (("weak", 0.4), ("strong", 1.2)):
             scores = np.round(signal * grades + rng.normal(size=n_docs), 3)
+            # (plus a millionth per document number: no two documents of a query tie, and
+            # each query ranks as trec_eval ranks the 3 decimals, ties by doc id descending)
+            scores = np.round(scores + np.arange(n_docs) * 1e-6, 6)
             runs[system].extend((qid, f"doc{q:02d}-{d:03d}", s)
                                 for d, s in enumerate(scores.tolist()))
     return judgments, runs

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from fastir.model.data import Qrels, Run
-from fastir.model.errors import FastirWarning, InputError
+from fastir.model.errors import FastirWarning, InputError, MissingQueriesWarning
 
 
 class Form(NamedTuple):
@@ -300,11 +300,20 @@ def _is_one_run(value):
     return False
 
 
-def warn_if_disjoint(in_run, qrels, n_run_queries, run_source):
-    """A :class:`FastirWarning` when no query is both in the run and judged (``in_run``: per
-    evaluated query, whether the run has it): the means are then 0 (or there is no query at
-    all), which is rarely what was meant (mismatched query ids, swapped files)."""
+def warn_of_queries(in_run, qrels, n_run_queries, run_source, zeros=True):
+    """What an evaluation says of its queries (``in_run``: per evaluated query, whether the
+    run has it): a :class:`FastirWarning` when no query is both in the run and judged (the
+    means are then 0, or there is no query at all, which is rarely what was meant:
+    mismatched query ids, swapped files); else, with ``zeros``, a
+    :class:`MissingQueriesWarning` when judged queries the run lacks were scored 0
+    (``missing="zero"`` evaluates them)."""
     if in_run.any():
+        absent = len(in_run) - int(in_run.sum())
+        if absent and zeros:
+            warnings.warn(f"{absent} of the {len(in_run)} judged queries are not in the run "
+                          f"(from {run_source}) and score 0 in its means (missing='zero', as "
+                          "trec_eval -c); missing='skip' leaves them out, as pytrec_eval, BEIR "
+                          "and trec_eval without -c do", MissingQueriesWarning, stacklevel=3)
         return
     outcome = ("every judged query scores 0 (missing='zero')" if len(in_run)
                else "nothing is evaluated and every mean is 0")

@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.model.arrow import ids_to_arrow, pyarrow_module
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
@@ -21,7 +22,7 @@ def read_parquet(path, kind="run", *, query_col="query_id", doc_col="doc_id", va
     if kind not in ("run", "qrels"):
         raise ValueError(f"kind must be 'run' or 'qrels', got {kind!r}")
     pa = pyarrow_module()
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "Parquet files")
 
     value_col = value_col or ("score" if kind == "run" else "relevance")
     columns = [query_col, doc_col, value_col]
@@ -46,7 +47,7 @@ def write_parquet(data, path):
     written whole or not at all (:func:`~fastir.output.writing.atomic_write`); a file object
     or pyarrow sink as pyarrow writes it."""
     pa = pyarrow_module()
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "Parquet files")
 
     if isinstance(data, Results):
         columns = {"query_id": ids_to_arrow(data.ids)}

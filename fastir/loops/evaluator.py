@@ -34,6 +34,14 @@ class Evaluator:
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
         ``compat``, ``ties``, ``unjudged``, as for :func:`fastir.evaluate`.
 
+    Attributes
+    ----------
+    check : callable
+        What :meth:`evaluate` says of a run's queries (``check(joined, qrels, run)``, see
+        :meth:`fastir.engine.Plan.evaluate`): none in common, or judged queries it lacks
+        scored 0 (:func:`fastir.engine.query_warnings`). The peers' switches set
+        :func:`fastir.engine.disjoint_warning`.
+
     Examples
     --------
     >>> import fastir
@@ -48,6 +56,7 @@ class Evaluator:
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
                                compat=compat, ties=ties, unjudged=unjudged)
+        self.check = engine.query_warnings
         qrels = records_read(qrels, "qrels")
         if not isinstance(qrels, Qrels):
             form_of(qrels, "qrels")  # (refused first: preference judgments, say, as such)
@@ -66,7 +75,7 @@ class Evaluator:
         run = records_read(run, "run")
         with _jit.tier(lambda: size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
-            return self.plan.evaluate(self.qrels, run, self.options)[0]
+            return self.plan.evaluate(self.qrels, run, self.options, check=self.check)[0]
 
     def bind(self, query_ids, doc_ids):
         """Fix the candidate rows (one per (query, doc), any order) and join them once.

@@ -5,6 +5,7 @@ are :mod:`fastir.io.parquet`'s."""
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids
 from fastir.model.values import from_rows, qrels_labels, row_namer, run_scores
@@ -29,11 +30,8 @@ def run_from_arrow(cls, data, query_col="query_id", doc_col="doc_id", score_col=
 
 
 def pyarrow_module():
-    try:
-        import pyarrow
-    except ImportError:
-        raise ImportError("Arrow and Parquet need pyarrow: pip install 'fastir[arrow]'") from None
-    return pyarrow
+    """pyarrow, or a ModuleNotFoundError naming the ``arrow`` extra."""
+    return require("pyarrow", "Arrow tables and Parquet files")
 
 
 def columns(data, names, source):

@@ -7,6 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.output.writing import atomic_write
 
 #: The textbooks' (and trec_eval's 11pt_avg) recall levels.
@@ -17,26 +18,15 @@ ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 Curve = namedtuple("Curve", "name recall mean")
 
 
-MISSING = "pictures need matplotlib: pip install 'fastir[plot]'"
-
-
 def pyplot():
-    """matplotlib's pyplot, or an ImportError that says how to install it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError(MISSING) from None
-    return plt
+    """matplotlib's pyplot, or a ModuleNotFoundError that says how to install it."""
+    return require("matplotlib.pyplot", "pictures")
 
 
 def to_files():
-    """Draw into files, with no screen (matplotlib's Agg backend); an ImportError that says
-    how to install matplotlib when it is missing."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError(MISSING) from None
-    matplotlib.use("Agg")
+    """Draw into files, with no screen (matplotlib's Agg backend); a ModuleNotFoundError
+    that says how to install matplotlib when it is missing."""
+    require("matplotlib", "pictures").use("Agg")
 
 
 def _axes(ax):

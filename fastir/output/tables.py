@@ -10,7 +10,9 @@ import re
 FORMATS = ("table", "tsv", "csv", "json", "jsonl", "markdown", "latex")
 
 
-def _cell(value, digits, integer):
+def cell(value, digits, integer=False):
+    """A value as a table prints it: text as it is, a count as an integer, a number with
+    ``digits`` decimals."""
     if isinstance(value, str):
         return value
     return str(int(value)) if integer else f"{value:.{digits}f}"
@@ -21,7 +23,7 @@ def format_rows(rows, keys, integers, fmt, digits, per_query, label="run"):
     as integers); ``label`` heads the first column."""
     head = [label] + (["query"] if per_query else []) + list(keys)
     cells = [[name] + ([qid] if per_query else []) +
-             [_cell(v, digits, i) for v, i in zip(values, integers)]
+             [cell(v, digits, i) for v, i in zip(values, integers)]
              for name, qid, values in rows]
     if fmt in ("tsv", "csv"):
         out = io.StringIO()

@@ -9,6 +9,7 @@ ir_measures (and PyTerrier) on fastir instead, see :mod:`fastir.ir_measures`.
 import itertools
 from collections import namedtuple
 
+from fastir.engine import disjoint_warning
 from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 
@@ -33,6 +34,7 @@ class MeasuresEvaluator:
             raise ValueError("iter_calc / calc_aggregate take single measures (a trec_eval "
                              "list such as 'P.5,10' expands: use fastir.evaluate)")
         self._evaluator = Evaluator(qrels, [p[0][1] for p in parsed], **options)
+        self._evaluator.check = disjoint_warning  # (ir_measures scores a query it lacks 0)
 
     def iter_calc(self, run):
         """A :class:`Metric` per judged query and measure (``measure`` as given)."""

@@ -16,19 +16,21 @@ queries. Where the other providers break ties otherwise, fastir keeps trec_eval'
 
 import warnings
 
-import ir_measures
 import numpy as np
-from ir_measures import measures as M
-from ir_measures import providers
-from ir_measures.measures.base import MeanAgg, SumAgg
-from ir_measures.providers.base import NOT_PROVIDED, Any, Choices
 
+from fastir._optional import require
 from fastir.io.inputs import as_qrels, as_run
 from fastir.loops.evaluator import Evaluator
 from fastir.measures import registry
 from fastir.model.data import Qrels
 from fastir.model.errors import FastirWarning
 from fastir.peers.ir_measures import metrics
+
+ir_measures = require("ir_measures", "fastir.ir_measures (fastir as ir_measures' provider)")
+M, providers = ir_measures.measures, ir_measures.providers
+MeanAgg, SumAgg = M.base.MeanAgg, M.base.SumAgg
+NOT_PROVIDED, Any, Choices = (providers.base.NOT_PROVIDED, providers.base.Any,
+                              providers.base.Choices)
 
 #: The measures ir_measures' default pipeline gives to pytrec_eval: trec_eval 9.0.8's values.
 TREC_EVAL = {"P", "Rprec", "AP", "R", "Bpref", "NumRet", "NumQ", "NumRel", "SetAP", "SetF",

@@ -14,7 +14,6 @@ import numpy as np
 
 from fastir.analysis import fusion
 from fastir.analysis.stats import compare as fastir_compare
-from fastir.api import evaluate as fastir_evaluate
 from fastir.io.inputs import as_qrels, as_run
 from fastir.measures import registry
 from fastir.model.errors import InputError
@@ -101,6 +100,9 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
 def _results(qrels, run, names, make_comparable):
     """fastir's Results of ranx's inputs, metrics and query-id check, and each metric's
     column (two names of one measure share it: ``recall`` and ``recall-l1``)."""
+    from fastir.engine import disjoint_warning
+    from fastir.loops.evaluator import Evaluator
+
     if _is_arrays(qrels) and _is_arrays(run):
         judged, ranked = _from_arrays(qrels, run)
     else:
@@ -110,7 +112,9 @@ def _results(qrels, run, names, make_comparable):
             raise InputError(KEYS_DIFFER)
     measures = [measure(m) for m in names]
     unique = list(dict.fromkeys(measures))
-    return fastir_evaluate(judged, ranked, unique), [unique.index(m) for m in measures]
+    evaluator = Evaluator(judged, unique)
+    evaluator.check = disjoint_warning  # (make_comparable: ranx scores a query it lacks 0)
+    return evaluator.evaluate(ranked), [unique.index(m) for m in measures]
 
 
 def _is_table(value):

@@ -15,6 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from fastir._optional import require
 from fastir.io.trec import read_qrels, read_run
 from fastir.model.data import Qrels as FastirQrels
 from fastir.model.data import Run as FastirRun
@@ -170,7 +171,7 @@ class _Table:
         return defaultdict(dict, {q: dict(docs) for q, docs in self._plain_table().items()})
 
     def to_dataframe(self):
-        import pandas as pd
+        pd = require("pandas", "to_dataframe (fastir.ranx)")
 
         rows = [(q, d, v) for q, docs in self._plain_table().items() for d, v in docs.items()]
         return pd.DataFrame(rows, columns=list(self._columns))
@@ -216,7 +217,7 @@ class _Table:
             with open(path) as f:
                 return cls(json.load(f), name=name)
         if kind == "parquet":
-            import pandas as pd
+            pd = require("pandas", "from_file of a Parquet file (fastir.ranx)")
 
             return cls._from_frame(pd.read_parquet(path), *cls._columns, name)
         return cls._wrap(read(path), name)
@@ -270,7 +271,7 @@ class Qrels(_Table):
     @staticmethod
     def from_parquet(path, q_id_col="q_id", doc_id_col="doc_id", score_col="score",
                      pd_kwargs=None):
-        import pandas as pd
+        pd = require("pandas", "Qrels.from_parquet (fastir.ranx)")
 
         return Qrels.from_df(pd.read_parquet(path, **(pd_kwargs or {})), q_id_col, doc_id_col,
                              score_col)
@@ -333,7 +334,7 @@ class Run(_Table):
     @staticmethod
     def from_parquet(path, q_id_col="q_id", doc_id_col="doc_id", score_col="score",
                      pd_kwargs=None, name=None):
-        import pandas as pd
+        pd = require("pandas", "Run.from_parquet (fastir.ranx)")
 
         return Run.from_df(pd.read_parquet(path, **(pd_kwargs or {})), q_id_col, doc_id_col,
                            score_col, name)

@@ -4,6 +4,7 @@ DataFrame and JSON file; and the report of :func:`fastir.ranx.optimize_fusion`."
 
 import json
 
+from fastir._optional import require
 from fastir.output.writing import atomic_write
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -68,7 +69,7 @@ class Report:
 
     def to_table(self):
         """ranx's table text (``tabulate``'s simple format)."""
-        from tabulate import tabulate
+        tabulate = require("tabulate", "ranx's report table (fastir.ranx)").tabulate
 
         rows = [[LETTERS[i], model] + [self.format_score(score)
                                        + self.get_superscript_for_table(model, metric)
@@ -131,7 +132,7 @@ class Report:
         return out
 
     def to_dataframe(self):
-        import pandas as pd
+        pd = require("pandas", "Report.to_dataframe (fastir.ranx)")
 
         frame = pd.DataFrame.from_dict(self.results, orient="index")
         return frame.reset_index().rename(columns={"index": "model_names"})

@@ -289,10 +289,12 @@ class _Scores:
     """Per-topic scores of runs on one qrels (prepared once): repro_eval's dicts."""
 
     def __init__(self, qrels, measures):
+        from fastir.engine import disjoint_warning
         from fastir.loops.evaluator import Evaluator
 
         self.names = [str(m) for m in measures]
         self.evaluator = Evaluator(qrels, self.names, missing="zero", compat="9.0.8")
+        self.evaluator.check = disjoint_warning  # (repro_eval scores a topic it lacks 0)
 
     def of(self, run):
         """``{topic: {measure: value}}``: every judged topic, in id order; a topic the run

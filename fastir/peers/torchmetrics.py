@@ -28,11 +28,13 @@ scores <= 0 ranked like any other) are ``fastir.MetricAccumulator`` and ``evalua
 """
 
 import numpy as np
-import torch
 
+from fastir._optional import require
 from fastir.loops import roc
 from fastir.loops.evaluator import as_array
 from fastir.loops.training import evaluate_flat
+
+torch = require("torch", "fastir.torchmetrics")
 
 __all__ = ["RetrievalAUROC", "RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP",
            "RetrievalMRR", "RetrievalNormalizedDCG", "RetrievalPrecision",

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from fastir import _jit
+from fastir._optional import require
 from fastir.engine import Plan
 from fastir.io import _scan, trec
 from fastir.io.inputs import as_qrels
@@ -84,7 +85,7 @@ def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc
             combined.add(piece.part)
     edges = [piece.edges for piece in pieces if len(piece.edges)]
     if edges:
-        import pandas as pd
+        pd = require("pandas", "fastir.dask")
 
         combined.add(_evaluate_rows(pd.concat(edges), qrels, plan, columns)[0])
     results = combined.results("dask DataFrame")
@@ -96,8 +97,7 @@ def _pieces(run, qrels, plan, columns, whole):
     partition is made and evaluated in one task: only its piece comes back). Tasks go to
     local worker processes one at a time unless ``chunksize`` is configured (each is a
     partition's worth of work; dask's default batches of 6 would leave workers idle)."""
-    import dask
-
+    dask = require("dask", "fastir.dask")
     tasks = run.map_partitions(_evaluate_partition, dask.delayed(qrels), dask.delayed(plan),
                                columns, whole, meta=(None, object), enforce_metadata=False)
     with dask.config.set(chunksize=dask.config.get("chunksize", 1)):
@@ -194,7 +194,7 @@ def _numba_section():
 def _compile(qrels, plan, meta, columns):
     """Evaluate a one-row frame of the run's dtypes with compiled kernels, so that numba's
     disk cache holds them before workers start."""
-    import pandas as pd
+    pd = require("pandas", "fastir.dask")
 
     if _jit._forced_mode() == "python":
         return
@@ -221,7 +221,7 @@ def read_trec_run(paths, blocksize="64MB"):
     partition is computed). A glob matching no file is one at once. (Parquet datasets:
     dask's own ``dask.dataframe.read_parquet``.)
     """
-    import dask.dataframe as dd
+    dd = require("dask.dataframe", "fastir.dask.read_trec_run")
     from dask.utils import parse_bytes
 
     size = None if blocksize is None else parse_bytes(blocksize)
@@ -315,7 +315,7 @@ def _parse_block(buf, source):
 def _run_frame(query_ids, doc_ids, scores):
     """A pandas frame of Ids (or lists of str) columns and scores, ids as Arrow-backed
     strings."""
-    import pandas as pd
+    pd = require("pandas", "fastir.dask")
 
     def text(ids):
         ids = ids if isinstance(ids, Ids) else Ids.from_strings(ids)

@@ -21,7 +21,7 @@ import numpy as np
 from fastir import _jit
 from fastir.engine import STRING, Plan
 from fastir.io import _scan, trec
-from fastir.io.inputs import as_qrels, warn_if_disjoint
+from fastir.io.inputs import as_qrels, warn_of_queries
 from fastir.model.data import InputError, Run
 from fastir.model.ids import common_kind
 from fastir.model.join import Joined
@@ -164,7 +164,7 @@ class Combined:
         ignored = [str(q) for q in self.ignored] if self.text_ids else self.ignored
         ignored.sort(key=_strcmp_key)
         in_run = self.in_run[keep]
-        warn_if_disjoint(in_run, qrels, self.n_run_queries, source)
+        warn_of_queries(in_run, qrels, self.n_run_queries, source)
         strings = {key: [texts[q] for q in keep.tolist()] for key, texts in self.strings.items()}
         return plan.results_of(ids.take(keep), self.values[keep], in_run, self.missing,
                                ignored, ids.take(absent).tolist(), strings)
