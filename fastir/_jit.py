@@ -205,7 +205,8 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
     (``NUMBA_CACHE_DIR``, or numba's user-wide cache under ``XDG_CACHE_HOME`` when the
     kernel's own ``__pycache__`` cannot be written: :func:`fastir.trusted.folder_problem`)
     could run their code here, so the kernel compiles without a cache instead (said once a
-    process for each folder). Its own ``__pycache__`` is trusted as its source file is."""
+    process for each folder, as a RuntimeWarning). Its own ``__pycache__`` is trusted as
+    its source file is."""
     path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
     if path is None:
         return
@@ -225,14 +226,12 @@ def _cache_problem(path):
     from fastir import trusted
 
     problem = trusted.folder_problem(path)
-    if problem is not None:
+    if problem is not None:  # (a RuntimeWarning: the JIT policy is below fastir's model)
         import warnings
-
-        from fastir.model.errors import FastirWarning
 
         warnings.warn(f"numba's compile cache: {problem}; fastir's kernels compile without "
                       "a cache in this process (set NUMBA_CACHE_DIR to a folder of yours)",
-                      FastirWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=2)
     return problem
 
 

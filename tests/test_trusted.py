@@ -120,7 +120,7 @@ def test_a_kernel_whose_numba_cache_others_could_change_compiles_without_it(shar
 
     _jit._cache_problem.cache_clear()
     unsafe = dispatcher(shared)
-    with pytest.warns(FastirWarning, match=r"numba's compile cache: .*writable by others"):
+    with pytest.warns(RuntimeWarning, match=r"numba's compile cache: .*writable by others"):
         _jit._refuse_a_cache_of_others(None, unsafe, _kernel)
     assert isinstance(unsafe._cache, NullCache)
     own = dispatcher(os.path.join(os.path.dirname(__file__), "__pycache__"))
