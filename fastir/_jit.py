@@ -206,26 +206,28 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
     kernel's own ``__pycache__`` cannot be written: :func:`fastir.trusted.folder_problem`)
     could run their code here, so the kernel compiles without a cache instead (said once a
     process for each folder, as a RuntimeWarning). Its own ``__pycache__`` is trusted as
-    its source file is."""
-    path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
-    if path is None:
-        return
-    own = os.path.join(os.path.dirname(source.__code__.co_filename), "__pycache__")
-    if os.path.realpath(path) == os.path.realpath(own):
-        return
-    problem = _cache_problem(path)
-    if problem is not None:
-        from numba.core.caching import NullCache
+    its source file is; a cache whose folder cannot be read (a numba laid out otherwise)
+    is not."""
+    from numba.core.caching import NullCache
 
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or isinstance(cache, NullCache):
+        return
+    path = getattr(cache, "_cache_path", None)
+    own = os.path.join(os.path.dirname(source.__code__.co_filename), "__pycache__")
+    if path is not None and os.path.realpath(path) == os.path.realpath(own):
+        return
+    if _cache_problem(path) is not None:
         dispatcher._cache = NullCache()
 
 
 @functools.cache
 def _cache_problem(path):
-    """Why numba's cache folder ``path`` must not be used (said once), or None."""
+    """Why numba's cache folder ``path`` (None: unknown) must not be used (said once), or
+    None."""
     from fastir import trusted
 
-    problem = trusted.folder_problem(path)
+    problem = "its folder is unknown" if path is None else trusted.folder_problem(path)
     if problem is not None:  # (a RuntimeWarning: the JIT policy is below fastir's model)
         import warnings
 

@@ -5,6 +5,7 @@ measures' folder (FASTIR_CACHE_DIR, XDG_CACHE_HOME) falls back to a private temp
 and a kernel whose numba cache is such a folder compiles without it, each said once."""
 
 import os
+import struct
 import types
 import warnings
 
@@ -53,38 +54,79 @@ def test_a_folder_of_another_user_or_below_one(tmp_path):
     assert f"(owner {OTHER_USER}," in trusted.folder_problem(home / ".cache")
 
 
-def test_a_group_may_write_when_it_is_this_users_alone(tmp_path, monkeypatch):
-    """umask 002 with a user private group makes ~/.cache group-writable: no one else is in
-    that group, so it is the user's alone; a group with another member is not."""
+def test_a_group_may_write_when_it_is_this_users_private_one(tmp_path, monkeypatch):
+    """umask 002 with a user private group makes ~/.cache group-writable: the user's alone;
+    another group, or an access control list (the group bits are then its mask), is not."""
     folder = tmp_path / "cache"
     folder.mkdir()
     folder.chmod(0o775)
-    alone = {}
-    monkeypatch.setattr(trusted, "_group_of_this_user_alone", lambda gid: alone[gid])
-    alone[folder.stat().st_gid] = True
+    private, acl = {}, {}
+    monkeypatch.setattr(trusted, "_private_group", lambda gid: private[gid])
+    monkeypatch.setattr(trusted, "_has_acl", lambda path: acl[str(path)])
+    private[folder.stat().st_gid], acl[str(folder)] = True, False
     assert trusted.folder_problem(folder) is None
-    alone[folder.stat().st_gid] = False
+    acl[str(folder)] = True
+    assert "only this user can write" in trusted.folder_problem(folder)
+    private[folder.stat().st_gid], acl[str(folder)] = False, False
     assert "only this user can write" in trusted.folder_problem(folder)
 
 
-def test_who_else_is_in_a_group(monkeypatch):
+def test_a_real_access_control_list_is_seen(tmp_path):
+    """A POSIX ACL giving another user rwx (setfacl -m u:nobody:rwx): the folder's group
+    bits are its mask, and the folder is not this user's alone."""
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o700)
+    acl = struct.pack("<I", 2) + b"".join(  # (version 2: tag, permissions, id)
+        struct.pack("<HHI", tag, perm, uid) for tag, perm, uid in
+        ((0x01, 7, 0xFFFFFFFF), (0x02, 7, OTHER_USER), (0x04, 5, 0xFFFFFFFF),
+         (0x10, 7, 0xFFFFFFFF), (0x20, 5, 0xFFFFFFFF)))
+    try:
+        os.setxattr(folder, "system.posix_acl_access", acl)
+    except OSError as error:
+        pytest.skip(f"no access control lists here ({error.strerror})")
+    assert folder.stat().st_mode & 0o070 == 0o070
+    assert trusted._has_acl(str(folder))
+    assert "only this user can write" in trusted.folder_problem(folder)
+
+
+def test_only_the_users_own_private_group(monkeypatch):
+    """The user's primary group, named as the user, listing no one else: nothing else
+    counts (a shared primary group's other users cannot always be listed)."""
     import grp
     import pwd
 
-    def user(name, uid, gid):
-        return types.SimpleNamespace(pw_name=name, pw_uid=uid, pw_gid=gid)
-
-    me = user("me", os.geteuid(), 500)
-    users = [me, user("other", 1001, 600)]
-    groups = {500: [], 600: [], 700: ["me"], 800: ["me", "other"]}
+    me = types.SimpleNamespace(pw_name="me", pw_uid=os.geteuid(), pw_gid=500)
+    groups = {500: ("me", []), 501: ("me2", []), 600: ("staff", []), 700: ("me", ["other"])}
     monkeypatch.setattr(pwd, "getpwuid", lambda uid: me)
-    monkeypatch.setattr(pwd, "getpwall", lambda: users)
     monkeypatch.setattr(grp, "getgrgid", lambda gid: types.SimpleNamespace(
-        gr_mem=groups[gid]))
-    check = trusted._group_of_this_user_alone.__wrapped__
-    assert check(500) and check(700)  # (primary group alone; a group listing only me)
-    assert not check(600) and not check(800)  # (another's primary group; another member)
-    assert not check(900)  # (an unknown group: KeyError)
+        gr_name=groups[gid][0], gr_mem=groups[gid][1]))
+    check = trusted._private_group.__wrapped__
+    assert check(500)
+    assert not check(501) and not check(600) and not check(700) and not check(900)
+
+
+def test_a_symbolic_link_on_the_way_is_walked(tmp_path, shared):
+    """A link in a folder others can write (they could point it elsewhere later) was
+    resolved and its folder never checked."""
+    safe = tmp_path / "safe"
+    safe.mkdir(mode=0o700)
+    (shared.parent / "link").symlink_to(safe)
+    assert "shared is writable by others" in trusted.folder_problem(shared.parent / "link")
+    (tmp_path / "mine").symlink_to(safe)  # (in a folder of this user's: followed)
+    assert trusted.folder_problem(tmp_path / "mine") is None
+    assert trusted.folder_problem(tmp_path / "mine" / "new", create=True) is None
+    assert (safe / "new").is_dir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link away needs root")
+def test_a_symbolic_link_of_another_user_is_refused(tmp_path):
+    safe = tmp_path / "safe"
+    safe.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(safe)
+    os.lchown(link, OTHER_USER, OTHER_USER)
+    assert trusted.folder_problem(link) == \
+        f"{link} is a symbolic link of user {OTHER_USER}, who could point it elsewhere"
 
 
 def test_the_measures_cache_in_a_folder_others_could_change(shared, monkeypatch):

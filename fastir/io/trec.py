@@ -53,6 +53,9 @@ def standard_input():
     is closed or was read to its end already (as another input of the same call or
     command: ``fastir stats - -`` would read an empty run)."""
     stream = getattr(sys.stdin, "buffer", None)
+    if sys.stdin is not None and stream is None:
+        raise InputError("-: standard input is no file here (a notebook's?): give the "
+                         "input's path, or an open file")
     if _closed(stream):
         raise InputError("-: standard input is closed, so nothing can be read from it: give "
                          "the input's path, or pipe it in")

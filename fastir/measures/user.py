@@ -574,7 +574,12 @@ def _usable_cache(folder):
 
 @functools.lru_cache(maxsize=1)
 def _temporary_dir():
+    """A private folder for this process's compiled measures, removed as it exits."""
+    import atexit
+    import shutil
+
     folder = tempfile.mkdtemp(prefix="fastir-measures-")  # (mode 0700, made anew)
+    atexit.register(shutil.rmtree, folder, True)
     problem = trusted.folder_problem(folder)
     if problem is not None:
         raise OSError(f"fastir's temporary compile cache: {problem}; set FASTIR_CACHE_DIR "

@@ -76,6 +76,12 @@ class _WholeWrites(io.BufferedIOBase):
     def isatty(self):
         return self._raw.isatty()
 
+    def seekable(self):
+        return self._raw.seekable()
+
+    def tell(self):
+        return self._raw.tell()
+
     def flush(self):
         if self.failure is not None:
             raise self.failure
@@ -114,6 +120,7 @@ def whole_stdout():
     writer = _WholeWrites(stream.buffer)
     sys.stdout = io.TextIOWrapper(writer, stream.encoding, stream.errors, newline="\n",
                                   line_buffering=stream.line_buffering, write_through=True)
+    sys.stdout.mode = getattr(stream, "mode", "w")
     try:
         yield
     finally:

@@ -187,13 +187,13 @@ def _shadowed(path0, client_modules):
     suffixes = machinery.all_suffixes()
     for entry in entries:
         name = next((entry[:-len(s)] for s in suffixes if entry.endswith(s)), entry)
-        path = os.path.join(folder, entry)
-        if name == entry and not os.path.isdir(path):
-            continue  # a file without an import suffix (a console script): never imported
         module = sys.modules.get(name) if name.isidentifier() else None
         spec = getattr(module, "__spec__", None)
         if module is None or spec is None or spec.origin in ("built-in", "frozen"):
             continue  # (built-in and frozen modules come before the path)
+        path = os.path.join(folder, entry)
+        if name == entry and not os.path.isdir(path):
+            continue  # a file without an import suffix (a console script): never imported
         mine = getattr(module, "__file__", None)
         if name in client_modules:
             if client_modules[name] != mine:
@@ -234,8 +234,10 @@ def _become_client(request):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # The signals as a command's own process has them, whatever the worker inherited (one
     # started by a background job ignores SIGINT): the client passes on only those it does
-    # not ignore itself.
+    # not ignore itself. Ignored first: one sent to this process while it waited as the
+    # spare (held since: hold_signals) is discarded, not raised in this client's command.
     for forwarded in FORWARDED:
+        signal.signal(forwarded, signal.SIG_IGN)
         signal.signal(forwarded, signal.default_int_handler if forwarded == signal.SIGINT
                       else signal.SIG_DFL)
     os.umask(request["umask"])
@@ -266,9 +268,14 @@ def _run_command(dispatch, args):
     """("exit", status) or ("signal", number), as ``sys.exit(main())`` would end. The
     signals passed on, held until now, are let through by ``dispatch`` once it handles them
     as in-process (its ``ready``): a Ctrl-C passed on as the command starts ends it with
-    its line and status, never this process without one."""
+    its line and status, never this process without one; once it is done they are held
+    again (as ``program()`` ignores Ctrl-C after its command), so that its status is sent
+    whatever comes then."""
     try:
-        code = dispatch(args, ready=_let_signals_through)
+        try:
+            code = dispatch(args, ready=_let_signals_through)
+        finally:
+            hold_signals()
     except SystemExit as stop:
         code = stop.code
     except KeyboardInterrupt:

@@ -98,8 +98,10 @@ def submit(argv, forwarded=FORWARDED, accepted=None, default_mode="auto"):
     except common.SettingError as problem:
         print(f"fastir: {problem}; running without a worker", file=sys.stderr)
         return None
+    if wanted == "use" and not os.path.isdir(common.folder_path()):
+        return None  # (no worker ever ran here: nothing to use, and nothing is made)
     try:
-        folder = common.directory()
+        folder = common.directory(create=wanted == "auto")
     except common.SettingError as problem:
         # (the default folder refused is not said: sudo -E keeps another user's, say)
         if "FASTIR_WORKER_DIR" in os.environ:

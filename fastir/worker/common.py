@@ -131,33 +131,33 @@ def folder_path():
     return os.path.realpath(folder)
 
 
-def directory():
+def directory(create=True):
     """The user's private folder of workers (:func:`folder_path`), open: a
     :class:`Folder` (see :func:`open_folder`)."""
-    return open_folder(folder_path())
+    return open_folder(folder_path(), create)
 
 
-def open_folder(path):
+def open_folder(path, create=True):
     """The folder ``path`` (absolute, without symbolic links; created with mode 0700 if
-    missing), open: a :class:`Folder`. Raises SettingError unless it is a folder of this
-    user that no one else can open, and each folder above it belongs to root or this user
-    and is writable by no one else (or is sticky, as /tmp is): then only this user can
-    replace it or anything in it."""
+    missing and ``create``), open: a :class:`Folder`. Raises SettingError unless it is a
+    folder of this user that no one else can open, and each folder above it belongs to
+    root or this user and is writable by no one else (or is sticky, as /tmp is): then
+    only this user can replace it or anything in it."""
     parts = [part for part in path.split("/") if part]
     if not parts:
         raise SettingError(f"fastir worker folder {path!r}: not a folder of its own")
     fd = os.open("/", os.O_PATH | os.O_DIRECTORY | _O_CLOEXEC)
     try:
-        _check_parent("/", os.fstat(fd))
+        _check_parent("/", fd)
         for i, name in enumerate(parts):
             here = "/" + "/".join(parts[:i + 1])
             last = i == len(parts) - 1
-            parent, fd = fd, _step(fd, name, here, create=last)
+            parent, fd = fd, _step(fd, name, here, create=last and create)
             os.close(parent)
             if last:
-                _check_own(here, os.fstat(fd))
+                _check_own(here, fd)
             else:
-                _check_parent(here, os.fstat(fd))
+                _check_parent(here, fd)
     except BaseException:
         os.close(fd)
         raise
@@ -185,15 +185,15 @@ def _step(parent, name, here, create):
         raise SettingError(f"fastir worker folder: {here}: {why}") from None
 
 
-def _check_parent(here, info):
-    problem = trusted.parent_problem(info)
+def _check_parent(here, fd):
+    problem = trusted.parent_problem(os.fstat(fd), f"/proc/self/fd/{fd}")
     if problem is not None:
         raise SettingError(f"fastir worker folder: {here} {problem}; set FASTIR_WORKER_DIR "
                            "to a folder of yours")
 
 
-def _check_own(here, info):
-    problem = trusted.own_problem(info, private=True)
+def _check_own(here, fd):
+    problem = trusted.own_problem(os.fstat(fd), f"/proc/self/fd/{fd}", private=True)
     if problem is not None:
         raise SettingError(f"fastir worker folder: {here} {problem}: use a new folder, or "
                            "chmod 700 it")

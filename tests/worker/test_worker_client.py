@@ -469,6 +469,27 @@ def test_several_clients_at_once(worker):
     assert "an event failed" not in worker.log()
 
 
+def test_a_signal_sent_to_the_waiting_process_is_not_the_next_commands(tmp_path):
+    """The process forked ahead for the next request holds the signals a client passes on
+    until it runs a command: one sent to it meanwhile (kill, pkill on the worker's command
+    line) is dropped as it takes the request, not raised in that client's command."""
+    own = Worker()
+    try:
+        deadline = time.time() + 30
+        spare = []
+        while not spare and time.time() < deadline:  # (the spare: its one child, idle)
+            with open(f"/proc/{own.pid}/task/{own.pid}/children") as f:
+                spare = [int(pid) for pid in f.read().split()]
+            time.sleep(0.05)
+        assert len(spare) == 1, spare
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            os.kill(spare[0], signum)
+        done = both(own, lambda env: fastir(env, "trec_eval", "-m", "map", QRELS, RUN))
+        assert done.returncode == 0 and done.stdout.startswith(b"map"), done.stderr
+    finally:
+        own.stop()
+
+
 def test_client_imports_neither_numpy_nor_numba(worker):
     code = ("import sys; from fastir.cli.main import main; "
             f"sys.argv = ['fastir', 'trec_eval', {QRELS!r}, {RUN!r}]; status = main(); "

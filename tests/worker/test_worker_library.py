@@ -381,7 +381,7 @@ def test_a_library_call_starts_no_worker_unless_asked(tmp_path, worker):
     alone, _, err = calls_in_a_process(tmp_path, {**env, "FASTIR_WORKER_DIR": str(empty)},
                                        calls, name="none")
     assert err == ""
-    assert not empty.exists() or [p.name for p in empty.iterdir()] == [], "a worker started"
+    assert not empty.exists(), "a worker started, or its folder was made"
     assert not _worker_state({**env, "FASTIR_WORKER_DIR": str(empty)})
     assert_same(used, alone, "no worker")
 
