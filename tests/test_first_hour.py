@@ -211,7 +211,7 @@ def test_judged_queries_scored_0_are_said_once_with_the_choices(tmp_path):
         assert res.missing_queries == ["q2"] and res.n_queries == 2, name
         assert len(said) == 1, (name, said)
         assert said[0].startswith("1 of the 2 judged queries are not in the run"), said
-        assert "missing='zero'" in said[0] and "missing='skip' leaves them out" in said[0]
+        assert "missing='zero'" in said[0] and "missing='skip' (--missing skip" in said[0]
         res, said = _said(functools.partial(call, missing="skip"))
         assert res.n_queries == 1 and said == [], (name, said)
 

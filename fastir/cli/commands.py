@@ -545,8 +545,7 @@ def _agree(args):
         from fastir.output import plots
 
         plots.to_files()
-        plots.save(result.rankings.plot(), args.plot)
-        print(f"wrote {args.plot}", file=sys.stderr)
+        print(f"wrote {plots.save(result.rankings.plot(), args.plot)}", file=sys.stderr)
     return 0
 
 

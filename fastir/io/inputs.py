@@ -312,8 +312,9 @@ def warn_of_queries(in_run, qrels, n_run_queries, run_source, zeros=True):
         if absent and zeros:
             warnings.warn(f"{absent} of the {len(in_run)} judged queries are not in the run "
                           f"(from {run_source}) and score 0 in its means (missing='zero', as "
-                          "trec_eval -c); missing='skip' leaves them out, as pytrec_eval, BEIR "
-                          "and trec_eval without -c do", MissingQueriesWarning, stacklevel=3)
+                          "trec_eval -c); missing='skip' (--missing skip on the command line) "
+                          "leaves them out, as pytrec_eval, BEIR and trec_eval without -c do",
+                          MissingQueriesWarning, stacklevel=3)
         return
     outcome = ("every judged query scores 0 (missing='zero')" if len(in_run)
                else "nothing is evaluated and every mean is 0")
