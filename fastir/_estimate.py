@@ -50,6 +50,14 @@ def compiling(*steps, shared=True):
                     COMPILE_LOAD)
 
 
+def _cores():
+    """The cores this process may run on (its affinity: a container's share), else all."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _loads():
     try:
         return os.getloadavg()
@@ -60,7 +68,7 @@ def _loads():
 def seconds(measured, processes=1, loads=None, cores=None):
     """(fewest, most) seconds ``measured`` takes here, run in ``processes`` processes, at
     each of ``loads`` (default: the machine's load averages now) on ``cores`` cores."""
-    cores = cores or os.cpu_count() or 1
+    cores = cores or _cores()
     then = max(1.0, measured.load / measured.cores)
     now = [max(1.0, (load + processes) / cores) for load in (loads or _loads())]
     return measured.seconds * min(now) / then, measured.seconds * max(now) / then
@@ -70,7 +78,7 @@ def about(measured, processes=1, loads=None, cores=None):
     """``about 40-70 s`` or ``about 3-6 minutes`` (one figure when the range rounds to it),
     and the load it was scaled to: what a message says before a step starts."""
     loads = loads or _loads()
-    cores = cores or os.cpu_count() or 1
+    cores = cores or _cores()
     low, high = seconds(measured, processes, loads, cores)
     if high < 180:
         low, high, unit = max(1, round(low)), max(1, round(high)), "s"
