@@ -593,10 +593,20 @@ def digest(family):
     h.update(f"{_LOOP}\0{sorted(FUNCTION_OPTIONS.items())}".encode())
     _function_digest(h, family.function, family, set())
     source = getattr(sys.modules.get(family.function.__module__), "__file__", None)
-    if source and os.path.isfile(source):
-        with open(source, "rb") as f:
-            h.update(f.read())
+    try:
+        info = os.stat(source) if source else None
+    except OSError:
+        info = None
+    if info is not None:
+        h.update(_file_digest(source, info.st_size, info.st_mtime_ns))
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path, size, mtime_ns):
+    """A digest of the file at ``path`` (read again when its size or time changes)."""
+    with open(path, "rb") as f:
+        return hashlib.blake2b(f.read(), digest_size=16).digest()
 
 
 def _function_digest(h, function, family, seen):
@@ -613,31 +623,38 @@ def _function_digest(h, function, family, seen):
             value = None
         h.update(f"\0cell {name}\0".encode())
         _value_digest(h, value, f"its closure's {name!r}", family, seen)
-    for name in sorted(_global_names(code)):
+    for name in _global_names(code):
         if name in function.__globals__:
             h.update(f"\0global {name}\0".encode())
             _value_digest(h, function.__globals__[name], f"its global {name!r}", family, seen)
 
 
 def _code_digest(h, code):
+    h.update(_code_bytes(code))
+
+
+@functools.lru_cache(maxsize=256)
+def _code_bytes(code):
+    """A digest of a code object: its bytecode, names and constants, nested code too
+    (code objects do not change: computed once)."""
+    h = hashlib.blake2b(digest_size=16)
     h.update(code.co_code)
     h.update(repr(code.co_names).encode())
     for const in code.co_consts:
-        if inspect.iscode(const):
-            _code_digest(h, const)
-        else:
-            h.update(repr(const).encode())
+        h.update(_code_bytes(const) if inspect.iscode(const) else repr(const).encode())
+    return h.digest()
 
 
+@functools.lru_cache(maxsize=256)
 def _global_names(code):
-    """The global names ``code`` (and the code nested in it) reads."""
+    """The global names ``code`` (and the code nested in it) reads, sorted."""
     import dis
 
     names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
     for const in code.co_consts:
         if inspect.iscode(const):
-            names |= _global_names(const)
-    return names
+            names.update(_global_names(const))
+    return tuple(sorted(names))
 
 
 #: The values a digest reads as their text (type and repr).
