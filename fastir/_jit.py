@@ -192,6 +192,7 @@ def _attach(numba, entry):
         module_globals["prange"] = numba.prange
     dispatcher = numba.njit(**entry.options)(entry.source)
     _refuse_a_cache_of_others(numba, dispatcher, entry.source)
+    _rebuild_a_damaged_cache(dispatcher)
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
@@ -219,6 +220,27 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
         return
     if _cache_problem(path) is not None:
         dispatcher._cache = NullCache()
+
+
+def _rebuild_a_damaged_cache(dispatcher):
+    """A kernel whose cache entry cannot be loaded (a file truncated by a full disk or a
+    killed process: numba's unpickling fails, and kept failing at every later load) forgets
+    its cache index, so that it compiles and its entry is written anew."""
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    if index is None:
+        return
+    load = cache.load_overload
+
+    def load_overload(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception:  # (damaged: compiled and saved again)
+            with contextlib.suppress(OSError):
+                os.unlink(index)
+            return None
+
+    cache.load_overload = load_overload
 
 
 @functools.cache
@@ -465,9 +487,51 @@ def _launch(function, args):
     except ValueError:  # no parallel kernel has run yet
         layer = "workqueue"
     if layer == "workqueue":
+        if _abandoned and _abandoned[-1].is_alive():
+            raise RuntimeError("a compiled loop that Ctrl-C interrupted still runs in this "
+                               "process, and numba's workqueue threading layer runs one "
+                               "parallel kernel at a time: start a new process (restart "
+                               "the kernel of a notebook) to evaluate again")
         with _launch_lock:
             return function(*args)
     return function(*args)
+
+
+#: The threads of compiled launches that Ctrl-C interrupted and that still run (a compiled
+#: loop cannot be stopped: it ends, or the process does).
+_abandoned = []
+
+
+def launch_interruptible(kernel, *args, python=None):
+    """:func:`launch` for a kernel that may never end (a user's measure: its loop is theirs):
+    compiled, it runs on a thread of its own while the calling thread waits, so that a
+    Ctrl-C raises KeyboardInterrupt in the caller as it does between the built-in kernels
+    (compiled code never returns to Python to see it). The interrupted loop runs on in the
+    background until it ends or the process does (:data:`_abandoned`)."""
+    function = select(kernel, None, python)
+    if isinstance(function, functools.partial):  # (its Python form: Python sees Ctrl-C)
+        return function(*args)
+    threads = _numba.get_num_threads()  # (per thread: the caller's, on the launching one)
+    outcome = {}
+
+    def run():
+        try:
+            _numba.set_num_threads(threads)
+            outcome["value"] = _launch(function, args)
+        except BaseException as exc:  # (passed to the caller)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="fastir compiled loop", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.05)  # (a lock wait with a timeout: a signal's handler runs)
+    except BaseException:
+        _abandoned.append(thread)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def chunk_bounds(weights, n_threads):

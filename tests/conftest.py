@@ -52,13 +52,12 @@ def _no_user_measure_outlives_its_test():
     """The measures a test defines (its own, a guide's or the README's code run in this
     process) are taken out of the registry after it: the registry's tests see the
     built-ins alone whatever ran before them in the process."""
-    before = set(FAMILIES)
-    yield
-    from fastir.measures import user
+    from fastir.measures import registry, user
 
-    for name in set(FAMILIES) - before:
-        if isinstance(FAMILIES[name], user.UserFamily):
-            user.undefine_measure(name)
+    before = set(registry.user_families())
+    yield
+    for name in set(registry.user_families()) - before:
+        user.undefine_measure(name)
 
 
 @pytest.fixture(scope="session", autouse=True)

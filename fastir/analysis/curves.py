@@ -8,7 +8,7 @@ import numpy as np
 
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run
-from fastir.measures.registry import FAMILIES, RANK, make
+from fastir.measures.registry import RANK, families, make
 from fastir.options import Options
 from fastir.output.plots import eleven_points, plot_cutoffs, plot_pr
 
@@ -102,15 +102,16 @@ def cutoff_curve(qrels, run, *, measures=("P", "R", "nDCG"), k=100, name=None, *
     k = 1..``k``: a :class:`CutoffCurve` (``options`` as for :func:`pr_curve`)."""
     if not isinstance(k, int) or not 1 <= k <= 10_000:
         raise ValueError(f"k must be an integer from 1 to 10000, got {k!r}")
-    families = [measures] if isinstance(measures, str) else list(measures)
-    for family in families:
-        if family not in FAMILIES or FAMILIES[family].cutoff is not RANK:
-            raise ValueError(f"{family!r} is not a measure family with a rank cutoff (e.g. "
+    names = [measures] if isinstance(measures, str) else list(measures)
+    known = families()
+    for name in names:
+        if name not in known or known[name].cutoff is not RANK:
+            raise ValueError(f"{name!r} is not a measure family with a rank cutoff (e.g. "
                              "P, R, nDCG, AP, RR, Success)")
-    parsed = [make(f, c) for f in families for c in range(1, k + 1)]
+    parsed = [make(f, c) for f in names for c in range(1, k + 1)]
     res = _evaluate(qrels, run, parsed, Options(**options))[0]
-    means = np.array(res.summary()).reshape(len(families), k)
-    return CutoffCurve(_name(run, name), np.arange(1, k + 1), dict(zip(families, means)))
+    means = np.array(res.summary()).reshape(len(names), k)
+    return CutoffCurve(_name(run, name), np.arange(1, k + 1), dict(zip(names, means)))
 
 
 class CutoffCurve:

@@ -71,7 +71,7 @@ def measures_main(argv):
     import argparse
 
     from fastir.cli.commands import _guarded
-    from fastir.measures.registry import FAMILIES, FORMULA_NOTATION, load_installed
+    from fastir.measures.registry import FORMULA_NOTATION, families, load_installed
     from fastir.measures.user import load_definition
     from fastir.output.tables import markdown_row
     from fastir.output.writing import write_stdout
@@ -96,7 +96,7 @@ def measures_main(argv):
              markdown_row(["family", "example", "trec_eval", "cutoff", "parameters",
                            "description", "formula"]),
              "|---|---|---|---|---|---|---|"]
-    for f in FAMILIES.values():
+    for f in families().values():
         trec = ", ".join(t.name for t in f.trec)
         cutoff = "" if f.cutoff is None else f.cutoff.kind + (" (required)" if
                                                               f.cutoff_required else "")

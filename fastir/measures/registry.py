@@ -154,6 +154,10 @@ class UnknownMeasureError(ValueError):
     says the allowed values."""
 
 
+class UnknownNameError(UnknownMeasureError):
+    """A name no dialect knows (not a known measure with bad parameters)."""
+
+
 class UncomputableMeasureError(UnknownMeasureError):
     """trec_eval parameters that trec_eval accepts as it sets the measure up, and cannot
     compute with (``utility.2,-1``: not 4 coefficients). An error like any bad parameter;
@@ -835,6 +839,75 @@ _RANX.update({"ndcg_burges": ("nDCG", {"dcg": "exp-log2"}),
               "dcg_burges": ("DCG", {"dcg": "exp-log2"})})
 
 
+# -- the measures users define ---------------------------------------------------------------
+#: The families users define (:mod:`fastir.measures.user`), by name, and their aliases: a
+#: table of their own, which the registry consults after the built-ins (``FAMILIES`` holds
+#: the built-ins only and is never edited).
+_USER = {}
+_USER_ALIASES = {}
+
+
+def family_of(name):
+    """The family named ``name``: a built-in, else a user's (KeyError for neither)."""
+    found = FAMILIES.get(name)
+    return found if found is not None else _USER[name]
+
+
+def families():
+    """Every family, the built-ins first, then those users defined."""
+    return {**FAMILIES, **_USER}
+
+
+def user_families():
+    """The families users defined, by name."""
+    return dict(_USER)
+
+
+def user_family(name):
+    """The user family ``name`` names (its name or an alias), or None."""
+    return _USER.get(_USER_ALIASES.get(name, name))
+
+
+def add_user_family(family):
+    """Put a user's ``family`` in the user table, in place of the user family of its name
+    (and that one's aliases). A ValueError when its name or an alias names a built-in
+    measure in any dialect (:func:`names_a_builtin`)."""
+    for text in (family.name, *family.aliases):
+        if names_a_builtin(text):
+            raise ValueError(f"define_measure: {text!r} names a built-in measure; choose "
+                             "another name")
+    remove_user_family(family.name, missing_ok=True)
+    _USER[family.name] = family
+    for alias in family.aliases:
+        _USER_ALIASES[alias] = family.name
+
+
+def remove_user_family(name, missing_ok=False):
+    """Take the user family ``name`` and its aliases out of the user table."""
+    family = _USER.pop(name, None)
+    if family is None:
+        if missing_ok:
+            return
+        raise KeyError(name)
+    for alias in family.aliases:
+        _USER_ALIASES.pop(alias, None)
+
+
+def names_a_builtin(text):
+    """Whether ``text`` names a built-in measure in any dialect (``P_5``, ``ndcg_cut_10``,
+    ``P@5``, ``map``, ``hits``...), or one of trec_eval's output lines (``runid``), even
+    with parameters a built-in refuses (``P_x``)."""
+    if text in known_names(users=False) or text in TREC_ORDER:
+        return True
+    try:
+        parse(text, users=False)
+    except UnknownNameError:
+        return False
+    except (UnknownMeasureError, ValueError):
+        return True
+    return True
+
+
 # -- measures --------------------------------------------------------------------------
 class Measure:
     """One measure: a family with its cutoff and parameters. ``str()`` is canonical.
@@ -847,7 +920,7 @@ class Measure:
     __slots__ = ("family", "cutoff", "values", "label")
 
     def __init__(self, family, cutoff=None, label=None, **values):
-        spec = FAMILIES[family]
+        spec = family_of(family)
         object.__setattr__(self, "family", family)
         object.__setattr__(self, "cutoff", cutoff)
         object.__setattr__(self, "values", tuple((name, values[name]) for name in spec.params
@@ -859,14 +932,14 @@ class Measure:
         raise AttributeError("measures are immutable")
 
     def __getattr__(self, name):
-        spec = FAMILIES[self.family]
+        spec = family_of(self.family)
         if name not in spec.params:
             raise AttributeError(f"{self.family} has no parameter {name!r}")
         return dict(self.values).get(name, spec.params[name].default)
 
     @property
     def spec(self):
-        return FAMILIES[self.family]
+        return family_of(self.family)
 
     def _key(self):
         return self.family, self.cutoff, self.values
@@ -924,7 +997,7 @@ def _measure(family, cutoff, values, label):
 
 def make(family_name, cutoff=None, label=None, **params):
     """A validated :class:`Measure` (parameter values may be text, as parsed)."""
-    f = FAMILIES[family_name]
+    f = family_of(family_name)
     cutoff = _check_cutoff(f, cutoff)
     values = {}
     for key, value in params.items():
@@ -957,8 +1030,9 @@ def _check_cutoff(f, cutoff):
     return f.cutoff.convert(f.name, cutoff)
 
 
-def parse(name):
-    """Measures named by ``name`` (one, or several for trec_eval lists like ``P.5,10``).
+def parse(name, users=True):
+    """Measures named by ``name`` (one, or several for trec_eval lists like ``P.5,10``);
+    ``users``: the measures users define are known too.
 
     Returns a list of ``(key, Measure)``. The key rule: a trec_eval name is keyed as
     trec_eval (and pytrec_eval) print it (``P.5`` -> ``P_5``; ``P.5,10`` -> ``P_5``, ``P_10``);
@@ -968,7 +1042,7 @@ def parse(name):
         return [(str(name), name)]
     if not isinstance(name, str):
         if type(name).__module__.startswith("ir_measures"):  # its measure objects, by text
-            return parse(str(name))
+            return parse(str(name), users)
         raise TypeError(f"measure names are strings (or ir_measures measures), got {name!r}")
     text = name.strip()
     if text in NICKNAMES:  # trec_eval's measure sets: every member, keyed by its trec name
@@ -978,14 +1052,14 @@ def parse(name):
     if text in TREC_NAMES:  # bare trec_eval names first: "P" means trec_eval's P cutoffs
         dialects = (parse_trec,)
     for dialect in dialects:
-        measures = dialect(text)
+        measures = dialect(text, users) if dialect is _parse_ir else dialect(text)
         if measures is not None:
             if dialect is parse_trec:
                 return [(m.trec_name(), m) for m in measures]
             return [(name, measures[0])]
-    if load_installed():  # (the measures installed packages define: then known)
+    if users and load_installed():  # (the measures installed packages define: then known)
         return parse(name)
-    raise UnknownMeasureError(_unknown_message(name))
+    raise UnknownNameError(_unknown_message(name))
 
 
 def parse_all(names):
@@ -1032,13 +1106,14 @@ def _split_params(text):
     return parts
 
 
-def _parse_ir(text):
+def _parse_ir(text, users=True):
     m = _IR_RE.match(text)
     if not m:
         return None
     family = m.group(1)
     if family not in FAMILIES:
-        family = _ALIASES.get(family)
+        user = user_family(family) if users else None
+        family = _ALIASES.get(family) if user is None else user.name
         if family is None:
             return None
     params = {}
@@ -1179,9 +1254,11 @@ def _is_number(text):
     return "_" not in str(text)
 
 
-def known_names():
-    """Every family, alias and dialect base name, for suggestions and documentation."""
-    return sorted(set(FAMILIES) | set(_ALIASES) | set(_RANX) | set(TREC_NAMES))
+def known_names(users=True):
+    """Every family, alias and dialect base name, for suggestions and documentation
+    (``users``: the user families' and aliases too)."""
+    names = set(FAMILIES) | set(_ALIASES) | set(_RANX) | set(TREC_NAMES)
+    return sorted(names | set(_USER) | set(_USER_ALIASES) if users else names)
 
 
 def _unknown_message(name):

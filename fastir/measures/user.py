@@ -32,6 +32,7 @@ import re
 import sys
 import tempfile
 import threading
+import types
 
 import numpy as np
 
@@ -71,7 +72,9 @@ class UserFamily(Family):
             invalid=RETURNED_NAN,
             formula=f"{where}(ranked, judged, n_rel{''.join(', ' + a for a in self.arguments)})",
             examples=(_example(name, cutoff, params),))
-        self._kernel = None
+        self._kernels = {}  # digest -> the loop compiled for it
+        if jit:
+            digest(self)  # (a value numba cannot be trusted to compile in: refused now)
 
     def where(self):
         """The function's dotted name, for messages."""
@@ -80,8 +83,8 @@ class UserFamily(Family):
     def measure_of(self, cutoff, values, label):
         """The measure of this family with these (pickled) cutoff and values, the family
         defined again when this process lacks it (a dask worker)."""
-        current = registry.FAMILIES.get(self.name)
-        if not (isinstance(current, UserFamily) and current.definition == self.definition):
+        current = registry.user_family(self.name)
+        if current is None or current.definition != self.definition:
             _register(self)
         return registry.Measure(self.name, cutoff, label=label, **dict(values))
 
@@ -90,12 +93,16 @@ class UserFamily(Family):
 
     def kernel(self):
         """The family's query loop (a parallel kernel of :mod:`fastir._jit`; its Python
-        variant :func:`python_queries`), written and imported on first use."""
+        variant :func:`python_queries`), written and imported on first use: one for each
+        :func:`digest`, taken anew at each call, since the values of the closure and
+        globals the function reads may have changed since the last."""
+        key = digest(self)
         with _lock:
-            if self._kernel is None:
-                self._kernel = _loop_module(self).user_queries
-                _jit.python_variant(self._kernel)(functools.partial(python_queries, self))
-            return self._kernel
+            if key not in self._kernels:
+                loop = _loop_module(self, key).user_queries
+                _jit.python_variant(loop)(functools.partial(python_queries, self))
+                self._kernels[key] = loop
+            return self._kernels[key]
 
 
 def _family(*definition):
@@ -158,10 +165,10 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
     _check_definition(name, cutoff, aggregate, aliases)
     family = UserFamily(function, name, cutoff=cutoff, aggregate=aggregate,
                         aliases=aliases, doc=doc, jit=jit)
-    current = registry.FAMILIES.get(name)
-    if isinstance(current, UserFamily) and current.definition == family.definition:
+    current = registry.user_family(name)
+    if current is not None and current.definition == family.definition:
         return function  # (defined again, the same: nothing changes)
-    if isinstance(current, UserFamily) and not replace and current.where() != family.where():
+    if current is not None and not replace and current.where() != family.where():
         raise ValueError(f"define_measure: {name!r} is defined already, by "
                          f"{current.where()}; give replace=True to replace it")
     _register(family)
@@ -172,25 +179,23 @@ def define_measure(function=None, *, name=None, cutoff=False, aggregate="mean", 
 def undefine_measure(name):
     """Take the user measure ``name`` (defined by :func:`define_measure`) out of the
     registry; a ValueError when no user measure has that name."""
-
-    family = registry.FAMILIES.get(name)
-    if not isinstance(family, UserFamily):
-        raise ValueError(f"undefine_measure: no user measure is named {name!r}")
     with _lock:
-        del registry.FAMILIES[name]
-        for alias in family.aliases:
-            registry._ALIASES.pop(alias, None)
+        try:
+            registry.remove_user_family(name)
+        except KeyError:
+            raise ValueError(f"undefine_measure: no user measure is named {name!r}") from None
     _forget_plans()
 
 
 def _check_definition(name, cutoff, aggregate, aliases):
-    """A ValueError for a name that is not a name or is taken by a built-in measure, or a
-    bad cutoff or aggregate."""
+    """A ValueError for a name that is not a name or names a built-in measure in any dialect
+    (:func:`fastir.measures.registry.names_a_builtin`: ``P_5``, ``ndcg_cut_10``, ``runid``),
+    or a bad cutoff or aggregate."""
     for text in (name, *aliases):
         if not isinstance(text, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text):
             raise ValueError(f"define_measure: a measure's name is letters, digits and _ "
                              f"from a letter, got {text!r}")
-        if text in registry.known_names() and not _user_name(text):
+        if registry.names_a_builtin(text):
             raise ValueError(f"define_measure: {text!r} names a built-in measure; choose "
                              "another name")
     if cutoff not in (False, True, "required"):
@@ -201,24 +206,11 @@ def _check_definition(name, cutoff, aggregate, aliases):
                          f"got {aggregate!r}")
 
 
-def _user_name(text):
-    """Whether ``text`` names a user family (or is one's alias)."""
-    family = registry.FAMILIES.get(registry._ALIASES.get(text, text))
-    return isinstance(family, UserFamily)
-
-
 def _register(family):
-    """Put ``family`` in the registry (replacing a user family of its name) and forget
-    the plans made with the one it replaces."""
-
+    """Put ``family`` in the registry's user table (replacing a user family of its name) and
+    forget the plans made with the one it replaces."""
     with _lock:
-        old = registry.FAMILIES.get(family.name)
-        if isinstance(old, UserFamily):
-            for alias in old.aliases:
-                registry._ALIASES.pop(alias, None)
-        registry.FAMILIES[family.name] = family
-        for alias in family.aliases:
-            registry._ALIASES[alias] = family.name
+        registry.add_user_family(family)
     _forget_plans()
 
 
@@ -399,10 +391,11 @@ def fill(plan_parsed, columns_by_family, bounds, rankings, ideals, spec, out, qu
             if not python:
                 module = sys.modules[kernel.__module__]
                 if module.function is None:
-                    module.function = _jit._load_numba().njit(family.function)
+                    module.function = _jit._load_numba().njit(**FUNCTION_OPTIONS)(
+                        family.function)
                 out[:, columns] = np.nan  # (what an exception in a thread leaves)
-            _jit.launch(kernel, bounds, rankings, ideals, spec.table, spec.params, columns,
-                        out, python=python)
+            _jit.launch_interruptible(kernel, bounds, rankings, ideals, spec.table,
+                                      spec.params, columns, out, python=python)
         except QueryError as exc:
             raise ValueError(f"{where} {query_ids[exc.row]!r}: {exc}") from None
         except Exception as exc:
@@ -587,35 +580,129 @@ def _temporary_dir():
     return folder
 
 
+#: The options the user's function is compiled with: bounds checked, so that a read past
+#: an array raises IndexError as in Python (part of every loop's digest: a loop compiled
+#: with other options is another module).
+FUNCTION_OPTIONS = {"boundscheck": True}
+
+
 def digest(family):
     """A digest of what the compiled loop depends on: the function's code (nested code
-    too), its module's source file, the loop's text, its arguments and fastir's version."""
+    too), the values its closure holds and the globals its code reads (numba compiles them
+    in as they are: so does the digest, recursively through the functions it calls), its
+    module's source file, the loop's text and options, its arguments and fastir's version.
+    A value numba would compile in that the digest cannot read raises
+    :class:`FunctionError` (define the measure with ``jit=False``)."""
     h = hashlib.blake2b(digest_size=10)
     h.update(f"{__version__}\0{family.name}\0{family.arguments}\0".encode())
-    h.update(_LOOP.encode())
-    _code_digest(h, family.function.__code__)
+    h.update(f"{_LOOP}\0{sorted(FUNCTION_OPTIONS.items())}".encode())
+    _function_digest(h, family.function, family, set())
     source = getattr(sys.modules.get(family.function.__module__), "__file__", None)
-    if source and os.path.isfile(source):
-        with open(source, "rb") as f:
-            h.update(f.read())
+    try:
+        info = os.stat(source) if source else None
+    except OSError:
+        info = None
+    if info is not None:
+        h.update(_file_digest(source, info.st_size, info.st_mtime_ns))
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=64)
+def _file_digest(path, size, mtime_ns):
+    """A digest of the file at ``path`` (read again when its size or time changes)."""
+    with open(path, "rb") as f:
+        return hashlib.blake2b(f.read(), digest_size=16).digest()
+
+
+def _function_digest(h, function, family, seen):
+    """Put in ``h`` a function's code, closure values and the values of its globals."""
+    if id(function) in seen:
+        return
+    seen.add(id(function))
+    code = function.__code__
+    _code_digest(h, code)
+    for name, cell in zip(code.co_freevars, function.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # (a cell not filled yet)
+            value = None
+        h.update(f"\0cell {name}\0".encode())
+        _value_digest(h, value, f"its closure's {name!r}", family, seen)
+    for name in _global_names(code):
+        if name in function.__globals__:
+            h.update(f"\0global {name}\0".encode())
+            _value_digest(h, function.__globals__[name], f"its global {name!r}", family, seen)
+
+
 def _code_digest(h, code):
+    h.update(_code_bytes(code))
+
+
+@functools.lru_cache(maxsize=256)
+def _code_bytes(code):
+    """A digest of a code object: its bytecode, names and constants, nested code too
+    (code objects do not change: computed once)."""
+    h = hashlib.blake2b(digest_size=16)
     h.update(code.co_code)
     h.update(repr(code.co_names).encode())
     for const in code.co_consts:
+        h.update(_code_bytes(const) if inspect.iscode(const) else repr(const).encode())
+    return h.digest()
+
+
+@functools.lru_cache(maxsize=256)
+def _global_names(code):
+    """The global names ``code`` (and the code nested in it) reads, sorted."""
+    import dis
+
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:
         if inspect.iscode(const):
-            _code_digest(h, const)
-        else:
-            h.update(repr(const).encode())
+            names.update(_global_names(const))
+    return tuple(sorted(names))
 
 
-def _loop_module(family):
-    """The imported module of the family's loop, written first when it is not there."""
+#: The values a digest reads as their text (type and repr).
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic)
+
+
+def _value_digest(h, value, where, family, seen):
+    """Put in ``h`` a value numba compiles in: a number, text, array, tuple of them, a
+    module (by name), a function (recursively), a class or built-in (by name)."""
+    if isinstance(value, _PLAIN):
+        h.update(f"{type(value).__name__}:{value!r}".encode())
+    elif isinstance(value, np.ndarray):
+        h.update(f"array:{value.dtype.str}:{value.shape}:".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, (tuple, list)):
+        h.update(f"{type(value).__name__}:{len(value)}:".encode())
+        for item in value:
+            _value_digest(h, item, where, family, seen)
+    elif isinstance(value, types.ModuleType):
+        h.update(f"module:{value.__name__}".encode())
+    elif isinstance(value, types.FunctionType):
+        _function_digest(h, value, family, seen)
+    elif isinstance(getattr(value, "py_func", None), types.FunctionType):  # numba's
+        _function_digest(h, value.py_func, family, seen)
+    elif isinstance(value, (type, types.BuiltinFunctionType)) or callable(value) and \
+            type(value).__module__.startswith("numpy"):  # (np.float64, math.log, np.sqrt)
+        h.update(f"name:{getattr(value, '__module__', '')}."
+                 f"{getattr(value, '__qualname__', repr(value))}".encode())
+    elif family.jit:
+        raise FunctionError(f"define_measure: {family.name}: {where} is a "
+                            f"{type(value).__name__}, which numba would compile in as it is "
+                            "when first compiled, and a later change would go unseen: give "
+                            "it as a number, text, tuple or numpy array, or define the "
+                            "measure with jit=False")
+    else:  # (plain Python reads it anew at each call)
+        h.update(f"other:{type(value).__qualname__}".encode())
+
+
+def _loop_module(family, key):
+    """The imported module of the family's loop of :func:`digest` ``key``, written first
+    when it is not there."""
     from fastir.measures.kernels import CUTOFF, LEVEL
 
-    key = digest(family)
     safe = re.sub(r"\W", "_", family.name)
     module_name = f"{MODULE_PREFIX}{safe}_{key}"
     if module_name in sys.modules:

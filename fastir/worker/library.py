@@ -136,10 +136,8 @@ def _names(measures):
 def _own_measures():
     """Whether this process has defined measures (``fastir.define_measure``, or the
     packages' entry points it loaded): a worker's process does not have them."""
-    user = sys.modules.get("fastir.measures.user")
     registry = sys.modules.get("fastir.measures.registry")
-    return user is not None and registry is not None and any(
-        isinstance(family, user.UserFamily) for family in list(registry.FAMILIES.values()))
+    return registry is not None and bool(registry.user_families())
 
 
 def _submit(function, args, kwargs):

@@ -369,3 +369,183 @@ def test_an_installed_package_s_measures_are_defined_when_first_named(tmp_path, 
     finally:
         for name in ("pkg_depth", "pkg_rel"):
             fastir.undefine_measure(name)
+
+
+# -- a compiled measure is what its Python says (issue 41) ---------------------------------
+@pytest.mark.one_engine
+@pytest.mark.parametrize("name", ["P_5", "ndcg_cut_10", "runid", "map", "hits", "P_x",
+                                  "recall_1000", "ndcg", "NumRet", "iprec_at_recall_0"])
+def test_a_name_that_names_a_built_in_in_any_dialect_is_refused(name):
+    """``P_5`` was accepted, and evaluate(..., "P_5") then gave the user's number."""
+    before = fastir.evaluate(QRELS, RUN, ["P_5"]).mean
+    with pytest.raises(ValueError, match=f"'{name}' names a built-in measure"):
+        fastir.define_measure(lambda ranked, judged, n_rel: 7.0, name=name)
+    with pytest.raises(ValueError, match="'P_5' names a built-in measure"):
+        fastir.define_measure(lambda ranked, judged, n_rel: 7.0, name="mine", aliases=("P_5",))
+    assert fastir.evaluate(QRELS, RUN, ["P_5"]).mean == before
+    assert set(registry.user_families()) == set(DEFINED)
+
+
+def _closure(value):
+    def closure_value(ranked, judged, n_rel):
+        return float(value)
+    return closure_value
+
+
+def test_each_closure_is_its_own_measure(measures):
+    """make(2) gave make(1)'s value once make(1) was compiled (one loop per code)."""
+    for value in (1, 2, 1, 3):
+        fastir.define_measure(_closure(value), name="closure_value", replace=True)
+        assert fastir.evaluate(QRELS, RUN, "closure_value").mean == {"closure_value": value}
+    fastir.undefine_measure("closure_value")
+
+
+SCALE = 1.0
+LEVELS = np.array([1.0, 10.0])
+
+
+def scaled(ranked, judged, n_rel):
+    return SCALE * n_rel + LEVELS[0]
+
+
+def test_a_global_it_reads_is_read_as_it_is_now(measures, monkeypatch):
+    """numba compiles a global in as it is: a later value makes another loop."""
+    measures(scaled)
+    assert fastir.evaluate(QRELS, RUN, "scaled").mean == {"scaled": 1.5}
+    monkeypatch.setattr(f"{__name__}.SCALE", 3.0)
+    monkeypatch.setattr(f"{__name__}.LEVELS", np.array([2.0, 10.0]))
+    assert fastir.evaluate(QRELS, RUN, "scaled").mean == {"scaled": 3.5}
+
+
+WEIGHTS = {"a": 1.0}
+
+
+def reads_a_dict(ranked, judged, n_rel):
+    return WEIGHTS["a"] * n_rel
+
+
+@pytest.mark.one_engine
+def test_a_global_numba_cannot_be_trusted_with_is_refused_unless_plain_python(measures):
+    with pytest.raises(user.FunctionError, match=r"its global 'WEIGHTS' is a dict, .*jit=False"):
+        fastir.define_measure(reads_a_dict)
+    measures(reads_a_dict, jit=False)
+    assert fastir.evaluate(QRELS, RUN, "reads_a_dict").mean == {"reads_a_dict": 0.5}
+
+
+def past_the_end(ranked, judged, n_rel):
+    return float(ranked[7])
+
+
+def test_a_read_past_the_ranking_raises_as_in_python(measures):
+    """Compiled, it returned garbage (0.0, 2.0, -909862144.0 seen)."""
+    measures(past_the_end)
+    with pytest.raises(ValueError) as error:
+        fastir.evaluate(QRELS, RUN, "past_the_end")
+    assert str(error.value) == (
+        f"past_the_end on query 'q1': {__name__}.past_the_end raised IndexError: index 7 is "
+        "out of bounds for axis 0 with size 1")
+
+
+SPIN = '''
+def spin(ranked, judged, n_rel, forever=0):
+    """Never ends when forever is not 0 (its compiled loop is the same)."""
+    turns = 0
+    while forever != 0 or turns < 3:
+        turns += 1
+    return 1.0
+'''
+
+
+@pytest.mark.one_engine
+def test_ctrl_c_ends_a_compiled_loop_that_never_ends(tmp_path):
+    """The command: 130 and its line; the library: KeyboardInterrupt (both: compiled, the
+    loop once cached). It ran on, ignoring Ctrl-C."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from cli_calls import PROGRAM
+
+    (tmp_path / "spinning.py").write_text(SPIN)
+    data = os.path.join(os.path.dirname(__file__), os.pardir, "data", "trec_eval", "inputs")
+    pair = [os.path.join(data, "qrels.test"), os.path.join(data, "results.test")]
+    env = {**os.environ, "FASTIR_JIT": "numba", "FASTIR_WORKER": "off",
+           "FASTIR_CACHE_DIR": str(tmp_path / "cache")}
+    command = [*PROGRAM, "eval", *pair, "--define", "spinning.py:spin", "-m"]
+    done = subprocess.run([*command, "spin"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    spinning = subprocess.Popen([*command, "spin(forever=1)"], env=env, cwd=tmp_path,
+                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    time.sleep(5)
+    spinning.send_signal(signal.SIGINT)
+    _, err = spinning.communicate(timeout=60)
+    assert spinning.returncode == 130 and err.splitlines()[-1:] == [
+        "fastir eval: interrupted (Ctrl-C)"], err
+    script = (f"import os, signal, threading, fastir, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+              "import spinning\nfastir.define_measure(spinning.spin)\n"
+              f"pair = {pair!r}\nfastir.evaluate(*pair, ['spin'])\n"
+              "threading.Timer(3, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+              "try:\n    fastir.evaluate(*pair, ['spin(forever=1)'])\n"
+              "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n")
+    library = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert library.returncode == 0 and library.stdout == "KeyboardInterrupt\n", library.stderr
+
+
+@pytest.mark.one_engine
+def test_each_closure_is_its_own_measure_in_a_new_process_too(tmp_path):
+    """The disk cache: a new process defining make(2) got make(1)'s compiled loop."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FASTIR_JIT": "numba", "FASTIR_CACHE_DIR": str(tmp_path)}
+    script = ("import sys, fastir\n"
+              "def make(value):\n"
+              "    def closure_value(ranked, judged, n_rel):\n"
+              "        return float(value)\n"
+              "    return closure_value\n"
+              "fastir.define_measure(make(float(sys.argv[1])), name='closure_value')\n"
+              "print(fastir.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, 'closure_value')"
+              ".mean['closure_value'])\n")
+    for value in ("1.0", "2.0", "1.0"):
+        done = subprocess.run([sys.executable, "-c", script, value], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.stdout.strip() == value, done.stderr
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("damaged", [".nbi", ".nbc"])
+def test_a_damaged_cache_entry_is_rebuilt(tmp_path, damaged):
+    """A truncated index or data file: every later run failed with 'gave NaN where it
+    gives a number as Python', the entry never rewritten."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FASTIR_JIT": "numba", "FASTIR_CACHE_DIR": str(tmp_path)}
+    script = ("import fastir\n"
+              "def counted(ranked, judged, n_rel):\n"
+              "    return float(n_rel) + 0.5\n"
+              "fastir.define_measure(counted)\n"
+              "print(fastir.evaluate({'q': {'a': 1, 'b': 2}}, {'q': {'a': 1.0}}, 'counted')"
+              ".mean['counted'])\n")
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0 and done.stdout == "2.5\n", done.stderr
+
+    run()
+    entries = sorted(tmp_path.rglob(f"*{damaged}"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:len(entry.read_bytes()) // 2])
+    run()  # (rebuilt)
+    sizes = {entry: entry.stat().st_size for entry in sorted(tmp_path.rglob(f"*{damaged}"))}
+    run()  # (loaded: written once, whole)
+    assert {entry: entry.stat().st_size for entry in sorted(tmp_path.rglob(f"*{damaged}"))} \
+        == sizes
