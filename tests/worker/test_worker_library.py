@@ -364,7 +364,7 @@ def test_off_and_no_worker(tmp_path, worker):
     empty = tmp_path / "none"
     alone, _, err = calls_in_a_process(
         tmp_path, {**worker.env, "FASTIR_WORKER_DIR": str(empty)}, calls, name="none")
-    assert err == "" and [p.suffix for p in empty.iterdir()] == [], "a worker was started"
+    assert err == "" and not empty.exists(), "a worker was started, or its folder made"
     assert_same(off, alone, "no worker")
 
 
