@@ -12,7 +12,7 @@
 import math
 
 from checks import useful
-from conftest import DOC_IDS, LABELS, SCORES
+from conftest import LABELS, SCORES
 from hypothesis import event
 from hypothesis import strategies as st
 
@@ -175,7 +175,11 @@ def options(draw, compat=True):
     return out
 
 
-QUERY_IDS = ["q1", "q2", "q10", "3", "20"]
+#: Ids as TREC files hold them: prefixes shared ("d1" < "d10" < "d2" in byte order), text
+#: that reads as an integer ("7" and "007" are two docs, "3" and "003" two queries).
+QUERY_IDS = ["q1", "q2", "q10", "3", "003", "20"]
+DOC_IDS = st.sampled_from(["d1", "d10", "d2", "d20", "d3", "D3", "e", "é", "d5#x", "d6",
+                           "d7", "d8", "7", "007", "10"])
 
 
 @st.composite
