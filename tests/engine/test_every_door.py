@@ -18,11 +18,12 @@ and a matrix of them), ``fastir.iter_calc`` / ``calc_aggregate``, ``compare`` (i
 per-query values and means), ``evaluate_matrix``, ``MetricAccumulator`` and
 ``evaluate_flat`` (dense rows holding every judged document, each tie mode: "average" is
 evaluate's "expected" for nDCG and DCG, the column order for the others), ``fastir.dask``,
-``fastir eval --format json`` (its options as flags), and the switches:
-``fastir.pytrec_eval`` (trec_eval 9.0.8, judged queries of the run), ``fastir.ir_measures``'
-provider (9.0.8 for the measures ir_measures gives pytrec_eval, 0 for a judged query the
-run lacks), ``fastir.ranx`` (ranx's names) and ``fastir.torchmetrics`` (the metrics that are
-a fastir measure, on positive scores). Both engines run every test (tests/conftest.py).
+``fastir.tie_report`` (its values), ``fastir eval --format json`` (its options as flags,
+the run read whole or in chunks), and the switches: ``fastir.pytrec_eval`` (trec_eval
+9.0.8, judged queries of the run), ``fastir.ir_measures``' provider (9.0.8 for the
+measures ir_measures gives pytrec_eval, 0 for a judged query the run lacks),
+``fastir.ranx`` (ranx's names) and ``fastir.torchmetrics`` (the metrics that are a fastir
+measure, on positive scores). Both engines run every test (tests/conftest.py).
 """
 
 import importlib
@@ -102,6 +103,8 @@ COUNTS = ({"q1": {"d1": 1, "d2": 3, "d3": 0}, "q2": {"d1": 2, "d4": 1}},
           {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.25}, "q2": {"d1": 1.0, "d9": 2.0}})
 #: A text measure (RelString) first, numbers after it.
 TEXT = ["RelString@3", "AP", "P@1"]
+#: Two tied documents, one judged.
+TIED = ({"q1": {"d1": 1}}, {"q1": {"d1": 1.0, "d2": 1.0}})
 
 
 @cases(100)
@@ -264,6 +267,18 @@ def test_dask(data, ask, partitions):
               request, opts, lambda got: assert_same_results("fastir.dask", want, got))
 
 
+@cases(60)
+@example(TIED, (["Hole@5", "AP"], {}))
+@given(qrels_and_runs(), asks())
+def test_tie_report(data, ask):
+    """The report's values under the options' ties (its range aside)."""
+    request, opts = ask
+    qrels, run = tidy(*data)
+    want = expect(qrels, run, request, **opts)
+    check("fastir.tie_report", want, lambda: fastir.tie_report(qrels, run, request, **opts),
+          request, opts, lambda got: assert_same_results("fastir.tie_report", want, got.value))
+
+
 # -- the command line -------------------------------------------------------------------
 def flags(opts):
     """``fastir eval``'s flags of the options."""
@@ -282,6 +297,7 @@ def flags(opts):
 
 @cases(50)
 @example(COUNTS, (TEXT, {}), False)
+@example(TIED, (["Hole@5", "AP"], {}), False)
 @example(ABSENT, (["AP", "nDCG@3"], {"ties": "expected"}), True)
 @given(qrels_and_runs(), asks(compat=False), st.booleans())
 def test_fastir_eval_json(folder, data, ask, streamed):
@@ -330,7 +346,10 @@ def pytrec_eval_key(name):
     """The key pytrec_eval gives a measure: a trec_eval cutoff as printed (``P.5`` ->
     ``P_5``), a single measure by its base name (``ndcg.1=3`` -> ``ndcg``), any other name
     as written."""
-    if registry.parse_trec(name) is None:
+    try:
+        if registry.parse_trec(name) is None:
+            return name
+    except ValueError:  # (ndcg_burges@3: ranx's, read as trec_eval's ndcg with gains)
         return name
     base = name.partition(".")[0]
     if base not in registry.TREC_NAMES:
@@ -341,6 +360,7 @@ def pytrec_eval_key(name):
 
 
 @cases(100)
+@example(COUNTS, ["gm_map", "GMAP"], 1, False)
 @given(qrels_and_runs(), requests(), st.integers(0, 3), st.booleans())
 def test_pytrec_eval(data, request, level, judged_only):
     """trec_eval 9.0.8 (pytrec_eval's), the judged queries of the run; per-query
