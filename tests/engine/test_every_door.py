@@ -13,9 +13,10 @@ its per-query values and summaries must equal evaluate's to 1e-12; or, where the
 cannot do what is asked, its error must name the measure or the option (a ValueError or
 TypeError raised by fastir itself). Where evaluate refuses, the door must refuse too.
 
-Doors: ``evaluate_file`` (small chunks), ``Evaluator``, bound candidates (one score vector
-and a matrix of them), ``fastir.iter_calc`` / ``calc_aggregate``, ``compare`` (its
-per-query values and means), ``evaluate_matrix``, ``MetricAccumulator`` and
+Doors: ``evaluate_file`` (small chunks), ``Evaluator``, bound candidates (one score
+vector, a matrix of them, weighted sums of them), ``fastir.iter_calc`` /
+``calc_aggregate``, ``compare`` (its per-query values and means), ``evaluate_matrix``,
+``MetricAccumulator`` and
 ``evaluate_flat`` (dense rows holding every judged document, each tie mode: "average" is
 evaluate's "expected" for nDCG and DCG, the column order for the others), ``fastir.dask``,
 ``fastir.tie_report`` (its values), ``fastir eval --format json`` (its options as flags,
@@ -136,34 +137,40 @@ def test_evaluator(data, ask):
 @cases(60)
 @given(qrels_and_runs(), asks())
 def test_bound_candidates(data, ask):
-    """One score vector (a Results), and two at once (means, and per-query values): the
-    run's scores and their negation."""
+    """One score vector (a Results); score vectors at once (means, and per-query values):
+    the run's scores and their negation; and weighted sums of those two (a fusion
+    search's): the scores, and half of each (every candidate tied at 0)."""
     request, opts = ask
     qrels, run = tidy(*data)
     qids, docs, scores = run_rows(run)
     assume(qids)
     flipped = {q: {d: -s for d, s in ranked.items()} for q, ranked in run.items()}
-    want = expect(qrels, run, request, **opts)
-    want_flipped = expect(qrels, flipped, request, **opts)
+    tied = {q: dict.fromkeys(ranked, 0.0) for q, ranked in run.items()}
+    wants = [expect(qrels, r, request, **opts) for r in (run, flipped, tied)]
+    either = next((w for w in wants if isinstance(w, Exception)), wants[0])
     try:
         bound = fastir.Evaluator(qrels, request, **opts).bind(qids, docs)
     except (ValueError, TypeError) as exc:
         assert_refused(exc, "Evaluator.bind", request, opts)
         return
-    check("BoundCandidates.evaluate", want, lambda: bound.evaluate(scores), request, opts,
-          lambda got: assert_same_results("BoundCandidates.evaluate", want, got))
+    check("BoundCandidates.evaluate", wants[0], lambda: bound.evaluate(scores), request, opts,
+          lambda got: assert_same_results("BoundCandidates.evaluate", wants[0], got))
 
-    def both(got):
-        means, values = got
-        for r, reference in enumerate((want, want_flipped)):
-            door = f"BoundCandidates.evaluate (score vector {r} of 2)"
-            assert_same(door, reference, bound.query_ids, values[r],
-                        dict(zip(reference.measures, means[r])))
+    def each(door, references):
+        def same(got):
+            means, values = got
+            for r, reference in enumerate(references):
+                assert_same(f"{door} (score vector {r})", reference, bound.query_ids,
+                            values[r], dict(zip(reference.measures, means[r])))
+        return same
 
-    either = next((w for w in (want, want_flipped) if isinstance(w, Exception)), want)
+    parts = np.stack([scores, -scores])
     check("BoundCandidates.evaluate (2-d)", either,
-          lambda: bound.evaluate(np.stack([scores, -scores]), per_query=True), request, opts,
-          both)
+          lambda: bound.evaluate(parts, per_query=True), request, opts,
+          each("BoundCandidates.evaluate (2-d)", wants[:2]))
+    check("BoundCandidates.evaluate_weighted", either,
+          lambda: bound.evaluate_weighted(parts, [[1.0, 0.0], [0.5, 0.5]], per_query=True),
+          request, opts, each("BoundCandidates.evaluate_weighted", [wants[0], wants[2]]))
 
 
 @cases(100)
