@@ -1,12 +1,15 @@
 """What tests/engine/test_every_door.py draws and how it judges a door's answer.
 
+- :func:`qrels_and_runs`: judgments and a run with ties, unjudged documents and queries
+  missing on either side (:func:`tidy`: without empty queries, which files cannot hold).
 - :func:`measures`: a measure of the registry (every family that reads qrels), with drawn
   parameters and cutoff, written in one of the dialects that name it (ir_measures'
   canonical form, trec_eval's, ranx's, an alias); :func:`requests`: several of them.
-- :func:`options`: :func:`fastir.evaluate`'s options, drawn.
+- :func:`options`: :func:`fastir.evaluate`'s options, drawn; :func:`asks`: a request and
+  options, :func:`dense_asks`: a request, level and tie mode of ``evaluate_matrix``.
 - :func:`expect`: ``fastir.evaluate``'s answer (its Results, or the error it raises).
-- :func:`assert_same` / :func:`assert_refused`: a door's values equal the reference's to
-  1e-12, or its error names a measure of the request or an option given.
+- :func:`check`, :func:`assert_same`, :func:`assert_refused`: a door's values equal the
+  reference's to 1e-12, or its error names a measure of the request or an option given.
 """
 
 import math
@@ -184,7 +187,7 @@ DOC_IDS = st.sampled_from(["d1", "d10", "d2", "d20", "d3", "D3", "e", "é", "d5#
 
 @st.composite
 def qrels_and_runs(draw):
-    """Qrels of 1 to 3 queries (graded labels, -1 too) and a run over the same small
+    """Qrels of 1 to 4 queries (graded labels, -1 too) and a run over the same small
     vocabulary of docs (so: tied scores, unjudged docs), lacking some judged queries
     (often) and holding some queries without judgments (sometimes)."""
     queries = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=1, max_size=4, unique=True))
@@ -306,11 +309,12 @@ def assert_same(door, want, got_ids, got_values, got_means=None, keys=None):
         means = want.mean
         for key in keys:
             if key in means:
+                assert key in got_means, f"{door}: no mean of {key} (evaluate's {means[key]!r})"
                 assert close(got_means[key], means[key]), \
                     f"{door}: mean {key}: {got_means[key]!r} != evaluate's {means[key]!r}"
 
 
-def check(door, want, call, request, options=(), compare=None):
+def check(door, want, call, request, options, compare):
     """Run ``call()`` (the door) and judge it against ``want`` (:func:`expect`'s answer):
     where evaluate refuses the door must refuse too; where evaluate answers, the door
     answers the same (``compare(got)`` asserts it) or refuses by name."""
