@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 import fastir
 from fastir.measures import registry
 from fastir.measures.registry import DEPTH, FAMILIES, MULT, RANK, RECALL
-from fastir.measures.ties import EXPECTED
 
 #: The families a door that reads qrels can be asked for (not subtopic, preference or
 #: judgment-group judgments, nor a user's measures).
@@ -203,7 +202,7 @@ def _for_ties(draw, families, ties):
     ``ties`` is "expected" (the others are refused: a request of them tests little else)."""
     if ties != "expected" or draw(st.integers(0, 3)) == 0:
         return families
-    return [f for f in families if f in EXPECTED]
+    return [f for f in families if FAMILIES[f].ties is not None]
 
 
 @st.composite
