@@ -91,13 +91,14 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     A query with an empty ranking scores 0 on every measure but ``NumRel``/``NumQ``.
 
     Called on files (``qrels`` and ``run`` paths) from the main thread of a process that
-    has not loaded numba yet, the evaluation runs in the user's warm worker, so that the
+    has not loaded numba yet, the evaluation runs in the user's warm worker when one is
+    running (a ``fastir`` command or ``fastir worker start`` started it), so that the
     call pays neither numba's start-up nor kernels run as Python; the results,
-    exceptions and warnings are those of an evaluation here. The first such call runs
-    here and starts the worker, which exits after ``FASTIR_WORKER_IDLE`` seconds without
-    a request (600). ``FASTIR_WORKER=off`` keeps every call in its process (the default
-    under CI); see :mod:`fastir.worker.library` and the command-line guide's "Library
-    calls".
+    exceptions and warnings are those of an evaluation here. A call starts no worker
+    unless ``FASTIR_WORKER=auto`` asks it to (the worker then exits after
+    ``FASTIR_WORKER_IDLE`` seconds without a request, 600); ``FASTIR_WORKER=off`` keeps
+    every call in its process (the default under CI); see :mod:`fastir.worker.library`
+    and the command-line guide's "Library calls".
 
     Examples
     --------

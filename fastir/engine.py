@@ -68,20 +68,16 @@ class Plan:
 
     def __init__(self, measures, options=DEFAULT, *, judgments="qrels"):
         self.keys, self.parsed = parse_all(measures)
-        check_compat(self.parsed, options.compat)
+        check_compat(self.parsed, options)
         check_judgments(self.parsed, judgments)
         TK.check_options(self.parsed, options, judgments)
         needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
         if needs_n and not options.num_docs > 0:
             raise ValueError(f"{', '.join(needs_n)} needs num_docs, the collection size N "
                              "(trec_eval -N); got none")
-        self.relevance_level = options.relevance_level
-        self.num_docs = options.num_docs
-        self.compat = options.compat
-        self.ties = options.ties
-        self.unjudged = options.unjudged
-        self.spec = measure_spec(self.parsed, self.relevance_level, num_docs=self.num_docs,
-                                 compat=self.compat)
+        #: the options the plan reads, whole (those of the join are the evaluation's)
+        self.options = planned(options)
+        self.spec = measure_spec(self.parsed, self.options)
         self.how = how(self.parsed)
         #: the columns of the diversity kernel's measures
         self.diverse = np.array([j for j, m in enumerate(self.parsed)
@@ -104,8 +100,7 @@ class Plan:
         that evaluates the same measures pays for parsing them once)."""
         names = (measures,) if isinstance(measures, str) else measures
         try:
-            return _plan(tuple(names), options.relevance_level, options.num_docs,
-                         options.compat, options.ties, options.unjudged, judgments)
+            return _plan(tuple(names), planned(options), judgments)
         except TypeError:  # (unhashable: a measure given as something else) not cached
             return Plan(measures, options, judgments=judgments)
 
@@ -146,7 +141,7 @@ class Plan:
             spec = self.sized(longest)
             rankings = kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query)
             scratch = work(len(bounds) - 1, longest)
-            if self.ties == "expected":  # (user measures have none: refused by the plan)
+            if self.options.ties == "expected":  # (user measures have none: refused)
                 _jit.launch(TK.expected_queries, bounds, rankings, joined.groups, judged, spec,
                             scratch, out, n_items=int(joined.indptr[-1]) + n_queries)
             elif sum(len(columns) for _, columns in self.user) < len(self.parsed):
@@ -174,15 +169,10 @@ class Plan:
             columns = [j for j, other in enumerate(self.views) if other == view]
             measures = [self.parsed[j] for j in columns]
             unique = list(dict.fromkeys(measures))  # (two names of one measure: computed once)
-            part = Plan.of(tuple(unique), self.options())
+            part = Plan.of(tuple(unique), self.options)
             values = part.values(joined, qrels)
             out[:, columns] = values[:, [unique.index(m) for m in measures]]
         return out
-
-    def options(self):
-        """The options this plan was made with (those it reads)."""
-        return Options(self.relevance_level, num_docs=self.num_docs, compat=self.compat,
-                       ties=self.ties, unjudged=self.unjudged)
 
     def refuse_diversity(self, why):
         """The error for diversity measures without subtopic judgments."""
@@ -207,7 +197,7 @@ class Plan:
         for j, m in enumerate(self.parsed):
             if m.spec.kind == STRING:
                 values[..., j] = np.nan
-            elif (self.compat == "9.0.8" and m.spec.path != "counts") \
+            elif (self.options.compat == "9.0.8" and m.spec.path != "counts") \
                     or m.spec.empty == "emptied":
                 values[..., ~in_run, j] = 0.0
 
@@ -250,10 +240,16 @@ class Plan:
 _NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 
+def planned(options):
+    """``options`` reduced to those a plan reads (``relevance_level``, ``num_docs``,
+    ``compat``, ``ties``, ``unjudged``): the key of the plans made once."""
+    return Options(options.relevance_level, num_docs=options.num_docs, compat=options.compat,
+                   ties=options.ties, unjudged=options.unjudged)
+
+
 @functools.lru_cache(maxsize=128)
-def _plan(names, relevance_level, num_docs, compat, ties, unjudged, judgments):
-    return Plan(list(names), Options(relevance_level, num_docs=num_docs, compat=compat,
-                                     ties=ties, unjudged=unjudged), judgments=judgments)
+def _plan(names, options, judgments):
+    return Plan(list(names), options, judgments=judgments)
 
 
 user.PLAN_CACHES.append(_plan.cache_clear)
@@ -289,20 +285,21 @@ def needs(m):
     return m.spec.path if m.spec.path in ("prefs", "groups") else "qrels"
 
 
-def check_compat(parsed, compat):
+def check_compat(parsed, options):
     """A ValueError naming the measures that trec_eval 9.0.8 lacks, under its ``compat``."""
-    if compat == "9.0.8":
+    if options.compat == "9.0.8":
         newer = [str(m) for m in parsed if "9.0.8" not in m.spec.versions]
         if newer:
             raise ValueError(f"{', '.join(newer)}: not in trec_eval 9.0.8 (compat='9.0.8')")
 
 
-def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
-    """The kernel's measure table and float parameters (:data:`fastir.measures.kernels.Spec`), and
-    the depth of its cumulative rows; ``log2`` is filled by :meth:`Plan.sized`."""
+def measure_spec(parsed, options):
+    """The kernel's measure table and float parameters (:data:`fastir.measures.kernels.Spec`)
+    under ``options`` (it reads ``relevance_level``, ``num_docs`` and ``compat``), and the
+    depth of its cumulative rows; ``log2`` is filled by :meth:`Plan.sized`."""
     table = np.zeros((len(parsed), kernels.N_COLUMNS), dtype=np.int64)
     gains = [_gain_kind(m) for m in parsed]
-    rows = [_params(m, gain, num_docs) for m, gain in zip(parsed, gains)]
+    rows = [_params(m, gain, options.num_docs) for m, gain in zip(parsed, gains)]
     # (NaN beyond a row: a gain table gives the labels it does not list their own gain)
     params = np.full((len(parsed), max([5] + [len(r) for r in rows])), np.nan)
     for j, m in enumerate(parsed):
@@ -311,10 +308,10 @@ def measure_spec(parsed, relevance_level, *, num_docs=0, compat=None):
         table[j, kernels.PATH] = kernels.PATHS[spec.path]
         table[j, kernels.CUTOFF] = _cutoff_column(m)
         rel = m.rel if "rel" in spec.params else None
-        level = (1 if spec.level_free else relevance_level) if rel is None else rel
+        level = (1 if spec.level_free else options.relevance_level) if rel is None else rel
         table[j, kernels.LEVEL] = level
         table[j, kernels.GAIN] = gains[j]
-        table[j, kernels.COMPAT] = compat == "9.0.8"
+        table[j, kernels.COMPAT] = options.compat == "9.0.8"
         table[j, kernels.EMPTY] = spec.empty in ("value", "emptied")
         params[j, :len(rows[j])] = rows[j]
     depth = kernels.prefix_depth(table)

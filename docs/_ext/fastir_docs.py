@@ -210,21 +210,17 @@ def _notes(family):
 
 def _ties_modes(family):
     """The `ties=` a family takes, as the catalogue's index says it."""
-    from fastir.measures.ties import EXPECTED
-
     if family.path in ("prefs", "groups"):
         return "trec_eval"
-    return "all three" if family.name in EXPECTED else "trec_eval, input"
+    return "all three" if family.ties is not None else "trec_eval, input"
 
 
 def _ties_note(family):
     """What a family's page says of `ties=` (docs/guides/ties-and-holes.md)."""
-    from fastir.measures.ties import EXPECTED
-
     if family.path in ("prefs", "groups"):
         return ("Ties: `ties='trec_eval'` only (preference judgments and judgment groups "
                 "rank as trec_eval does).")
-    how = EXPECTED.get(family.name)
+    how = family.ties
     if how is None:
         return ("Ties: `ties='trec_eval'` (the default) and `'input'`; no expected value "
                 "over tie orders, so `ties='expected'` is refused, naming it.")

@@ -36,6 +36,7 @@ import numpy as np
 from fastir import _jit
 from fastir._optional import require
 from fastir.analysis import stats_kernels as SK
+from fastir.measures import kernels
 from fastir.model.errors import FastirWarning
 from fastir.output.tables import latex_escape, markdown_row
 
@@ -109,7 +110,8 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
     from fastir.progress import Progress, wanted
 
     with Progress(len(runs), "evaluating runs", wanted(progress)) as bar:
-        keys, per_system = _per_query_values(qrels, runs, measures, missing, options, bar)
+        keys, summarised, per_system = _per_query_values(qrels, runs, measures, missing,
+                                                         options, bar)
         queries, values = _common_queries(systems, per_system)
         if baseline is None:
             pairs = [(a, b) for a in range(len(systems)) for b in range(a + 1, len(systems))]
@@ -117,16 +119,20 @@ def compare(qrels, runs, measures, *, baseline=None, test="randomization",
             base = systems.index(str(baseline))
             pairs = [(a, base) for a in range(len(systems)) if a != base]
         return Comparison(systems, keys, queries, values, pairs, baseline, test,
-                          int(n_resamples), correction, float(alpha), int(seed), bar)
+                          int(n_resamples), correction, float(alpha), int(seed), bar,
+                          summarised)
 
 
 def _per_query_values(qrels, runs, measures, missing, options, bar):
-    """The measure keys, and per system its (query ids, values (n_queries, n_measures))."""
+    """The measure keys, how each is summarised over queries (its aggregate:
+    :func:`fastir.measures.registry.how`), and per system its (query ids, values
+    (n_queries, n_measures))."""
     from fastir.loops.evaluator import Evaluator
+    from fastir.measures.registry import how
     from fastir.results import Results
 
     evaluator = None
-    keys = None
+    keys = summarised = None
     out = []
     for name, run in runs.items():
         if isinstance(run, Results):
@@ -142,6 +148,8 @@ def _per_query_values(qrels, runs, measures, missing, options, bar):
         missing_keys = [k for k in keys if k not in res.measures]
         if missing_keys:
             raise ValueError(f"results of {name!r} lack {', '.join(missing_keys)}")
+        if summarised is None:
+            summarised = how([res.parsed[res.measures.index(k)] for k in keys])
         text = [k for k in keys if k in res.strings]
         if text:
             raise ValueError(f"{', '.join(text)}: text measures cannot be compared")
@@ -150,7 +158,7 @@ def _per_query_values(qrels, runs, measures, missing, options, bar):
         _check_finite(values, keys, res.query_ids, name)
         out.append((res.query_ids, values))
         bar.advance(description=f"evaluated {name}")
-    return keys, out
+    return keys, summarised, out
 
 
 def _check_finite(values, keys, query_ids, name):
@@ -204,6 +212,8 @@ class Comparison:
     systems, measures, queries : lists
     values : ndarray (n_systems, n_queries, n_measures)
     means : ndarray (n_systems, n_measures)
+        Each measure summarised over the queries as :func:`fastir.evaluate` summarises it
+        (a mean; counts summed, GMAP a geometric mean).
     pairs : list of (system, other) names: each row of the pair arrays below is
         ``system - other``.
     difference, p_value, p_adjusted, ci_low, ci_high, effect_size : ndarrays
@@ -215,7 +225,7 @@ class Comparison:
     """
 
     def __init__(self, systems, measures, queries, values, pairs, baseline, test,
-                 n_resamples, correction, alpha, seed, progress=None):
+                 n_resamples, correction, alpha, seed, progress=None, summarised=None):
         self.systems, self.measures, self.queries = systems, list(measures), queries
         self.values, self.baseline, self.test = values, baseline, test
         self.n_resamples, self.correction, self.alpha, self.seed = (n_resamples, correction,
@@ -226,7 +236,9 @@ class Comparison:
         self._pair_index = pairs
         self.pairs = [(systems[a], systems[b]) for a, b in pairs]
         n_measures = len(self.measures)
-        self.means = _sequential_sum(values, axis=1) / n
+        if summarised is None:  # (every measure a mean)
+            summarised = np.zeros(len(self.measures), dtype=np.int64)
+        self.means = _jit.select(kernels.summaries, values.size)(values, summarised)
         diffs = np.concatenate([values[a] - values[b] for a, b in pairs], axis=1) \
             if pairs else np.zeros((n, 0))  # (n_queries, n_pairs * n_measures)
         shape = (len(pairs), n_measures)

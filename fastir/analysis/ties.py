@@ -13,7 +13,7 @@ import numpy as np
 
 from fastir.engine import Plan
 from fastir.io.inputs import as_qrels, as_run, records_read
-from fastir.model.join import MIXED, Joined, join, only_judged
+from fastir.model.join import MIXED, join, only_judged
 from fastir.options import Options
 
 __all__ = ["TieReport", "tie_report"]
@@ -108,11 +108,12 @@ def evaluate_with_range(plan, qrels, run, options):
     value, joined = plan.evaluate(qrels, run, options, groups=whole)
     if not whole:
         joined = join(qrels, run, options.replace(ties="trec_eval", max_docs=None,
-                                                  judged_only=False), groups=True)
+                                                  judged_only=False), groups=True,
+                      anywhere=plan.anywhere)
     tied, mixed = tied_queries(joined)
     if not len(mixed):
         return value, value, value, len(tied)
-    part = _queries(joined, mixed)
+    part = joined.of_queries(mixed)
     ends = [_values_in_order(plan, placed_join(part, best, options), qrels)
             for best in (False, True)]
     low, high = value.values.copy(), value.values.copy()
@@ -124,26 +125,11 @@ def evaluate_with_range(plan, qrels, run, options):
 def _values_in_order(plan, joined, qrels):
     """``plan``'s values on a join of one order (a plan of ``ties="expected"`` would read
     its tie groups: its measures are evaluated as ranked)."""
-    if plan.ties != "expected":
+    if plan.options.ties != "expected":
         return plan.values(joined, qrels)
     unique = list(dict.fromkeys(plan.parsed))  # (two keys of one measure: computed once)
-    ranked = Plan(unique, plan.options().replace(ties="trec_eval"))
+    ranked = Plan(unique, plan.options.replace(ties="trec_eval"))
     return ranked.values(joined, qrels)[:, [unique.index(m) for m in plan.parsed]]
-
-
-def _queries(joined, chosen):
-    """The join of the evaluated queries ``chosen`` (their positions, in order) alone."""
-    lengths = np.diff(joined.indptr)[chosen]
-    indptr = np.zeros(len(chosen) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    rows = np.repeat(joined.indptr[chosen] - indptr[:-1], lengths) + np.arange(indptr[-1])
-    part = Joined(joined.query_ids.take(chosen), indptr, joined.labels[rows],
-                  joined.qrels_query[chosen], joined.in_run[chosen], [], [])
-    part.groups = joined.groups[rows]
-    part.ideals = joined.ideals
-    if joined.subtopic_codes is not None:
-        part.subtopic_codes = joined.subtopic_codes[rows]
-    return part
 
 
 def placed_join(joined, best, options):
@@ -160,11 +146,7 @@ def placed_join(joined, best, options):
         order = order[position < options.max_docs]  # (positions stay in their queries)
         indptr = np.concatenate(([0], np.cumsum(position < options.max_docs,
                                                 dtype=np.int64)))[joined.indptr]
-    placed = Joined(joined.query_ids, indptr, joined.labels[order], joined.qrels_query,
-                    joined.in_run, joined.ignored_run_queries, joined.missing_queries)
-    placed.ideals = joined.ideals
-    if joined.subtopic_codes is not None:
-        placed.subtopic_codes = joined.subtopic_codes[order]
+    placed = joined.at_positions(order, indptr)
     return only_judged(placed) if options.judged_only else placed
 
 

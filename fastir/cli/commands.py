@@ -195,9 +195,8 @@ def _evaluated(name, evaluator, run, digits):
         results, low, high, n_tied = evaluate_with_range(
             evaluator.plan, evaluator.qrels, as_run(run, options.compat), options)
     values, lows, highs = results.mean, low.mean, high.mean
-    moved = [k for k, m in zip(results.measures, results.parsed)
-             if not m.spec.integer and isinstance(lows[k], float)
-             and highs[k] - lows[k] > 10.0 ** -digits]
+    moved = [k for k, m in zip(results.measures, results.parsed)  # (text has no mean)
+             if k in lows and not m.spec.integer and highs[k] - lows[k] > 10.0 ** -digits]
     if moved:
         ranges = ", ".join(f"{k} {cell(values[k], digits)} could be {cell(lows[k], digits)} "
                            f"to {cell(highs[k], digits)}" for k in moved)

@@ -351,10 +351,13 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
         ``"column"``: equal scores rank by column, first column first (deterministic;
         ``"input"`` and ``"trec_eval"`` are the same order: columns stand for documents in
         their given, docno-descending order). ``"average"``: nDCG/DCG average the gains of
-        equal scores over their positions, as sklearn's ``ndcg_score`` does; other
-        measures use the column order. ``"expected"``: every measure's value is the mean
-        over every order of each group of equal scores, as :func:`fastir.evaluate`'s
-        ``ties="expected"`` (nDCG/DCG then equal ``"average"``'s).
+        equal scores over their positions, as sklearn's ``ndcg_score`` does, which is
+        their value expected over the orders of equal scores (``"expected"``'s, with the
+        measure's own gains and level); other measures use the column order.
+        ``"expected"``: every measure's value is the mean over every order of each group
+        of equal scores, as :func:`fastir.evaluate`'s ``ties="expected"``. So the modes
+        are :func:`fastir.evaluate`'s (``"trec_eval"``, ``"input"``, ``"expected"``) and
+        two names of its kinds: ``"column"`` (the column order) and ``"average"``.
     per_row : bool
         Also return the (batch, n_measures) per-row values.
     mask : array-like of bool, optional
@@ -371,6 +374,15 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     >>> fastir.evaluate_matrix(np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]]), "nDCG@2")
     {'nDCG@2': 0.4796249331362629}
     """
+    return dense_values(scores, labels, measures, valid=valid, n_relevant=n_relevant,
+                        relevance_level=relevance_level, ties=ties, per_row=per_row,
+                        mask=mask)
+
+
+def dense_values(scores, labels, measures, *, valid=None, n_relevant=None, relevance_level=1,
+                 ties="column", per_row=False, mask=None, query_ids=None):
+    """:func:`evaluate_matrix`, its errors naming a row's query by ``query_ids[row]`` (the
+    query indexes of :func:`fastir.evaluate_flat`), else by its row."""
     if not isinstance(ties, str) or ties not in _MATRIX_TIES:
         raise ValueError(f"ties must be one of {', '.join(_MATRIX_TIES)}, got {ties!r}")
     names = (measures,) if isinstance(measures, str) else tuple(measures)
@@ -411,9 +423,9 @@ def evaluate_matrix(scores, labels, measures, *, valid=None, n_relevant=None,
     _raise_for(code)
     if plan.user:
         with _jit.forced("python" if python else "numba"):  # (as the batch was decided)
-            user.fill_matrix(plan, s, y, m, nr, level, spec, out)
+            user.fill_matrix(plan, s, y, m, nr, level, spec, out, query_ids)
             means[:] = _jit.select(kernels.summaries, out.size)(out[None], plan.how)[0]
-    plan.check(out, means=means)
+    plan.check(out, query_ids, means=means)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
 

@@ -16,6 +16,7 @@ from fastir.loops.evaluator import (
     _as_float_array,
     _matrix_plan,
     as_array,
+    dense_values,
     evaluate_matrix,
     matrix_labels,
 )
@@ -103,9 +104,20 @@ def evaluate_flat(preds, target, indexes, measures, *, relevance_level=1, ties="
     {'RR': 0.5, 'P@1': 0.0}
     """
     ids, scores, labels, valid = _flat_batch(preds, target, indexes)
-    means, values = evaluate_matrix(scores, labels, measures, valid=valid, per_row=True,
-                                    relevance_level=relevance_level, ties=ties)
+    means, values = dense_values(scores, labels, measures, valid=valid, per_row=True,
+                                 relevance_level=relevance_level, ties=ties,
+                                 query_ids=_QueryIndexes(ids))
     return (means, ids, values) if per_query else means
+
+
+class _QueryIndexes:
+    """The query index of each row of a flat batch, as an error names it (an int)."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def __getitem__(self, row):
+        return int(self.ids[row])
 
 
 class MetricAccumulator:

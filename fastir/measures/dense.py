@@ -21,12 +21,8 @@ first few are selected. Fixed candidates take their score vectors as weighted su
 import math
 from collections import namedtuple
 
-import numpy as np
-
 from fastir._jit import helper, pjit, prange
 from fastir.measures.kernels import (
-    CUTOFF,
-    GAIN,
     KIND,
     Spec,
     Work,
@@ -194,8 +190,9 @@ def bound_values(tasks, candidates, parts, weights, as_float32, ideals, spec, wo
 
 
 #: How a dense batch orders equal scores (its kernels' ``ties``): by column; by column,
-#: DCG and nDCG averaging each group's gains (sklearn's); every order, the values expected
-#: over them (:mod:`fastir.measures.ties`).
+#: DCG and nDCG averaging each group's gains (sklearn's, which is their value expected over
+#: the orders of each group: :mod:`fastir.measures.ties`, with the family's own gains);
+#: every order, the values expected over them.
 TIES_COLUMN, TIES_AVERAGE, TIES_EXPECTED = range(3)
 
 BAD_SCORE = -1  # a non-finite score (under the mask)
@@ -293,30 +290,6 @@ def _select_top(key, order, n, depth, buf):
 
 
 @helper
-def _average_dcg(b, scores, ranked_cols, n, labels, cutoff, gain_kind, log2):
-    """sklearn's DCG under ties: each group of equal scores shares its gains evenly over
-    the group's positions (within the cutoff)."""
-    top = n if cutoff == 0 else min(cutoff, n)
-    total = 0.0
-    lo = 0
-    while lo < top:
-        hi = lo + 1
-        while hi < n and scores[b, ranked_cols[hi]] == scores[b, ranked_cols[lo]]:
-            hi += 1
-        gain = 0.0
-        for i in range(lo, hi):
-            label = labels[b, ranked_cols[i]]
-            if label > 0:
-                gain += 2.0 ** label - 1.0 if gain_kind == 1 else np.float64(label)
-        discount = 0.0
-        for i in range(lo, min(hi, top)):
-            discount += 1.0 / log2[i]
-        total += gain / (hi - lo) * discount
-        lo = hi
-    return total
-
-
-@helper
 def _tie_groups(scores, order, n, groups):
     """Per ranked position its tie group (the position of its group's first column)."""
     for i in range(n):
@@ -332,32 +305,18 @@ def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, ties, spec, w
                                 order, work.index[c, 1])
     if n < 0:
         return n
-    if ties == TIES_EXPECTED:  # (every relevant document is laid out: outside is 0)
-        groups = work.index[c, 1]  # (the sort's scratch, free again)
+    groups = work.index[c, 1]  # (the tie groups: the ranking's scratch, free again)
+    if ties != TIES_COLUMN:
         _tie_groups(batch.scores[b], order, n, groups)
-        for k in range(spec.table.shape[0]):
-            out[b, k] = expected_value(b, spec, k, ranked[:n], groups[:n], ideal[:m],
-                                       work.rows[c], work.state[c])
-        return 0
     for k in range(spec.table.shape[0]):
         kind = spec.table[k, KIND]
-        if ties == TIES_AVERAGE and (kind == NDCG or kind == DCG):  # sklearn's averaging
-            cutoff, gain_kind = spec.table[k, CUTOFF], spec.table[k, GAIN]
-            dcg = _average_dcg(b, batch.scores, order, n, batch.labels, cutoff, gain_kind,
-                               spec.log2)
-            if kind == DCG:
-                out[b, k] = dcg
-                continue
-            top = m if cutoff == 0 else min(cutoff, m)
-            idcg = 0.0
-            for i in range(top):
-                g = ideal[i]
-                if g > 0:
-                    idcg += (2.0 ** g - 1.0 if gain_kind == 1 else np.float64(g)) / spec.log2[i]
-            out[b, k] = dcg / idcg if idcg > 0.0 else 0.0
-            continue
-        out[b, k] = query_value(b, spec, k, ranked[:n], ideal[:m], outside, relevance,
-                                work.rows[c], work.state[c])
+        if ties == TIES_EXPECTED or (ties == TIES_AVERAGE and (kind == NDCG or kind == DCG)):
+            # (with TIES_EXPECTED every relevant document is laid out: outside is 0)
+            out[b, k] = expected_value(b, spec, k, ranked[:n], groups[:n], ideal[:m],
+                                       work.rows[c], work.state[c])
+        else:
+            out[b, k] = query_value(b, spec, k, ranked[:n], ideal[:m], outside, relevance,
+                                    work.rows[c], work.state[c])
     return 0
 
 

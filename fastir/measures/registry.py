@@ -441,13 +441,18 @@ class Family:
     (preference judgments, :class:`fastir.model.prefs.Prefs`: their own kernel,
     :mod:`fastir.measures.prefs`, ``kind`` one of its measures) and "groups" (judgment
     groups, :class:`fastir.model.prefs.JudgmentGroups`): the family ``per_group`` names,
-    with the same cutoff and level, on each judgment group of a query, averaged over them."""
+    with the same cutoff and level, on each judgment group of a query, averaged over them.
+
+    ``ties``: how its value expected over the orders of tied documents is computed
+    (``ties="expected"``, :mod:`fastir.measures.ties`): "closed form" (McSherry & Najork),
+    "mean gain" (a sum over positions: each takes its tie group's mean) or "order-free" (no
+    order changes it); None: it has none (refused by name)."""
 
     def __init__(self, name, kind, doc, *, formula, path="ranks", cutoff=None,
                  cutoff_required=False, params=(REL,), aggregate="mean", unjudged=False,
                  anywhere=False, level_free=False, integer=False, empty="zero", ideal="none",
                  num_docs=None, check=None, invalid=None, trec=(), versions=("10.0", "9.0.8"),
-                 aliases=(), ranx=(), examples=(), per_group=None):
+                 aliases=(), ranx=(), examples=(), per_group=None, ties=None):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.formula = formula
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
@@ -459,6 +464,7 @@ class Family:
         self.aliases, self.ranx = aliases, ranx
         self.examples = examples or (name,)
         self.per_group = per_group
+        self.ties = ties
 
     def __repr__(self):
         return f"Family({self.name!r})"
@@ -467,31 +473,32 @@ class Family:
 FAMILIES = {f.name: f for f in (
     Family("NumQ", NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
            aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query"),
+           trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query", ties="order-free"),
     Family("NumRet", NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
            path="counts", params=(), aggregate="sum", integer=True,
-           trec=(TrecName("num_ret", 2),), formula="n"),
+           trec=(TrecName("num_ret", 2),), formula="n", ties="order-free"),
     Family("NumRel", NUM_REL, "Number of judged documents with label >= rel.",
            path="counts", aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_rel", 3),), formula="R"),
+           trec=(TrecName("num_rel", 3),), formula="R", ties="order-free"),
     Family("NumRelRet", NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
-           aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),), formula="r(n)"),
+           aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),), formula="r(n)",
+           ties="order-free"),
     Family("NumNonRelJudgedRet", NUM_NONREL_JUDGED_RET,
            "Number of judged non-relevant documents retrieved.", path="set", aggregate="sum",
            integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),),
-           formula="#{i <= n : 0 <= l_i < rel}"),
+           formula="#{i <= n : 0 <= l_i < rel}", ties="order-free"),
     Family("AP", AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
                                                           cut=True)),
            aliases=("MAP",), ranx=("map",),
            examples=("AP", "AP@3"),
            formula="sum of P@i over the ranks i <= k with rel_i = 1, divided by R (map: k = n; "
-                   "map_cut_k: the top k, still over R)"),
+                   "map_cut_k: the top k, still over R)", ties="closed form"),
     Family("GMAP", AP, "Average precision, summarised by the geometric mean (values floored "
            "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),),
-           formula="exp(mean over the queries of log(max(AP, 1e-5)))"),
+           formula="exp(mean over the queries of log(max(AP, 1e-5)))", ties="closed form"),
     Family("Rprec", RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
-           aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R"),
+           aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R", ties="mean gain"),
     Family("Bpref", BPREF, "Binary preference (Buckley & Voorhees).", path="own",
            unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",),
            formula="sum over the relevant retrieved d of (1 - min(m_d, R) / min(N, R)), divided by "
@@ -499,7 +506,8 @@ FAMILIES = {f.name: f for f in (
                    "= 0; unjudged documents are skipped)"),
     Family("RR", RR, "Reciprocal rank of the first relevant document (within the cutoff).",
            cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
-           examples=("RR", "RR@2"), formula="1 / i for the first i <= k with rel_i = 1; 0 if none"),
+           examples=("RR", "RR@2"), formula="1 / i for the first i <= k with rel_i = 1; 0 if none",
+           ties="closed form"),
     Family("IPrec", IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
            "rounding).", path="set", cutoff=RECALL, cutoff_required=True,
            trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
@@ -510,7 +518,7 @@ FAMILIES = {f.name: f for f in (
     Family("P", P, "Precision at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
            ranx=("precision",),
-           examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k"),
+           examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k", ties="mean gain"),
     Family("RelString", STRING, "The labels of the top k (default 10) as text, as "
            "trec_eval's relstring.", path="counts", cutoff=DEPTH, params=(), aggregate="none",
            unjudged=True, trec=(TrecName("relstring", 12, "single"),),
@@ -520,7 +528,7 @@ FAMILIES = {f.name: f for f in (
     Family("R", RECALL_AT, "Recall at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
            ranx=("recall",),
-           examples=("R@3", "R@50"), formula="r(k) / R"),
+           examples=("R@3", "R@50"), formula="r(k) / R", ties="mean gain"),
     Family("infAP", INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
            "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),),
            formula="sum over the relevant retrieved d_j (j its 0-based rank) of 1 if j = 0, else "
@@ -536,14 +544,15 @@ FAMILIES = {f.name: f for f in (
            trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
            examples=("RprecMult@0.2", "RprecMult@1.5"),
            formula="P@c, c = (long)(x R + 0.9) (x the multiple; r(n) / c when c > n); 0 when c = "
-                   "0"),
+                   "0", ties="mean gain"),
     Family("Utility", UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
            "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
                    Param("c", "float", 0.0), Param("d", "float", 0.0)),
            num_docs="read", empty="emptied", trec=(TrecName("utility", 17, "single"),),
            examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)"),
-           formula="a r(n) + b (n - r(n)) + c (R - r(n)) + d (num_docs - n - R + r(n))"),
+           formula="a r(n) + b (n - r(n)) + c (R - r(n)) + d (num_docs - n - R + r(n))",
+           ties="order-free"),
     Family("IPrecAvg", IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
            path="own", trec=(TrecName("11pt_avg", 18, "single"),),
@@ -563,14 +572,14 @@ FAMILIES = {f.name: f for f in (
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
            invalid=EXP_GAIN_OVERFLOW, trec=(TrecName("dcg", 21, "single", all_trec=False),),
            versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')"),
-           formula="sum over i <= k of g(l_i) / log2(i + 1)"),
+           formula="sum over i <= k of g(l_i) / log2(i + 1)", ties="mean gain"),
     Family("IDCG", IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, invalid=EXP_GAIN_OVERFLOW,
            empty="value", ideal="cutoff",
            trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2"),
            formula="sum over i <= k of I_i / log2(i + 1); I: the positive gains of every judged "
-                   "document, descending"),
+                   "document, descending", ties="order-free"),
     Family("nDCG", NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
@@ -583,7 +592,7 @@ FAMILIES = {f.name: f for f in (
            formula="DCG@k / IDCG@k = sum over i <= k of g(l_i) / log2(i + 1), divided by the same "
                    "sum over I, the positive gains of every judged document (retrieved or not) "
                    "descending; 0 when that is 0. trec_eval's ndcg: g(l) = l for l >= 1 (whatever "
-                   "-l), k = n for the run and all of I"),
+                   "-l), k = n for the run and all of I", ties="mean gain"),
     Family("nDCGRel", NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("ndcg_rel", 24, "single"),),
@@ -599,37 +608,38 @@ FAMILIES = {f.name: f for f in (
     Family("RelP", REL_P, "Relevant in the top k divided by min(k, R) (BEIR's and MTEB's "
            "recall_cap, R_cap@k).", cutoff=RANK, cutoff_required=True, aliases=("R_cap",),
            trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
-           examples=("RelP@3",), formula="r(k) / min(k, R)"),
+           examples=("RelP@3",), formula="r(k) / min(k, R)", ties="mean gain"),
     Family("Success", SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
            ranx=("hit_rate",),
-           examples=("Success@2",), formula="1 if r(k) > 0, else 0"),
+           examples=("Success@2",), formula="1 if r(k) > 0, else 0", ties="closed form"),
     Family("Hits", HITS, "Relevant documents in the top k (the whole ranking without k), "
            "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5"),
-           formula="r(k)"),
+           formula="r(k)", ties="mean gain"),
     Family("F1", F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
-           examples=("F1", "F1@5"), formula="2 P Q / (P + Q), P = r(k) / k, Q = r(k) / R"),
+           examples=("F1", "F1@5"), formula="2 P Q / (P + Q), P = r(k) / k, Q = r(k) / R",
+           ties="mean gain"),
     Family("FallOut", FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
            "top k over all judged non-relevant documents (label < rel); 0 without one "
            "(torchmetrics' RetrievalFallOut with empty_target_action='neg').", cutoff=RANK,
            ideal="whole",
            examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5"),
-           formula="#{i <= k : 0 <= l_i < rel} / N"),
+           formula="#{i <= k : 0 <= l_i < rel} / N", ties="mean gain"),
     Family("SetP", SET_P, "Precision of the whole ranking.", path="set",
-           trec=(TrecName("set_P", 30),), formula="r(n) / n"),
+           trec=(TrecName("set_P", 30),), formula="r(n) / n", ties="order-free"),
     Family("SetRelP", SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            path="set",
-           trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)"),
+           trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)", ties="order-free"),
     Family("SetR", SET_R, "Recall of the whole ranking.", path="set",
-           trec=(TrecName("set_recall", 32),), formula="r(n) / R"),
+           trec=(TrecName("set_recall", 32),), formula="r(n) / R", ties="order-free"),
     Family("SetAP", SET_AP, "Set precision times set recall.", path="set",
-           trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)"),
+           trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)", ties="order-free"),
     Family("SetF", SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
            "as trec_eval.", path="set", params=(REL, Param("beta", "float", 1.0, low=0.0)),
            trec=(TrecName("set_F", 34, "single"),),
            examples=("SetF", "SetF(beta=0.5)"),
-           formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R"),
+           formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R", ties="order-free"),
     Family("YAAP", YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            path="set",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),),
@@ -643,12 +653,13 @@ FAMILIES = {f.name: f for f in (
            versions=("10.0",),
            examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)"),
            formula="(1 - p) sum over i <= n of g_i p^(i-1): g_i = l_i / L (L the query's largest "
-                   "label when above 1), 0 below rel and below 1; scaled=False: g_i = l_i"),
+                   "label when above 1), 0 below rel and below 1; scaled=False: g_i = l_i",
+                   ties="mean gain"),
     Family("RBPResid", RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",),
            formula="p^n + (1 - p) sum over the unjudged d_i (not judged, or a negative label) of "
-                   "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged"),
+                   "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged", ties="mean gain"),
     Family("ERR", ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
            "user stops at a document with probability (2^label - 1) / 2^max_grade; labels "
            "above max_grade are refused, as gdeval refuses them.", path="own", cutoff=RANK,
@@ -666,14 +677,14 @@ FAMILIES = {f.name: f for f in (
            "ones too), over min(k, n) (ir_measures' Judged; trec_eval's unj divides by k and "
            "counts negative labels as unjudged).", path="own", cutoff=RANK, params=(),
            unjudged=True, examples=("Judged", "Judged@3"),
-           formula="#{i <= min(k, n) : d_i judged} / min(k, n)"),
+           formula="#{i <= min(k, n) : d_i judged} / min(k, n)", ties="mean gain"),
     Family("Accuracy", ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
            "N the collection size (num_docs, trec_eval -N): the seed documents' Boolean "
            "accuracy, not ir_measures' pairwise Accuracy.", cutoff=RANK, empty="value",
            num_docs="required", invalid="num_docs is smaller than the documents retrieved "
            "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5"),
            formula="(TP + TN) / num_docs: TP = r(k), FP = min(k, n) - TP, FN = R - TP, TN = "
-                   "num_docs - TP - FP - FN"),
+                   "num_docs - TP - FP - FN", ties="mean gain"),
     Family("Compat", COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
            "2021): rank-biased overlap (persistence p) with the judged documents by label, "
            "normalised by the ideal's own (ir_measures' depth max(n, |ideal|)).", path="own",
@@ -784,7 +795,8 @@ FAMILIES = {f.name: f for f in (
     Family("Unj", UNJ, "Fraction of the top k that is unjudged.", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
-           examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k"),
+           examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k",
+           ties="mean gain"),
     Family("Hole", UNJ, "Share of the top k that no query of the qrels judges (BEIR's and "
            "MTEB's hole@k: a document any query judges, with any label, is annotated; "
            "BEIR averages over the run's queries and rounds to 5 decimals).", cutoff=RANK,

@@ -22,8 +22,9 @@ tied scores", ECIR 2008), linear in the ranking's length:
 
 The measures read only at the end of the ranking (set measures, counts) do not depend on
 the order. A group of one document takes exactly the default's operations, so a ranking
-without ties gives the default values bit for bit. :data:`EXPECTED` lists the families
-that have an expected value; :func:`check_options` refuses the others, by name.
+without ties gives the default values bit for bit. The registry says which families have
+an expected value, and how (:attr:`fastir.measures.registry.Family.ties`);
+:func:`check_options` refuses the others, by name.
 """
 
 import numpy as np
@@ -62,30 +63,11 @@ from fastir.measures.kernels import (
 from fastir.measures.precision import cutoff_value, set_value
 from fastir.measures.registry import JUDGED, RBP, RBP_RESID, RR, SUCCESS
 
-#: The families with an expected value over tie orders, and how it is computed: "closed
-#: form" (McSherry & Najork: the module's doc), "mean gain" (a sum over positions: each
-#: position takes its group's mean) or "order-free" (the value does not depend on the
-#: order). The catalogue's "ties" column reads this; every family supports "trec_eval"
-#: and "input" (an order of the ranking like any other).
-EXPECTED = {
-    "NumQ": "order-free", "NumRet": "order-free", "NumRel": "order-free",
-    "NumRelRet": "order-free", "NumNonRelJudgedRet": "order-free", "SetP": "order-free",
-    "SetRelP": "order-free", "SetR": "order-free", "SetAP": "order-free",
-    "SetF": "order-free", "Utility": "order-free",
-    "AP": "closed form", "GMAP": "closed form", "RR": "closed form",
-    "Success": "closed form",
-    "P": "mean gain", "R": "mean gain", "RelP": "mean gain", "Hits": "mean gain",
-    "F1": "mean gain", "FallOut": "mean gain", "Accuracy": "mean gain", "Unj": "mean gain",
-    "Rprec": "mean gain", "RprecMult": "mean gain", "DCG": "mean gain",
-    "IDCG": "order-free", "nDCG": "mean gain", "RBP": "mean gain", "RBPResid": "mean gain",
-    "Judged": "mean gain",
-}
-
 
 def check_options(parsed, options, judgments):
     """A ValueError naming the measures that cannot take ``options.ties`` or
     ``options.unjudged``: with ``ties="expected"``, the families without an expected value
-    (:data:`EXPECTED`); with unjudged documents judged relevant, the diversity measures
+    (``Family.ties`` None); with unjudged documents judged relevant, the diversity measures
     (their subtopic judgments have no label for them) and those counting the documents no
     query judges (Hole); either, with preference
     judgments or judgment groups (``judgments``, not qrels)."""
@@ -95,7 +77,7 @@ def check_options(parsed, options, judgments):
                          "defaults ('trec_eval', 'nonrelevant') are available with "
                          f"{'preference judgments' if judgments == 'prefs' else judgments}")
     if options.ties == "expected":
-        refused = [str(m) for m in parsed if m.family not in EXPECTED]
+        refused = [str(m) for m in parsed if m.spec.ties is None]
         if refused:
             raise ValueError(f"{', '.join(refused)}: no expected value over tie orders "
                              "(ties='expected'); give ties='trec_eval' or 'input' for them "

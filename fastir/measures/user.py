@@ -496,12 +496,12 @@ def fill_bound(plan, candidates, parts, weights, as_float32, ideals, spec, out, 
              ideals, spec, out[r], query_ids)
 
 
-def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out):
+def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out, query_ids=None):
     """The user measures' columns of a dense batch's ``out[b, m]``: each row ranked by score
     descending, ties by column, over its valid candidates; its judged labels are its valid
     candidates' and, when ``n_relevant`` says more are relevant, as many more of label
     ``level`` (as :func:`fastir.evaluate_matrix` counts them); then :func:`fill`, its
-    queries named by row."""
+    queries named by ``query_ids`` (else by row)."""
     from fastir.measures.kernels import Rankings
     from fastir.model.data import Ideals
 
@@ -522,7 +522,8 @@ def fill_matrix(plan, scores, labels, valid, n_relevant, level, spec, out):
     for array in ideals:  # (read-only, as the qrels' are: the loop compiled for those)
         array.flags.writeable = False
     fill(plan.parsed, plan.user, np.array([0, batch], dtype=np.int64), rankings, ideals,
-         spec, out, np.arange(batch), what="row")
+         spec, out, np.arange(batch) if query_ids is None else query_ids,
+         what="row" if query_ids is None else "query")
 
 
 # -- the module of a family's loop ------------------------------------------------------

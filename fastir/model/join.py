@@ -16,6 +16,8 @@ the measures that count a doc any query judges as judged (BEIR's hole@k).
 """
 
 from collections import namedtuple
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -60,8 +62,11 @@ TIED = 1  # a query with two documents of equal score
 MIXED = 2  # and two of them of different label codes (their order can move a value)
 
 
+@dataclass(frozen=True, eq=False)
 class Joined:
-    """Ranked labels of the evaluated queries, in CSR form.
+    """Ranked labels of the evaluated queries, in CSR form: one value, every field given at
+    construction (by :func:`join`; the views of a join, :meth:`at_positions`,
+    :meth:`of_queries`, :func:`judged_anywhere`, take every field alike).
 
     Attributes
     ----------
@@ -79,35 +84,68 @@ class Joined:
         Run queries without judgments (never scored).
     missing_queries : list
         Judged queries absent from the run (scored 0, or skipped with ``missing="skip"``).
-    subtopic_codes : ndarray of int32
-        With subtopic qrels: per ranked position, the doc's place in its query's
-        :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
-    groups : ndarray of int32 (int64 for rankings beyond 2**31) or None
-        With ``ties="expected"``: per ranked position its tie group, a number shared by
-        the adjacent positions of equal score only; ``tied``, per evaluated query,
-        :data:`TIED`, :data:`MIXED` (before ``judged_only``) or 0.
+    duplicate : ndarray of int64
+        Per evaluated query, the run row it ranks twice, or -1 (``join(...,
+        duplicates="mark")``).
+    tied : ndarray of int8 or None
+        With tie groups: per evaluated query :data:`TIED`, :data:`MIXED` (before
+        ``judged_only``) or 0.
     ideals : Ideals or None
         With ``unjudged=("relevant", label)``: the ideal labels of the qrels with every
         unjudged retrieved document at that label (:func:`joined_ideals`).
-    anywhere : ndarray of int32
+    groups : ndarray of int32 (int64 for rankings beyond 2**31) or None
+        With ``ties="expected"``: per ranked position its tie group, a number shared by
+        the adjacent positions of equal score only.
+    subtopic_codes : ndarray of int32 or None
+        With subtopic qrels: per ranked position, the doc's place in its query's
+        :class:`~fastir.model.subtopics.Subtopics` (or -1 / -2, as the labels).
+    anywhere : ndarray of int32 or None
         With ``join(..., anywhere=True)``: per ranked position, 0 when some query of the
         qrels judges the doc (any label), ``NOT_POOLED`` when none does.
+    rows, tie : ndarray of int64 or None
+        With ``as_candidates``: per position its run row and its place in its query's
+        docno-descending order.
     """
 
-    def __init__(self, query_ids, indptr, labels, qrels_query, in_run, ignored_run_queries,
-                 missing_queries):
-        self.query_ids = query_ids
-        self.indptr = indptr
-        self.labels = labels
-        self.qrels_query = qrels_query
-        self.in_run = in_run
-        self.ignored_run_queries = ignored_run_queries
-        self.missing_queries = missing_queries
-        self.subtopic_codes = None
-        self.groups = None
-        self.tied = None
-        self.ideals = None
-        self.anywhere = None
+    query_ids: object
+    indptr: np.ndarray
+    labels: np.ndarray
+    qrels_query: np.ndarray
+    in_run: np.ndarray
+    ignored_run_queries: list
+    missing_queries: list
+    duplicate: np.ndarray = None
+    tied: np.ndarray = None
+    ideals: object = None
+    groups: np.ndarray = None
+    subtopic_codes: np.ndarray = None
+    anywhere: np.ndarray = None
+    rows: np.ndarray = None
+    tie: np.ndarray = None
+
+    #: The fields with a value per ranked position, and per evaluated query.
+    POSITIONS: ClassVar = ("labels", "groups", "subtopic_codes", "anywhere", "rows", "tie")
+    QUERIES: ClassVar = ("qrels_query", "in_run", "duplicate", "tied")
+
+    def at_positions(self, index, indptr):
+        """The same queries, their rankings now the positions ``index`` (in order; query
+        ``e``'s are ``indptr[e]:indptr[e + 1]``): every per-position field taken alike."""
+        taken = {name: getattr(self, name)[index] for name in self.POSITIONS
+                 if getattr(self, name) is not None}
+        return replace(self, indptr=indptr, **taken)
+
+    def of_queries(self, chosen):
+        """The evaluated queries ``chosen`` (their positions in this join, in order) alone,
+        every per-query and per-position field taken alike (no ignored or missing queries:
+        a part of the evaluation)."""
+        lengths = np.diff(self.indptr)[chosen]
+        indptr = np.zeros(len(chosen) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        rows = np.repeat(self.indptr[chosen] - indptr[:-1], lengths) + np.arange(indptr[-1])
+        taken = {name: getattr(self, name)[chosen] for name in self.QUERIES
+                 if getattr(self, name) is not None}
+        return replace(self.at_positions(rows, indptr), query_ids=self.query_ids.take(chosen),
+                       ignored_run_queries=[], missing_queries=[], **taken)
 
 
 def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise",
@@ -198,26 +236,25 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
 
     joined_groups = [group_out]
     ranked_indptr, labels, duplicate = ranked(qrels.labels)
-    joined = Joined(query_ids, ranked_indptr, labels, qrels_query, run_query >= 0, ignored,
-                    missing_queries)
-    joined.duplicate = duplicate
+    more = {}
     if marking:
-        joined.groups, joined.tied = joined_groups[-1], tied
+        more["groups"], more["tied"] = joined_groups[-1], tied
     if unjudged is not None:
-        joined.ideals = joined_ideals(qrels, qrels_query, added, unjudged)
+        more["ideals"] = joined_ideals(qrels, qrels_query, added, unjudged)
     if qrels.subtopics is not None and not as_candidates and unjudged is None:
         # (their -J compacts alike; relabelled unjudged documents would not)
-        joined.subtopic_codes = ranked(qrels.subtopics.codes, main=False)[1]
+        more["subtopic_codes"] = ranked(qrels.subtopics.codes, main=False)[1]
     if anywhere and judged_only:  # (every doc kept is judged; Hole refuses ``unjudged``)
-        joined.anywhere = np.zeros_like(labels)
+        more["anywhere"] = np.zeros_like(labels)
     elif anywhere:  # every evaluated query looks its docs up in one table of every judgment
         n_judged = len(qrels.labels)
         every = Judgments(np.zeros_like(qrels_query), np.array([0, n_judged], np.int64),
                           np.zeros(n_judged, np.int32), row_hash)
-        joined.anywhere = ranked(None, main=False, judgments=every)[1]
+        more["anywhere"] = ranked(None, main=False, judgments=every)[1]
     if as_candidates:
-        joined.rows, joined.tie = rows_out, tie_out
-    return joined
+        more["rows"], more["tie"] = rows_out, tie_out
+    return Joined(query_ids, ranked_indptr, labels, qrels_query, run_query >= 0, ignored,
+                  missing_queries, duplicate, **more)
 
 
 #: ``(source, qid, doc) -> (first line, second line) or None``: where a run file ranks a doc
@@ -293,10 +330,7 @@ def judged_anywhere(joined):
     """``joined`` with, for labels, each ranked doc's code in the whole qrels
     (``Joined.anywhere``): the ranking that the measures counting a doc any query judges as
     judged read. The queries are the same."""
-    out = Joined(joined.query_ids, joined.indptr, joined.anywhere, joined.qrels_query,
-                 joined.in_run, joined.ignored_run_queries, joined.missing_queries)
-    out.anywhere, out.ideals, out.groups = joined.anywhere, joined.ideals, joined.groups
-    return out
+    return replace(joined, labels=joined.anywhere)
 
 
 def only_judged(joined):
@@ -305,16 +339,7 @@ def only_judged(joined):
     for it alone (``judged_only=True``). The queries are the same."""
     keep = joined.labels >= 0
     indptr = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[joined.indptr]
-    out = Joined(joined.query_ids, indptr, joined.labels[keep], joined.qrels_query,
-                 joined.in_run, joined.ignored_run_queries, joined.missing_queries)
-    out.ideals = joined.ideals
-    if joined.groups is not None:
-        out.groups = joined.groups[keep]
-    if joined.subtopic_codes is not None:
-        out.subtopic_codes = joined.subtopic_codes[keep]
-    if joined.anywhere is not None:
-        out.anywhere = joined.anywhere[keep]
-    return out
+    return joined.at_positions(np.flatnonzero(keep), indptr)
 
 
 @jit

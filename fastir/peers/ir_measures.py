@@ -37,14 +37,25 @@ class MeasuresEvaluator:
         self._evaluator.check = disjoint_warning  # (ir_measures scores a query it lacks 0)
 
     def iter_calc(self, run):
-        """A :class:`Metric` per judged query and measure (``measure`` as given)."""
+        """A :class:`Metric` per judged query and measure (``measure`` as given; a text
+        measure's value its text, as :func:`fastir.evaluate` gives it)."""
         results = self._evaluator.evaluate(run)
-        yield from metrics(Metric, results.query_ids, self.measures, results.values)
+        values = results.values
+        if results.strings:
+            values = values.astype(object)
+            for key, texts in results.strings.items():
+                values[:, results.measures.index(key)] = texts
+        yield from metrics(Metric, results.query_ids, self.measures, values)
 
     def calc_aggregate(self, run):
-        """``{measure: value over the queries}``, keyed by the measures as given."""
-        means = self._evaluator.evaluate(run).mean.values()
-        return dict(zip(self.measures, means))
+        """``{measure: value over the queries}``, keyed by the measures as given; a text
+        measure (RelString), which has none, is refused by name (:meth:`iter_calc` gives
+        its text per query)."""
+        text = [str(m) for m in self._evaluator.plan.parsed if m.spec.aggregate == "none"]
+        if text:
+            raise ValueError(f"{', '.join(text)}: a text measure has no value over the "
+                             "queries; iter_calc gives its text per query")
+        return dict(zip(self.measures, self._evaluator.evaluate(run).mean.values()))
 
 
 def metrics(kind, query_ids, measures, values):

@@ -181,9 +181,9 @@ class RelevanceEvaluator:
         values = results.values
         if self._logs:  # (per-query gm_map and gm_bpref: the logarithms pytrec_eval gives,
             values = values.copy()  # C's log, as math.log; numpy's may differ in an ulp)
-            for key in self._logs:
-                j = self._column[key]
-                values[:, j] = [math.log(max(v, MIN_GEO_MEAN)) for v in values[:, j].tolist()]
+            for j in {self._column[key] for key in self._logs}:  # (a column once, however
+                values[:, j] = [math.log(max(v, MIN_GEO_MEAN))  # many keys name it)
+                                for v in values[:, j].tolist()]
         columns = [self._column.get(key) for key in self._keys]
         rows = (values[:, [j for j in columns if j is not None]] if None not in columns
                 else _with_zeros(values, columns)).tolist()

@@ -24,7 +24,7 @@ from fastir.io import _scan, trec
 from fastir.io.inputs import as_qrels, warn_of_queries
 from fastir.model.data import InputError, Run
 from fastir.model.ids import common_kind
-from fastir.model.join import Joined
+from fastir.model.join import join
 from fastir.model.values import assemble
 from fastir.options import Options
 from fastir.progress import Progress, wanted
@@ -150,13 +150,8 @@ class Combined:
     def results(self, source):
         qrels, plan = self.qrels, self.plan
         absent = np.flatnonzero(~self.in_run)
-        if self.missing == "zero" and len(absent):  # empty rankings, as the join gives them
-            empty = Joined(qrels.query_ids.take(absent), np.zeros(len(absent) + 1, np.int64),
-                           np.zeros(0, np.int32), absent, np.zeros(len(absent), bool), [], [])
-            if qrels.subtopics is not None:
-                empty.subtopic_codes = np.zeros(0, np.int32)
-            empty.anywhere = empty.labels
-            self.values[absent] = plan.values(empty, qrels)
+        if self.missing == "zero" and len(absent):  # their empty rankings, joined as any
+            self.values[absent] = plan.values(empty_rankings(qrels, absent, plan), qrels)
         keep = np.arange(qrels.n_queries) if self.missing == "zero" else \
             np.flatnonzero(self.in_run)
         ids = qrels.query_ids.as_text() if self.text_ids and qrels.query_ids.is_int else \
@@ -168,6 +163,19 @@ class Combined:
         strings = {key: [texts[q] for q in keep.tolist()] for key, texts in self.strings.items()}
         return plan.results_of(ids.take(keep), self.values[keep], in_run, self.missing,
                                ignored, ids.take(absent).tolist(), strings)
+
+
+def empty_rankings(qrels, rows, plan):
+    """The join of the qrels queries ``rows`` with empty rankings (every field the join
+    gives ``plan``'s measures: tie groups, subtopics, codes in the whole qrels), by the join
+    itself, of a run with no rows."""
+    nothing = Run.from_arrays(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                              source="no run")
+    joined = join(qrels, nothing, plan.options.replace(missing="zero"),
+                  anywhere=plan.anywhere)
+    position = np.empty(len(joined.qrels_query), dtype=np.int64)
+    position[joined.qrels_query] = np.arange(len(joined.qrels_query))
+    return joined.of_queries(position[rows])
 
 
 def _strcmp_key(query_id):
