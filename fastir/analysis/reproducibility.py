@@ -21,6 +21,7 @@ measure.
 
 import math
 import weakref
+from collections import namedtuple
 
 import numpy as np
 
@@ -38,9 +39,16 @@ RBO_P = 0.95
 
 
 # -- document order -----------------------------------------------------------------------
+#: A run's rankings as the kernels read them: per query (in id order) its rows in ranked
+#: order, ``rows[offsets[q]:offsets[q + 1]]``, their number ``lengths[q]`` and the query's
+#: first row in the run, ``starts[q]`` (the doc ids apart: numba's parallel loops take no
+#: namedtuple within a namedtuple, numba issue 10139).
+RankedRows = namedtuple("RankedRows", "rows offsets starts lengths")
+
+
 class Rankings:
     """A run's rankings, once: per query its rows in ranked order (``rows[offsets[q]:
-    offsets[q + 1]]``, queries in id order)."""
+    offsets[q + 1]]``, queries in id order); ``ranked``: the same as :data:`RankedRows`."""
 
     def __init__(self, run):
         self.run = run
@@ -48,6 +56,7 @@ class Rankings:
         lengths = run.stops - run.starts
         self.offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         self.lengths = lengths.astype(np.int64)
+        self.ranked = RankedRows(self.rows, self.offsets, run.starts, self.lengths)
 
 
 _RANKINGS = weakref.WeakKeyDictionary()
@@ -122,8 +131,7 @@ def ktu(orig, rep, depth=KTU_DEPTH):
                          "kendalltau), KTU is defined only when they are equal")
     out = np.empty(len(ids))
     twice = np.full((len(ids), 2), -1, dtype=np.int64)
-    _jit.launch(_ktu_kernel, a.rows, a.offsets, a.run.starts, a.lengths, docs_a, b.rows,
-                b.offsets, b.run.starts, b.lengths, docs_b, qa, qb, n_a, out, twice)
+    _jit.launch(_ktu_kernel, a.ranked, docs_a, b.ranked, docs_b, qa, qb, n_a, out, twice)
     _raise_twice(twice, (a, b), ids)
     return ids, np.round(out, 14)
 
@@ -147,9 +155,8 @@ def rbo(orig, rep, p=RBO_P, depth=RBO_DEPTH):
     a, b, docs_a, docs_b, ids, qa, qb = _prepared(orig, rep)
     out = np.empty(len(ids))
     twice = np.full((len(ids), 2), -1, dtype=np.int64)
-    _jit.launch(_rbo_kernel, a.rows, a.offsets, a.run.starts, a.lengths, docs_a, b.rows,
-                b.offsets, b.run.starts, b.lengths, docs_b, qa, qb, float(p), depth, out,
-                twice)
+    _jit.launch(_rbo_kernel, a.ranked, docs_a, b.ranked, docs_b, qa, qb, float(p), depth,
+                out, twice)
     _raise_twice(twice, (a, b), ids)
     return ids, out
 
@@ -234,8 +241,13 @@ def _inversions(values, tree):
 
 
 @pjit
-def _ktu_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_b, starts_b,
-                lengths_b, docs_b, qa, qb, n_docs, out, twice):
+def _ktu_kernel(a, docs_a, b, docs_b, qa, qb, n_docs, out, twice):
+    """Per compared query ``t`` (query ``qa[t]`` of the rankings ``a``, :data:`RankedRows`,
+    and ``qb[t]`` of ``b``; their doc ids ``docs_a``, ``docs_b``), KTU of their top
+    ``n_docs[t]`` documents in ``out[t]``; ``twice[t, 0]`` (``twice[t, 1]``): a row of
+    that top of ``a``'s (``b``'s) ranking whose document it holds twice, or -1."""
+    rows_a, offsets_a, starts_a, lengths_a = a  # (as locals: see fastir.model.join)
+    rows_b, offsets_b, starts_b, lengths_b = b
     zeros_a = np.zeros(offsets_a[-1])
     zeros_b = np.zeros(offsets_b[-1])
     for t in prange(len(qa)):
@@ -264,8 +276,11 @@ def _ktu_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_
 
 
 @pjit
-def _rbo_kernel(rows_a, offsets_a, starts_a, lengths_a, docs_a, rows_b, offsets_b, starts_b,
-                lengths_b, docs_b, qa, qb, p, depth, out, twice):
+def _rbo_kernel(a, docs_a, b, docs_b, qa, qb, p, depth, out, twice):
+    """Per compared query ``t`` (as in :func:`_ktu_kernel`), RBO at ``depth`` with
+    persistence ``p`` in ``out[t]``, and ``twice[t]``."""
+    rows_a, offsets_a, starts_a, lengths_a = a  # (as locals: see fastir.model.join)
+    rows_b, offsets_b, starts_b, lengths_b = b
     zeros_a = np.zeros(offsets_a[-1])
     zeros_b = np.zeros(offsets_b[-1])
     for t in prange(len(qa)):

@@ -58,6 +58,12 @@ Judgments = namedtuple("Judgments", "query indptr labels hashes")
 #: its tie ``group`` (the position, before -J, of its group's first document) and per
 #: evaluated query whether it is ``tied`` (:data:`TIED`, :data:`MIXED`, or 0).
 JoinOutput = namedtuple("JoinOutput", "labels kept duplicate rows tie group added tied")
+
+#: How the join labels and keeps the ranked documents: with ``judged_only`` (``-J``) it
+#: drops those of negative code; with ``candidates`` it keeps the rows in input order (see
+#: :func:`join`'s ``as_candidates``); a document absent from the judgments gets the code
+#: ``unjudged`` (:data:`NOT_POOLED`, or the label of ``unjudged=("relevant", label)``).
+JoinRules = namedtuple("JoinRules", "judged_only candidates unjudged")
 TIED = 1  # a query with two documents of equal score
 MIXED = 2  # and two of them of different label codes (their order can move a value)
 
@@ -217,9 +223,10 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
         duplicate = np.full(len(run_query), -1, dtype=np.int64)
         if judgments is None:
             judgments = Judgments(qrels_query, qrels.indptr, qrels_labels, row_hash)
+        rules = JoinRules(judged_only, as_candidates,
+                          NOT_POOLED if unjudged is None or not main else unjudged)
         _jit.launch(_join_kernel, bounds, indptr, rows, r_docs.args(), rank_docs, judgments,
-                    q_docs.args(), HASH_KEY, judged_only, as_candidates,
-                    NOT_POOLED if unjudged is None or not main else unjudged, scratch,
+                    q_docs.args(), HASH_KEY, rules, scratch,
                     JoinOutput(labels, kept, duplicate, rows_out, tie_out,
                                group_out if main else group_out[:0], added,
                                tied if main else tied[:0]),
@@ -364,23 +371,25 @@ def table_size(n):
 
 
 @pjit
-def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, judged_only,
-                 candidates, unjudged, scratch, out):
+def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, rules, scratch,
+                 out):
     """Rank each evaluated query's rows and label them (see :func:`join`): evaluated query
     ``e`` writes its ranking at ``indptr[e]:indptr[e + 1]`` of ``out`` (a
     :data:`JoinOutput`), each chunk ``bounds[c]:bounds[c + 1]`` of queries with its own
     scratch (``scratch``: the longest run query). ``docs`` and ``j_docs`` are the doc ids
     of the run's rows and of the judgments; ``rank_docs`` breaks ties (``docs``, or None:
-    the rows' order). A doc absent from the judgments gets the code ``unjudged`` (-1, or a
-    label: counted in ``out.added``). With candidates the rows keep their input order and
-    each gets, in ``out.tie``, its position in the tie order (``run.scores`` are then all
-    equal) and, in ``out.rows``, its run row. A non-empty ``out.group`` gets each kept
-    position's tie group."""
+    the rows' order). ``rules`` (:data:`JoinRules`): a doc absent from the judgments gets
+    the code ``rules.unjudged`` (-1, or a label: counted in ``out.added``); with
+    ``rules.judged_only`` those of negative code are dropped; with ``rules.candidates`` the
+    rows keep their input order and each gets, in ``out.tie``, its position in the tie
+    order (``run.scores`` are then all equal) and, in ``out.rows``, its run row. A
+    non-empty ``out.group`` gets each kept position's tie group."""
     # The tuples' fields as locals: numba (0.68) drops a write through a namedtuple's field
     # (``out.labels[i] = x``) inside a parallel loop (numba issues 5872, 7135, 10338).
     run_query, r_starts, r_stops, scores = run
     qrels_query, q_indptr, q_labels, row_hash = judgments
     labels, kept, duplicate, rows_out, tie_out, group_out, added, tied = out
+    judged_only, candidates, unjudged = rules
     grouping = len(group_out) > 0
     seen_size = table_size(scratch)
     most_judged = 0
@@ -512,9 +521,10 @@ def judged_row(judged, mask, row_hash, j_docs, docs, row, h):
 
 
 @python_variant(_join_kernel)
-def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, judged_only,
-                 candidates, unjudged, scratch, out):
+def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, rules, scratch,
+                 out):
     """The join in Python: a sort per query, judgments in a dict."""
+    judged_only, candidates, unjudged = rules
     ranking_keys = order_keys(docs) if rank_docs is not None else [0] * len(run.scores)
     docs = _keys(docs)
     judged_docs = _keys(j_docs)

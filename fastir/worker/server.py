@@ -424,26 +424,59 @@ _REQUEST = {"identity": str, "stamp": str, "argv": list, "env": dict, "umask": i
 
 
 def _malformed(request):
-    """What is wrong with ``request``, or None."""
+    """What is wrong with ``request``, or None: the first problem of its checks, in turn."""
     if not isinstance(request, dict) or set(request) != set(_REQUEST):
         return "not a request"
+    for check in (_wrong_types, _wrong_texts, _wrong_descriptors, _wrong_cloexec,
+                  _wrong_streams):
+        problem = check(request)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _wrong_types(request):
+    """The first field of a type other than :data:`_REQUEST`'s, said, or None."""
     for field, kind in _REQUEST.items():
         if not isinstance(request[field], kind):
             return f"{field} is not a {kind}"
+    return None
+
+
+def _wrong_texts(request):
+    """Whether argv is empty, or argv, env and the modules' names are not all text, or the
+    modules' files not all text or None: said, or None."""
     strings = [*request["argv"], *request["env"], *request["env"].values(),
                *request["modules"]]
     if not request["argv"] or not all(isinstance(s, str) for s in strings):
         return "argv, env or modules hold something else than text"
     if not all(isinstance(f, (str, type(None))) for f in request["modules"].values()):
         return "modules hold something else than files"
+    return None
+
+
+def _wrong_descriptors(request):
+    """Whether the descriptors' numbers (``fds``) are not distinct numbers from 0, fewer
+    than :data:`common.MAX_FDS`, with 0, 1 and 2 among them: said, or None."""
     numbers = request["fds"]
     if (not numbers or len(numbers) >= common.MAX_FDS or len(set(numbers)) != len(numbers)
             or not all(isinstance(n, int) and n >= 0 for n in numbers)
             or not {0, 1, 2} <= set(numbers)):
         return "its descriptors do not match their numbers"
-    if len(request["cloexec"]) != len(numbers) or \
+    return None
+
+
+def _wrong_cloexec(request):
+    """Whether ``cloexec`` is not one bool per descriptor: said, or None."""
+    if len(request["cloexec"]) != len(request["fds"]) or \
             not all(isinstance(c, bool) for c in request["cloexec"]):
         return "cloexec does not match the descriptors"
+    return None
+
+
+def _wrong_streams(request):
+    """Whether ``streams`` are not three stream settings (encoding, errors and three bools
+    each): said, or None."""
     shapes = [(str, str, bool, bool, bool)] * 3
     if len(request["streams"]) != 3 or not all(
             isinstance(s, (tuple, list)) and len(s) == 5

@@ -48,7 +48,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, pjit, prange
 from fastir.analysis.fusion.inputs import choice, number, numbers, vectors
-from fastir.analysis.fusion.norms import unranked_value
+from fastir.analysis.fusion.norms import Scored, unranked_value
 from fastir.analysis.fusion.pairs import segment_source, source_row
 from fastir.model.ranking import RankKey, rank_sort
 
@@ -162,6 +162,13 @@ _FIRST_BY_RANK = _RRF  # codes from here on read ranks, those before values
 #: + 1]]``) and ``w``.
 MethodArgs = namedtuple("MethodArgs", "per_run k per_rank trained trained_bounds w")
 
+#: What :func:`_combine` writes, per pair: ``total`` (the runs' parts combined), ``count``
+#: (its terms) and, for ``wmnz``, ``extra`` (the sum of their weights; else empty).
+Combined = namedtuple("Combined", "total count extra")
+
+#: :func:`_combine_query`'s scratch, one set per chunk of queries (see its doc).
+CombineScratch = namedtuple("CombineScratch", "seen unranked parts gathered")
+
 
 def fused_scores(method, scored, pairs, params):
     """Each pair's fused score (float64, ``pairs.n_pairs``): one kernel over the queries,
@@ -195,16 +202,21 @@ def _combined(method, scored, pairs, params):
     total = np.empty(pairs.n_pairs)
     count = np.empty(pairs.n_pairs, dtype=np.int64)
     extra = np.empty(pairs.n_pairs if method == "wmnz" else 0)
-    _jit.launch(_combine, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
-                pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
-                scored.every, _CODES[method], _method_args(method, pairs, params),
-                median_network(pairs.n_runs if method == "med" else 0), total, count, extra)
+    _jit.launch(_combine, pairs.chunks, pairs.layout, pairs.sources, _kernel_scored(scored),
+                _CODES[method], _method_args(method, pairs, params),
+                median_network(pairs.n_runs if method == "med" else 0),
+                Combined(total, count, extra))
     return total, count, extra
 
 
 def _ranks(scored):
     """The kernels' ranks: an empty array for the rows' own ranking."""
     return np.empty(0, dtype=np.int64) if scored.ranks is None else scored.ranks
+
+
+def _kernel_scored(scored):
+    """``scored`` (:data:`Scored`) as the kernels read it: its ranks by :func:`_ranks`."""
+    return Scored(scored.values, _ranks(scored), scored.every)
 
 
 def _method_args(method, pairs, params):
@@ -230,9 +242,8 @@ def parts(method, scored, pairs, params):
     the value, 0 where the run has none; ``wrrf``: ``1 / (k + r)``, 0 where not retrieved;
     ``w_bordafuse``: the Borda points)."""
     out = np.empty((pairs.n_runs, pairs.n_pairs))
-    _jit.launch(_run_parts, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
-                pairs.local_pair, pairs.pair_bounds, scored.values, _ranks(scored),
-                scored.every, _CODES[method], _method_args(method, pairs, params), out)
+    _jit.launch(_run_parts, pairs.chunks, pairs.layout, pairs.sources, _kernel_scored(scored),
+                _CODES[method], _method_args(method, pairs, params), out)
     return out
 
 
@@ -283,15 +294,18 @@ def median_network(n_runs):
 
 
 @pjit
-def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
-             code, args, network, total, count, extra):
-    """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each pair's combination
-    over the runs, in run order: ``total`` (the sum of the runs' parts, their weighted sum,
+def _combine(bounds, layout, sources, scored, code, args, network, out):
+    """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries; the pairs' :data:`Layout`
+    and :data:`Sources`), each pair's combination over the runs, in run order, into
+    ``out`` (:data:`Combined`): ``total`` (the sum of the runs' parts, their weighted sum,
     their extreme or their median), ``count`` (its terms) and, for ``wmnz``, ``extra`` (the
-    sum of their weights). A run gives a part for each doc it ranked and, with the methods
-    of :func:`_gives_unranked`, for each candidate it did not rank. ``network``: ``med``'s
+    sum of their weights). A run gives a part (from ``scored``, :data:`Scored` with ranks
+    by :func:`_ranks`) for each doc it ranked and, with the methods of
+    :func:`_gives_unranked`, for each candidate it did not rank; method ``code`` (its
+    parameters ``args``, :data:`MethodArgs`). ``network``: ``med``'s
     :func:`median_network`."""
-    dense = _gives_unranked(code, every)
+    n_runs, run_bounds, pair, pair_bounds = layout  # (as locals: see fastir.model.join)
+    dense = _gives_unranked(code, scored.every)
     widest = 0
     for q in range(len(pair_bounds) - 1):
         widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])
@@ -300,23 +314,26 @@ def _combine(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ran
         unranked = np.empty(widest if dense else 0, dtype=pair.dtype)
         parts = np.empty(widest)
         gathered = np.empty(widest * n_runs if code == _MED else 0)
+        scratch = CombineScratch(seen, unranked, parts, gathered)
         for q in range(bounds[c], bounds[c + 1]):
-            _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
-                           dense, code, args, network, total, count, extra, seen, unranked,
-                           parts, gathered)
+            _combine_query(q, layout, sources, scored, dense, code, args, network, out,
+                           scratch)
 
 
 # The row loops are in helpers, called once per query: a kernel compiled with reference
 # counting that calls a helper per row (one not inlined, taking arrays) increments and
 # decrements each array on every call (measured: 8x the whole loop's time).
 @helper
-def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
-                   code, args, network, total, count, extra, seen, unranked, parts,
-                   gathered):
+def _combine_query(q, layout, sources, scored, dense, code, args, network, out, scratch):
     """:func:`_combine` of query ``q``, run after run: the run's parts of its rows (the
-    values where they are, for the methods of values), then of the candidates it did not
-    rank (``seen``, ``unranked``, ``parts``: scratch). ``med`` gathers pair ``j``'s parts
-    in ``gathered[j]``, ``gathered[n + j]``..., +inf after them."""
+    values where they are, for the methods of values), then, when ``dense``, of the
+    candidates it did not rank (``scratch``, :data:`CombineScratch`: ``seen``,
+    ``unranked``, ``parts``). ``med`` gathers pair ``j``'s parts in ``gathered[j]``,
+    ``gathered[n + j]``..., +inf after them."""
+    n_runs, run_bounds, pair, pair_bounds = layout
+    values, ranks = scored.values, scored.ranks
+    total, count, extra = out
+    seen, unranked, parts, gathered = scratch
     per_run = args.per_run
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
@@ -363,21 +380,20 @@ def _combine_query(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ra
 
 
 @pjit
-def _run_parts(bounds, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, every,
-               code, args, out):
+def _run_parts(bounds, layout, sources, scored, code, args, out):
     """:func:`parts` per query: ``out[r, p]``, run ``r``'s part of pair ``p`` (see
     :func:`_combine`; 0 where it gives none)."""
-    dense = _gives_unranked(code, every)
+    dense = _gives_unranked(code, scored.every)
     for c in prange(len(bounds) - 1):
         for q in range(bounds[c], bounds[c + 1]):
-            _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks,
-                         dense, code, args, out)
+            _query_parts(q, layout, sources, scored, dense, code, args, out)
 
 
 @helper
-def _query_parts(q, n_runs, run_bounds, sources, pair, pair_bounds, values, ranks, dense,
-                 code, args, out):
+def _query_parts(q, layout, sources, scored, dense, code, args, out):
     """:func:`_run_parts` of query ``q``."""
+    n_runs, run_bounds, pair, pair_bounds = layout
+    values, ranks = scored.values, scored.ranks
     base = pair_bounds[q]
     n = pair_bounds[q + 1] - base
     for r in range(n_runs):
@@ -549,18 +565,18 @@ def _median(values, start, stride, c):
 def condorcet(pairs, scored, weights):
     """Condorcet fusion's scores (see the module doc), one kernel over the queries."""
     out = np.empty(pairs.n_pairs)
-    _jit.launch(_condorcet_sort, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
-                pairs.local_pair, pairs.pair_bounds, _ranks(scored), np.zeros(pairs.n_pairs),
-                pairs.pair_docs.args(), np.asarray(weights, dtype=np.float64), out)
+    _jit.launch(_condorcet_sort, pairs.chunks, pairs.layout, pairs.sources, _ranks(scored),
+                np.zeros(pairs.n_pairs), pairs.pair_docs.args(),
+                np.asarray(weights, dtype=np.float64), out)
     return out
 
 
 @pjit
-def _condorcet_sort(bounds, n_runs, run_bounds, sources, pair, pair_bounds, ranks, no_scores,
-                    docs, weights, out):
+def _condorcet_sort(bounds, layout, sources, ranks, no_scores, docs, weights, out):
     """Per query, its pairs (in doc id descending order first) merge-sorted by
     :func:`_beats` (stable: a later doc goes first only when it beats the earlier);
     ``out[p]`` is ``n - position``. ``docs``: the pairs' doc ids."""
+    n_runs, run_bounds, pair, pair_bounds = layout  # (as locals: see fastir.model.join)
     widest = 0
     for q in range(len(pair_bounds) - 1):
         widest = max(widest, pair_bounds[q + 1] - pair_bounds[q])

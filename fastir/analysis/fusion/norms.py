@@ -43,6 +43,11 @@ _INVERTED, _SUM, _MAX, _ZMUV, _RANK, _BORDA = 1, 2, 3, 4, 5, 6
 #: candidates get :func:`unranked_value`).
 Scored = namedtuple("Scored", "values ranks every")
 
+#: What :func:`_normalise_rows` writes: per row of the runs' columns its normalised value
+#: (``values``) and, with ``min-max-inverted``, its rank by them (``ranks``; else empty);
+#: per (query, run) its first kept row whose value is not finite (``bad``, -1: none).
+Normalised = namedtuple("Normalised", "values ranks bad")
+
 
 def norm_name(norm):
     """fastir's name of a normalisation (None: none), checked."""
@@ -63,8 +68,8 @@ def normalise(pairs, norm, names=None):
     ranks = np.empty(len(pairs.scores) if norm == "min-max-inverted" else 0, dtype=np.int64)
     bad = np.full(len(pairs.run_bounds) - 1, -1, dtype=np.int64)
     _jit.launch(_normalise_rows, pairs.chunks, pairs.n_runs, pairs.run_bounds, pairs.sources,
-                pairs.scores, pairs.candidates, _CODES[norm], pairs.docs.args(), values,
-                ranks, bad)
+                pairs.scores, pairs.candidates, _CODES[norm], pairs.docs.args(),
+                Normalised(values, ranks, bad))
     found = np.flatnonzero(bad >= 0)
     if len(found):  # (norm='max' of all-negative scores divides by the floor, 1e-9)
         i = int(bad[found[np.argmin(found % pairs.n_runs)]])  # (the first run's first)
@@ -89,13 +94,13 @@ def unranked_value(m, n):
 
 
 @pjit
-def _normalise_rows(bounds, n_runs, run_bounds, sources, scores, candidates, code, docs,
-                    values, ranks, bad):
-    """Per (query, run), its rows' normalised values (``values[row]``, ``row`` a kept row's
-    row in the runs' columns, :data:`~fastir.analysis.fusion.pairs.Sources`; normalisation
-    ``code``), their ranks by them with ``min-max-inverted`` (``ranks[row]``) and its first
-    kept row whose value is not finite (``bad``, -1: none); chunks ``bounds[c]:bounds[c +
-    1]`` of queries."""
+def _normalise_rows(bounds, n_runs, run_bounds, sources, scores, candidates, code, docs, out):
+    """Per (query, run), its rows' normalised values (``out.values[row]``, ``row`` a kept
+    row's row in the runs' columns, :data:`~fastir.analysis.fusion.pairs.Sources`;
+    normalisation ``code``), their ranks by them with ``min-max-inverted``
+    (``out.ranks[row]``) and its first kept row whose value is not finite (``out.bad``, -1:
+    none; ``out``: a :data:`Normalised`); chunks ``bounds[c]:bounds[c + 1]`` of queries."""
+    values = out.values  # (as a local: see fastir.model.join)
     longest = 0
     for s in range(len(run_bounds) - 1):
         longest = max(longest, run_bounds[s + 1] - run_bounds[s])
@@ -106,15 +111,15 @@ def _normalise_rows(bounds, n_runs, run_bounds, sources, scores, candidates, cod
         for q in range(bounds[c], bounds[c + 1]):
             for s in range(q * n_runs, (q + 1) * n_runs):
                 _normalise_segment(s, run_bounds[s], run_bounds[s + 1], sources, scores,
-                                   candidates[q], code, values, ranking, ranks, bad, order,
-                                   buf)
+                                   candidates[q], code, out, ranking, order, buf)
 
 
 @helper
-def _normalise_segment(s, lo, hi, sources, scores, n_candidates, code, values, ranking, ranks,
-                       bad, order, buf):
-    """:func:`_normalise_rows` of segment ``s``, its kept rows ``lo:hi`` (``order``,
-    ``buf``: scratch)."""
+def _normalise_segment(s, lo, hi, sources, scores, n_candidates, code, out, ranking, order,
+                       buf):
+    """:func:`_normalise_rows` of segment ``s``, its kept rows ``lo:hi`` (``ranking``: by
+    ``out.values``; ``order``, ``buf``: scratch)."""
+    values, ranks, bad = out
     in_place, offset = segment_source(sources, s, lo)
     if code >= _RANK:
         _rank_values(code, in_place, offset, sources.src, lo, hi, n_candidates, values)

@@ -52,6 +52,8 @@ class Pairs:
     pairs (int32 where they fit: half the memory to write and read). Query ``q``'s pairs are
     ``pair_bounds[q]:pair_bounds[q + 1]``, numbered in the order the runs first retrieve
     their docs (run by run, rank by rank); ``pair_src[p]`` is a row of pair ``p``'s doc.
+    ``layout`` holds ``n_runs``, ``run_bounds``, ``local_pair`` and ``pair_bounds`` as the
+    fusion kernels take them (:data:`Layout`).
     """
 
     def __init__(self, runs, depth):
@@ -88,9 +90,10 @@ class Pairs:
         self.scores = scores.result()
         _jit.launch(_pair_rows, self.chunks, n_runs, self.sources, score_orders == LEVEL,
                     seg_hi, self.run_bounds, self.scores, self.docs.args(), HASH_KEY,
-                    self.local_pair, n_pairs, first_src, duplicate)
+                    Paired(self.local_pair, n_pairs, first_src, duplicate))
         self._refuse_duplicates(duplicate)
         self.pair_bounds = np.concatenate(([0], np.cumsum(n_pairs)))
+        self.layout = Layout(n_runs, self.run_bounds, self.local_pair, self.pair_bounds)
         self.n_pairs = int(self.pair_bounds[-1])
         self.candidates = n_pairs  # (per query)
         firsts = self.chunks * n_runs  # (each chunk's pairs from its first row on)
@@ -268,6 +271,24 @@ def _id_ranks(column, first):
 #: (written only for the other segments).
 Sources = namedtuple("Sources", "src seg_lo in_place")
 
+#: The pairs as the fusion kernels read them (:class:`Pairs`' ``layout``): ``n_runs``; per
+#: segment ``s`` (run ``s % n_runs`` of query ``s // n_runs``) its kept rows
+#: ``run_bounds[s]:run_bounds[s + 1]``; per kept row its doc's place among its query's pairs
+#: (``pair``: ``Pairs.local_pair``); per query its pairs ``pair_bounds[q]:pair_bounds[q +
+#: 1]``. (Where the kept rows are, :data:`Sources`, comes apart: numba's parallel loops take
+#: no namedtuple within a namedtuple, numba issue 10139.)
+Layout = namedtuple("Layout", "n_runs run_bounds pair pair_bounds")
+
+#: What :func:`_pair_rows` writes: per kept row its doc's place among its query's pairs
+#: (``pair``); per query its number of pairs (``n_pairs``) and a row of each pair's doc
+#: (``first_src``: a chunk's pairs one after another from its first row on); per segment a
+#: row whose doc the run ranked before, or -1 (``duplicate``).
+Paired = namedtuple("Paired", "pair n_pairs first_src duplicate")
+
+#: :func:`_pair_query`'s scratch, one set per chunk of queries (see its doc).
+PairScratch = namedtuple("PairScratch", "order buf table slot_hash slot_run pair_hash "
+                         "last_run")
+
 
 @helper
 def segment_source(sources, s, lo):
@@ -286,18 +307,19 @@ def source_row(src, in_place, offset, i):
 
 
 @pjit
-def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
-               n_pairs, first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, out):
     """Per query (chunks ``bounds[c]:bounds[c + 1]`` of queries), each run's rows
     ``seg_lo[s]:seg_hi[s]`` (``s = q * n_runs + r``; ``seg_lo`` of :data:`Sources`) ranked
     and cut to ``run_bounds[s + 1] - run_bounds[s]``, kept from ``run_bounds[s]`` on (where
     they are, ``sources.in_place[s]``, or their rows written to ``sources.src``;
     ``in_place[s]`` comes true for rows whose scores strictly descend, and ``level[s]``
     says that equal scores leave it to their doc ids: :meth:`Run.score_order`), and each
-    row's doc matched with the query's docs so far (``pair``: its place among them). Per
-    query: ``n_pairs`` and ``first_src`` (a row of each pair's doc), a chunk's pairs one
-    after another from its first row on (the pages of the rest never touched); per (query,
-    run), ``duplicate``: a row whose doc the run ranked before, or -1."""
+    row's doc matched with the query's docs so far (``out.pair``: its place among them).
+    Per query: ``out.n_pairs`` and ``out.first_src`` (a row of each pair's doc), a chunk's
+    pairs one after another from its first row on (the pages of the rest never touched);
+    per (query, run), ``out.duplicate``: a row whose doc the run ranked before, or -1
+    (``out``: a :data:`Paired`)."""
+    pair, n_pairs, first_src, duplicate = out  # (as locals: see fastir.model.join)
     n_queries = len(n_pairs)
     seg_lo = sources.seg_lo
     longest = 0
@@ -314,11 +336,11 @@ def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs,
         slot_run = np.empty(len(table), dtype=np.int64)
         pair_hash = np.empty(widest, dtype=np.uint64)
         last_run = np.empty(widest, dtype=np.int64)
+        scratch = PairScratch(order, buf, table, slot_hash, slot_run, pair_hash, last_run)
         first = run_bounds[bounds[c] * n_runs]
         for q in range(bounds[c], bounds[c + 1]):
             _pair_query(q, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key,
-                        pair, n_pairs, first_src[first:], duplicate, order, buf, table,
-                        slot_hash, slot_run, pair_hash, last_run)
+                        Paired(pair, n_pairs, first_src[first:], duplicate), scratch)
             first += n_pairs[q]
 
 
@@ -326,16 +348,16 @@ def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs,
 # counting that calls helpers per row (those not inlined, taking arrays) increments and
 # decrements each array on every call.
 @helper
-def _pair_query(q, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
-                n_pairs, first_src, duplicate, order, buf, table, slot_hash, slot_run,
-                pair_hash, last_run):
+def _pair_query(q, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, out,
+                scratch):
     """:func:`_pair_rows` of query ``q``, its pairs' first rows written from
-    ``first_src[0]`` on (``order``, ``buf``, ``table``, ``slot_hash``, ``slot_run``,
-    ``pair_hash``, ``last_run``: scratch). ``table`` holds pair numbers; ``slot_hash``
-    their hashes, so that a probe compares the hash without first reading the pair's; and
-    ``slot_run`` the last run that ranked them, which finds a run's duplicates without a
-    load that waits for the pair's number (measured: a quarter of the kernel's time when
-    it was kept per pair)."""
+    ``out.first_src[0]`` on (``scratch``: a :data:`PairScratch`). ``scratch.table`` holds
+    pair numbers; ``slot_hash`` their hashes, so that a probe compares the hash without
+    first reading the pair's; and ``slot_run`` the last run that ranked them, which finds a
+    run's duplicates without a load that waits for the pair's number (measured: a quarter
+    of the kernel's time when it was kept per pair)."""
+    pair, n_pairs, first_src, duplicate = out
+    order, buf, table, slot_hash, slot_run, pair_hash, last_run = scratch
     ranking = RankKey(scores, None, docs)
     seg_lo = sources.seg_lo
     longest = 0
@@ -421,9 +443,9 @@ def _free_slot(table, slot, mask):
 
 
 @python_variant(_pair_rows)
-def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, pair,
-               n_pairs, first_src, duplicate):
+def _pair_rows(bounds, n_runs, sources, level, seg_hi, run_bounds, scores, docs, key, out):
     """The same in Python: a sort per run and query, the query's docs in a dict."""
+    pair, n_pairs, first_src, duplicate = out
     ranking_keys, ids, score = order_keys(docs), _keys(docs), scores.tolist()
     seg_lo = sources.seg_lo
     lo, hi, bound = seg_lo.tolist(), seg_hi.tolist(), run_bounds.tolist()
