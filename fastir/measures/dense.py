@@ -291,10 +291,14 @@ def _select_top(key, order, n, depth, buf):
 
 @helper
 def _tie_groups(scores, order, n, groups):
-    """Per ranked position its tie group (the position of its group's first column)."""
+    """Per ranked position its tie group (the position of its group's first column);
+    whether two positions share one."""
+    tied = False
     for i in range(n):
         same = i > 0 and scores[order[i]] == scores[order[i - 1]]
         groups[i] = groups[i - 1] if same else i
+        tied = tied or same
+    return tied
 
 
 @helper
@@ -306,11 +310,11 @@ def _matrix_row_values(b, batch, relevance, rank_depth, ideal_cap, ties, spec, w
     if n < 0:
         return n
     groups = work.index[c, 1]  # (the tie groups: the ranking's scratch, free again)
-    if ties != TIES_COLUMN:
-        _tie_groups(batch.scores[b], order, n, groups)
+    tied = ties != TIES_COLUMN and _tie_groups(batch.scores[b], order, n, groups)
+    averaged = ties == TIES_AVERAGE and tied  # (untied, the average is the ranking's value)
     for k in range(spec.table.shape[0]):
         kind = spec.table[k, KIND]
-        if ties == TIES_EXPECTED or (ties == TIES_AVERAGE and (kind == NDCG or kind == DCG)):
+        if ties == TIES_EXPECTED or (averaged and (kind == NDCG or kind == DCG)):
             # (with TIES_EXPECTED every relevant document is laid out: outside is 0)
             out[b, k] = expected_value(b, spec, k, ranked[:n], groups[:n], ideal[:m],
                                        work.rows[c], work.state[c])
