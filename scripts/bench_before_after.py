@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from datetime import date
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().with_name("bench_calls.py")
@@ -44,13 +45,13 @@ def main(argv=None):
             for side in ("before", "after") if i % 2 == 0 else ("after", "before"):
                 found[side].append(one(trees[side], out))
             loads.append(os.getloadavg()[0])
-    print("| call | before | after | after / before |\n|---|---:|---:|---:|")
+    when = f"{date.today()}, load {min(loads):.1f}-{max(loads):.1f}"
+    print("| what | before | after | after / before | when |\n|---|---:|---:|---:|---|")
     for name in found["before"][0]:
         before, after = (statistics.median(t[name] for t in found[side])
                          for side in ("before", "after"))
-        print(f"| {name} | {before * 1e3:.3f} ms | {after * 1e3:.3f} ms "
-              f"| {after / before:.2f} |")
-    print(f"\n{args.rounds} rounds, load {min(loads):.1f}-{max(loads):.1f}")
+        print(f"| `{name}` | {before * 1e3:.3f} ms | {after * 1e3:.3f} ms "
+              f"| {after / before:.2f} | {when} |")
 
 
 if __name__ == "__main__":
