@@ -52,14 +52,14 @@ def agreement(*qrels, relevance_level=1, names=None, runs=None, measure="AP", al
     level = checked_level(relevance_level)
     names = qrels_names(names, len(qrels))
     loaded = [as_qrels(q) for q in qrels]
-    judged = [_judgments(q) for q in loaded]
+    judged = [judged_labels(q) for q in loaded]
     rankings = None if runs is None else meta_evaluate(
         *loaded, runs=runs, measure=measure, names=names, relevance_level=level, alpha=alpha,
         rbo_p=rbo_p)
     return Agreement(names, judged, level, rankings, measure)
 
 
-def _judgments(qrels):
+def judged_labels(qrels):
     """{(query, doc): label} of the labels >= 0, ids as text (integer ids match the same
     ids written as text, as they do in an evaluation)."""
     out = {}

@@ -214,6 +214,8 @@ class Comparison:
     means : ndarray (n_systems, n_measures)
         Each measure summarised over the queries as :func:`fastir.evaluate` summarises it
         (a mean; counts summed, GMAP a geometric mean).
+    summarised : ndarray of int (n_measures)
+        How: a code of :data:`fastir.measures.registry.HOW` per measure.
     pairs : list of (system, other) names: each row of the pair arrays below is
         ``system - other``.
     difference, p_value, p_adjusted, ci_low, ci_high, effect_size : ndarrays
@@ -238,6 +240,7 @@ class Comparison:
         n_measures = len(self.measures)
         if summarised is None:  # (every measure a mean)
             summarised = np.zeros(len(self.measures), dtype=np.int64)
+        self.summarised = summarised
         self.means = _jit.select(kernels.summaries, values.size)(values, summarised)
         diffs = np.concatenate([values[a] - values[b] for a, b in pairs], axis=1) \
             if pairs else np.zeros((n, 0))  # (n_queries, n_pairs * n_measures)
@@ -358,7 +361,8 @@ class Comparison:
                     beats[winner][m].append(loser)
         return beats
 
-    def _caption(self):
+    def caption(self):
+        """The test, correction, level and seed, in a sentence (the reports' caption)."""
         how = {"randomization": f"paired randomization test ({self.n_resamples} resamples)",
                "t": "paired t-test", "bootstrap": f"paired bootstrap test "
                f"({self.n_resamples} resamples)", "wilcoxon": "Wilcoxon signed-rank test",
@@ -382,7 +386,7 @@ class Comparison:
                      + "".join(_SUPERSCRIPT.get(letters[o], letters[o]) for o in beats[s][m])
                      for m in range(len(self.measures))]
             lines.append(markdown_row([f"{letters[s]}) {name}", *cells]))
-        lines += ["", f"{self._caption()}. A superscript names a system this one is "
+        lines += ["", f"{self.caption()}. A superscript names a system this one is "
                   "significantly better than.", "",
                   "| measure | system | vs | difference | 95% CI | p | p adjusted | effect | "
                   "W / T / L |", "|---|---|---|---|---|---|---|---|---|"]
@@ -416,7 +420,7 @@ class Comparison:
                     text += "$^{" + "".join(letters[o] for o in beats[s][m]) + "}$"
                 cells.append(text)
             rows.append(f"({letters[s]}) {latex_escape(name)} & {' & '.join(cells)} \\\\")
-        caption = (latex_escape(self._caption()) + r". The best value of each measure is in "
+        caption = (latex_escape(self.caption()) + r". The best value of each measure is in "
                    r"bold; a superscript names a system this one is significantly better than.")
         return "\n".join([r"\begin{table}", r"\centering",
                           r"\begin{tabular}{l" + "r" * len(self.measures) + "}",

@@ -254,11 +254,18 @@ def eval_main(argv):
                         "unjudged retrieved document judged relevant (--unjudged's label, "
                         "else 1) minus the value with them non-relevant")
     _add_evaluation_options(parser)
-    group = parser.add_argument_group("significance (fastir.compare)")
+    group = _add_significance_options(parser)
     group.add_argument("--compare", action="store_true",
                        help="test the differences between the runs")
     group.add_argument("--baseline", help="compare every run with this one (default: all "
                        "pairs)")
+    args = parser.parse_args(argv)
+    return _guarded("eval", lambda _: _eval(args), argv)
+
+
+def _add_significance_options(parser):
+    """The options of fastir.compare's test, in a group of ``parser`` (returned)."""
+    group = parser.add_argument_group("significance (fastir.compare)")
     group.add_argument("--test", default="randomization",
                        choices=("randomization", "t", "bootstrap", "wilcoxon", "tukey"),
                        help="the test (default randomization: paired, sign flips)")
@@ -271,8 +278,7 @@ def eval_main(argv):
                        help="significance level (default 0.05)")
     group.add_argument("--seed", type=int, default=0,
                        help="seed of the resampling: same seed, same p-values (default 0)")
-    args = parser.parse_args(argv)
-    return _guarded("eval", lambda _: _eval(args), argv)
+    return group
 
 
 def _measures(args):
@@ -548,6 +554,67 @@ def _agree(args):
     return 0
 
 
+# -- fastir judges ------------------------------------------------------------------------
+def judges_main(argv):
+    parser = _Parser("judges", "What a second judge (a machine's labels, say) changes of the "
+                     "first's conclusions: the labels' agreement and confusion matrix, per "
+                     "measure the systems' order (Kendall's tau, tau-AP, RBO, top-k "
+                     "overlap), the significance conclusions under each (fastir.compare) and "
+                     "each system's bias with its interval.",
+                     "fastir judges people.qrels llm.qrels runs/*.run -m nDCG@10 -m AP "
+                     "--plot judges.png")
+    parser.add_argument("qrels_a", help="the first judge's qrels (the reference)")
+    parser.add_argument("qrels_b", help="the second judge's qrels")
+    parser.add_argument("runs", nargs="+", metavar="run",
+                        help="two or more run files (.gz, globs)")
+    parser.add_argument("--name", action="append", help="a run's name (once per run)")
+    parser.add_argument("--judge", action="append", metavar="NAME",
+                        help="a judge's name (twice: the first's, then the second's; "
+                        "default: the qrels files' names)")
+    _add_evaluation_options(parser)
+    _add_significance_options(parser)
+    parser.add_argument("--top-k", type=int, default=5, metavar="K",
+                        help="the top-k overlap of the system orders (default 5)")
+    parser.add_argument("--rbo-p", type=float, default=0.9, metavar="P",
+                        help="RBO's persistence between system orders (default 0.9)")
+    parser.add_argument("--format", choices=("markdown", "latex", "json"),
+                        default="markdown")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="draw each system under both judges, the first measure "
+                        "(.png, .pdf, .svg)")
+    args = parser.parse_args(argv)
+    return _guarded("judges", lambda _: _judges(args), argv)
+
+
+def _judges(args):
+    from fastir.analysis.judges import compare_judges
+    from fastir.io.trec import read_run
+
+    if args.judge is not None and len(args.judge) != 2:
+        raise ValueError(f"--judge names the two judges: give it twice, got "
+                         f"{len(args.judge)}")
+    paths = _run_paths(args.runs)
+    if len(paths) < 2:
+        raise ValueError(f"give two or more runs, got {len(paths)}")
+    runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, args.name))}
+    names = args.judge or [os.path.basename(args.qrels_a), os.path.basename(args.qrels_b)]
+    result = compare_judges(args.qrels_a, args.qrels_b, runs, _measures(args), names=names,
+                            test=args.test, correction=args.correction,
+                            n_resamples=args.resamples, alpha=args.alpha, seed=args.seed,
+                            top_k=args.top_k, rbo_p=args.rbo_p,
+                            progress="auto" if args.progress is None else args.progress,
+                            **_evaluation_options(args))
+    text = {"markdown": result.to_markdown, "latex": result.to_latex,
+            "json": lambda: result.to_json(indent=2)}[args.format]()
+    write_stdout(text + "\n")
+    if args.plot:
+        from fastir.output import plots
+
+        plots.to_files()
+        print(f"wrote {plots.save(result.plot(), args.plot)}", file=sys.stderr)
+    return 0
+
+
 # -- fastir plot --------------------------------------------------------------------------
 def plot_main(argv):
     parser = _Parser("plot", "Pictures: interpolated precision-recall curves (pr), sorted "
@@ -738,6 +805,8 @@ COMMANDS = {  # name: (entry point, what it does)
              "--compare adds significance tests"),
     "stats": (stats_main, "queries, judgments, depths and overlaps of qrels and runs"),
     "agree": (agree_main, "agreement between assessors (kappa) and what it does to a ranking"),
+    "judges": (judges_main, "what a second judge (a machine's labels) changes: labels, system "
+               "order, significance, each system's bias"),
     "plot": (plot_main, "precision-recall curves, per-query differences, measures by cutoff"),
     "fuse": (fuse_main, "fuse runs (RRF, CombSUM/MNZ, weighted sum, Borda...) into one run"),
     "pool": (pool_main, "the pool of documents to judge (depth, RRF or RBP take) and what "

@@ -152,13 +152,13 @@ def _friendly(name):
 
 
 COMMANDS = {"eval": _friendly("eval"), "stats": _friendly("stats"),
-            "agree": _friendly("agree"), "plot": _friendly("plot"), "fuse": _friendly("fuse"),
-            "pool": _friendly("pool"),
+            "agree": _friendly("agree"), "judges": _friendly("judges"),
+            "plot": _friendly("plot"), "fuse": _friendly("fuse"), "pool": _friendly("pool"),
             "trec_eval": trec_eval_main, "measures": measures_main, "example": example_main,
             "warmup": warmup_main, "worker": worker_main, "_call": call_main}
 #: Commands a warm worker runs for the command line (the rest are cheap, or about it).
-WORKER_COMMANDS = ("eval", "stats", "agree", "plot", "fuse", "pool", "trec_eval", "measures",
-                   "example")
+WORKER_COMMANDS = ("eval", "stats", "agree", "judges", "plot", "fuse", "pool", "trec_eval",
+                   "measures", "example")
 
 OTHER_COMMANDS = {
     "trec_eval": "a drop-in for trec_eval: same options, byte-identical output, same exit "

@@ -127,6 +127,31 @@ def plot_system_means(systems, means_a, means_b, name_a, name_b, measure, stats=
     return ax
 
 
+def plot_judged_systems(systems, means, low, high, names, measure, stats=None, ax=None):
+    """Each system's value under two judges (``means[j, s]``, judge ``j``), side by side
+    with its interval (``low``, ``high``, the same shape), the systems in the first judge's
+    order; ``stats`` (``tau``, ``tau_ap``) go in the title. Returns the axes."""
+    ax = _axes(ax)
+    order = np.argsort(-np.asarray(means[0], dtype=np.float64), kind="stable")
+    x = np.arange(len(order))
+    for j, (name, shift, colour) in enumerate(zip(names, (-0.12, 0.12),
+                                                  ("tab:blue", "tab:orange"))):
+        values = means[j][order]
+        below, above = values - low[j][order], high[j][order] - values
+        ax.errorbar(x + shift, values, yerr=np.nan_to_num(np.vstack([below, above])),
+                    fmt="o", color=colour, capsize=3, label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels([systems[i] for i in order], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(measure)
+    title = f"Systems under two judges ({len(order)} systems)"
+    if stats:
+        title += f"\nKendall's tau {stats['tau']:.3f}, tau-AP {stats['tau_ap']:.3f}"
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(loc="upper right")
+    return ax
+
+
 #: A run's summary with how far its ties and its unjudged documents could move it, as
 #: :func:`plot_ranges` draws it: the value, the lowest and highest over the tie orders
 #: (:func:`fastir.analysis.ties.tie_report`) and the value with every unjudged retrieved

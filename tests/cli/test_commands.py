@@ -122,7 +122,7 @@ def test_exit_statuses_and_messages(tmp_path):
     assert fastir_cli("eval", QRELS, RUN, "--format", "yaml", check=False).returncode == 2
     assert fastir_cli(check=False).returncode == 2
     assert fastir_cli("nonsense", check=False).returncode == 2
-    for command in ("eval", "stats", "agree", "plot"):
+    for command in ("eval", "stats", "agree", "judges", "plot"):
         help_text = fastir_cli(command, "-h").stdout
         assert "example:\n  fastir " + command in help_text
     assert "commands:" in fastir_cli("--help").stdout
