@@ -32,6 +32,7 @@ _EXPORTS = {
     "Comparison": "fastir.analysis.stats", "compare": "fastir.analysis.stats",
     "Agreement": "fastir.analysis.agreement", "agreement": "fastir.analysis.agreement",
     "MetaEvaluation": "fastir.analysis.meta", "meta_evaluate": "fastir.analysis.meta",
+    "ppi": "fastir.analysis.ppi", "PPIEstimates": "fastir.analysis.ppi",
     "fuse": "fastir.analysis.fusion", "optimize_fusion": "fastir.analysis.fusion",
     "write_run": "fastir.io.writers",
     "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",
