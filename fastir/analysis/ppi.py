@@ -24,6 +24,7 @@ and ``ppi_mean_ci`` (two-sided); where the machine's values are all equal, ppi-p
 ``lam`` is 0 / 0, fastir's is 0 (the classical interval).
 """
 
+import json
 import math
 from collections import namedtuple
 from statistics import NormalDist
@@ -232,6 +233,7 @@ def ppi(human_qrels, machine_qrels, run, measures, *, baseline=None, alpha=ALPHA
     yhat_u = np.array([machine[q] for q in unlabelled])
     estimates = [ppi_mean(y[:, m], yhat[:, m], yhat_u[:, m], alpha, lam)
                  for m in range(len(keys))]
+    lam = None if lam is None else float(lam)
     return PPIEstimates(keys, estimates, float(alpha), lam, baseline is not None,
                         labelled, unlabelled, canonical)
 
@@ -349,12 +351,15 @@ class PPIEstimates:
         return "\n".join(lines)
 
     def to_dict(self):
-        """Everything as plain Python."""
+        """Everything as plain Python (the JSON of :meth:`to_json`)."""
         return {"alpha": self.alpha, "lam": self.lam, "difference": self.difference,
                 "n_human": self.n_human, "n_machine": self.n_machine,
                 "estimates": {k: {"estimate": e.estimate, "ci_low": e.ci_low,
                                   "ci_high": e.ci_high, "lam": e.lam}
                               for k, e in self.estimates.items()}}
+
+    def to_json(self, **kwargs):
+        return json.dumps(self.to_dict(), **kwargs)
 
     def to_pandas(self):
         """One row per measure (needs pandas)."""

@@ -4,6 +4,7 @@
 is ppi_mean on fastir.evaluate's per-query values under each qrels (and on their per-query
 differences with a baseline); bad inputs are refused by name."""
 
+import json
 import math
 import warnings
 from statistics import NormalDist
@@ -204,6 +205,8 @@ def test_reports():
     assert d["estimates"]["AP"]["ci_low"] == res["AP"].ci_low
     assert (d["n_human"], d["n_machine"], d["alpha"], d["lam"]) == (
         len(human), len(machine), 0.05, None)
+    assert json.loads(res.to_json()) == d
+    assert fastir.ppi(human, machine, runs[0], "AP", lam=np.float64(1)).to_dict()["lam"] == 1.0
     text = res.to_markdown()
     assert str(res) == text and "| AP |" in text and "95% CI" in text
     assert f"[{res['AP'].ci_low:.4f}, {res['AP'].ci_high:.4f}]" in text
