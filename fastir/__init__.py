@@ -33,6 +33,7 @@ _EXPORTS = {
     "Agreement": "fastir.analysis.agreement", "agreement": "fastir.analysis.agreement",
     "MetaEvaluation": "fastir.analysis.meta", "meta_evaluate": "fastir.analysis.meta",
     "JudgeComparison": "fastir.analysis.judges", "compare_judges": "fastir.analysis.judges",
+    "ppi": "fastir.analysis.ppi", "PPIEstimates": "fastir.analysis.ppi",
     "fuse": "fastir.analysis.fusion", "optimize_fusion": "fastir.analysis.fusion",
     "write_run": "fastir.io.writers",
     "FusionSearch": "fastir.analysis.fusion", "train_fusion": "fastir.analysis.fusion",
