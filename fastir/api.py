@@ -1,7 +1,7 @@
 """The public API: ``evaluate`` (the forms qrels and runs are accepted in are
 :mod:`fastir.io.inputs`'). Importing it costs little: a call on files in a process that has
 not loaded numba goes to the warm worker first (:mod:`fastir.worker.library`), and only a
-call that runs here imports the evaluation."""
+call that runs here imports the evaluation (:mod:`fastir.evaluation`)."""
 
 from fastir.worker import library
 
@@ -116,35 +116,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
                                                                   "progress": progress})
     if delegated is not None:
         return delegated
+    from fastir.evaluation import evaluate_with
     from fastir.options import Options
 
     return evaluate_with(qrels, run, measures, Options(**kwargs), progress)
-
-
-def evaluate_with(qrels, run, measures, options, progress=False):
-    """:func:`evaluate` with its options made (:class:`~fastir.options.Options`), in this
-    process."""
-    from fastir import _jit, preferences
-    from fastir.engine import Plan
-    from fastir.io.inputs import as_qrels, as_run, is_several_runs, records_read, size_hint
-    from fastir.model.prefs import JudgmentGroups, Prefs
-    from fastir.progress import Progress, wanted
-    from fastir.results import ResultsByRun
-
-    other = isinstance(qrels, (Prefs, JudgmentGroups))
-    plan = None if other else Plan.of(measures, options)
-    qrels = qrels if other else records_read(qrels, "qrels")
-    run = records_read(run, "run")
-    if other and not is_several_runs(run):
-        return preferences.evaluate(qrels, as_run(run, options.compat, progress), measures,
-                                    options)
-    if is_several_runs(run):
-        qrels = qrels if other else as_qrels(qrels, progress)
-        return ResultsByRun((name, evaluate_with(qrels, r, measures, options, progress))
-                            for name, r in run.items())
-    with _jit.tier(lambda: size_hint(qrels) + size_hint(run)):
-        qrels = as_qrels(qrels, progress)
-        run = as_run(run, options.compat, progress)
-        with Progress(len(run), "evaluating", wanted(progress), unit="row") as bar, \
-                bar.stage("evaluating", len(run)):
-            return plan.evaluate(qrels, run, options)[0]

@@ -18,8 +18,7 @@ from fastir import _jit
 from fastir.engine import Plan
 from fastir.measures import prefs as PK
 from fastir.measures.registry import NUM_Q, make
-from fastir.model.data import Run
-from fastir.model.errors import InputError
+from fastir.model.errors import InputError, ranked_twice
 from fastir.model.ids import common_kind, merge_sorted_ids
 from fastir.model.join import join
 from fastir.model.prefs import JudgmentGroups, Prefs, position_ids
@@ -31,7 +30,8 @@ from fastir.options import DEFAULT
 #: ``duplicate`` a run row ranking a document twice (or -1), ``errors`` why the query
 #: cannot be evaluated (a ``fastir.measures.prefs.ERROR_*`` code, 0: it can) and
 #: ``reasons`` that in words (``{row: text}``, naming the judgments' source, the query,
-#: group, subgroup and document), ``undefined`` whether prefs_avgjg_Rnonrel read past
+#: group, subgroup and document; at the first row with a duplicate, what to say of it:
+#: :func:`~fastir.model.errors.ranked_twice`), ``undefined`` whether prefs_avgjg_Rnonrel read past
 #: trec_eval's arrays there (README.md, trec_eval mode).
 Evaluated = namedtuple("Evaluated", "query_ids in_run values ignored_run_queries "
                                     "missing_queries duplicate errors reasons undefined")
@@ -48,7 +48,7 @@ def evaluate(judgments, run, measures, options=DEFAULT):
                          "judgments (levels only order documents; trec_eval ignores -J and "
                          "-l for them)")
     done = evaluated(plan, judgments, run, options)
-    refuse_stops(done, run)
+    refuse_stops(done)
     return plan.results(done, done.values, options.missing)
 
 
@@ -65,17 +65,11 @@ def evaluated(plan, judgments, run, options):
     return evaluate_groups(plan, judgments, run, options)
 
 
-def refuse_stops(done, run):
+def refuse_stops(done):
     """An InputError for the first query trec_eval would stop at."""
     bad = np.flatnonzero((done.duplicate >= 0) | (done.errors > 0))
     if len(bad):
-        e = int(bad[0])
-        qid = done.query_ids[e]
-        if done.duplicate[e] >= 0:
-            from fastir.model.join import ranked_twice
-
-            raise InputError(ranked_twice(run, qid, int(done.duplicate[e])))
-        raise InputError(done.reasons[e])
+        raise InputError(done.reasons[int(bad[0])])
 
 
 def evaluate_prefs(plan, prefs, run, options=DEFAULT):
@@ -108,6 +102,8 @@ def evaluate_prefs(plan, prefs, run, options=DEFAULT):
     values = _with_counts(plan, columns, found, n)
     reasons = {int(e): stop_reason(prefs, int(errors[e]), int(stop_rows[e]))
                for e in np.flatnonzero(errors)}
+    if joined.twice is not None:
+        reasons[int(np.argmax(joined.duplicate >= 0))] = joined.twice
     return Evaluated(joined.query_ids, joined.in_run, values, joined.ignored_run_queries,
                      joined.missing_queries, joined.duplicate, errors, reasons,
                      stats[:, PK.UNDEFINED] > 0)
@@ -200,9 +196,7 @@ def evaluate_groups(plan, groups, run, options=DEFAULT):
     run_of = _run_queries(groups, run)
     in_run = run_of >= 0
     present = np.flatnonzero(in_run[owner])
-    rows = run_of[owner[present]]
-    spread = Run(position_ids(len(owner)).take(present), run.starts[rows], run.stops[rows],
-                 run.doc_ids, run.scores, name=run.name, source=run.source)
+    spread = run.of_queries(run_of[owner[present]], position_ids(len(owner)).take(present))
     columns = [j for j, m in enumerate(plan.parsed) if m.spec.path == "groups"]
     inner = [make(plan.parsed[j].spec.per_group, plan.parsed[j].cutoff,
                   **dict(plan.parsed[j].values)) for j in columns]
@@ -215,13 +209,16 @@ def evaluate_groups(plan, groups, run, options=DEFAULT):
     for k in np.flatnonzero(joined.duplicate >= 0)[::-1]:  # (the first group's, if several)
         duplicate[owner[k]] = joined.duplicate[k]
     keep = np.ones(groups.n_queries, dtype=bool) if options.missing == "zero" else in_run
+    first = np.flatnonzero(duplicate[keep] >= 0)[:1]
+    reasons = {int(e): ranked_twice(spread, groups.query_ids[np.flatnonzero(keep)[e]],
+                                    int(duplicate[keep][e])) for e in first}
     q_qids, r_qids = common_kind(groups.query_ids, run.query_ids)
     judged_ids = set(q_qids.keys())
     ignored = [qid for qid, key in zip(r_qids.tolist(), r_qids.keys()) if key not in
                judged_ids]
     return Evaluated(groups.query_ids.take(np.flatnonzero(keep)), in_run[keep], values[keep],
                      ignored, groups.query_ids.take(np.flatnonzero(~in_run)).tolist(),
-                     duplicate[keep], np.zeros(int(keep.sum()), dtype=np.int64), {},
+                     duplicate[keep], np.zeros(int(keep.sum()), dtype=np.int64), reasons,
                      np.zeros(int(keep.sum()), dtype=bool))
 
 

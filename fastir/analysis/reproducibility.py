@@ -28,8 +28,8 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, jit, pjit, prange
 from fastir.model.data import InputError, Run
+from fastir.model.errors import ranked_twice
 from fastir.model.ids import _n_digits, common_kind, id_cmp
-from fastir.model.join import ranked_twice
 from fastir.model.ranking import RankKey, rank_sort, ranked_rows
 
 #: repro_eval's defaults: the documents KTU compares, and RBO's depth and persistence.

@@ -301,7 +301,7 @@ def _stop(joined, qrels, measures, old, complete, run):
                 continue  # 9.0.8 goes through the run's queries only
             return i, absent(qids[i])
         if ranked and joined.duplicate[i] >= 0:
-            from fastir.model.join import ranked_twice
+            from fastir.model.errors import ranked_twice
 
             said = ranked_twice(run, qids[i], int(joined.duplicate[i])).split("; ")[0]
             return i, f"{said}: trec_eval stops at such a query"

@@ -61,7 +61,7 @@ def _stop(done, evaluated, measures, old, complete, run):
         if not evaluated[i] or not ranked:
             continue
         if done.duplicate[i] >= 0:
-            from fastir.model.join import ranked_twice
+            from fastir.model.errors import ranked_twice
 
             said = ranked_twice(run, qid, int(done.duplicate[i])).split("; ")[0]
             return i, f"{said}: trec_eval stops at such a query"

@@ -8,12 +8,14 @@ every one checks values as :func:`fastir.model.values.run_scores` and
 :func:`~fastir.model.values.qrels_labels` do, so a bad value gets the same error in every form.
 """
 
+import contextlib
 import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from fastir import _jit
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import FastirWarning, InputError, MissingQueriesWarning
 
@@ -242,12 +244,21 @@ def refused(value, what):
 
 
 def _judgments_of_another_kind(value):
-    prefs = sys.modules.get("fastir.model.prefs")
-    if prefs is not None and isinstance(value, (prefs.Prefs, prefs.JudgmentGroups)):
-        kind = "preference judgments" if isinstance(value, prefs.Prefs) else "judgment groups"
+    kind = other_judgments(value)
+    if kind:
         return (f" ({kind}: fastir.evaluate(judgments, run, measures) evaluates them; this "
                 "takes qrels)")
     return ""
+
+
+def other_judgments(value):
+    """What judgments of another kind than qrels ``value`` is: "preference judgments"
+    (:class:`~fastir.model.prefs.Prefs`), "judgment groups"
+    (:class:`~fastir.model.prefs.JudgmentGroups`), or None."""
+    prefs = sys.modules.get("fastir.model.prefs")  # (not imported: none was made)
+    if prefs is not None and isinstance(value, (prefs.Prefs, prefs.JudgmentGroups)):
+        return "preference judgments" if isinstance(value, prefs.Prefs) else "judgment groups"
+    return None
 
 
 def as_qrels(qrels, progress=False):
@@ -265,6 +276,30 @@ def as_run(run, compat=None, progress=False):
     if compat == "9.0.8":
         run = run.in_float32()
     return run
+
+
+@contextlib.contextmanager
+def read(qrels, run, compat=None, progress=False):
+    """What :func:`fastir.evaluate` was given, read: ``(qrels, run)``, a :class:`Qrels`
+    (judgments of another kind, :func:`other_judgments`, as they are) and a :class:`Run`
+    (scores rounded to float32 under 9.0.8); for several runs (:func:`is_several_runs`),
+    the Qrels and ``{name: run}``, each run as given, to be read by an evaluation of its own.
+
+    Records are read first, so that their size is known. A Qrels and a Run are read, and
+    the block run, within one choice between Python and compiled kernels
+    (:func:`fastir._jit.tier`) sized by both.
+    """
+    other = other_judgments(qrels)
+    several = is_several_runs(run)  # (records are never several runs)
+    qrels = qrels if other else records_read(qrels, "qrels")
+    run = records_read(run, "run")
+    if several:
+        yield (qrels if other else as_qrels(qrels, progress)), run
+        return
+    # (judgments of another kind: their evaluation chooses, knowing its work)
+    with contextlib.nullcontext() if other else \
+            _jit.tier(lambda: size_hint(qrels) + size_hint(run)):
+        yield (qrels if other else as_qrels(qrels, progress)), as_run(run, compat, progress)
 
 
 def size_hint(data):

@@ -16,7 +16,7 @@ import numpy as np
 
 from fastir import _jit
 from fastir.io import _scan
-from fastir.model import join
+from fastir.model import errors
 from fastir.model.data import FastirWarning, InputError, Qrels, Run
 from fastir.model.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.model.subtopics import by_subtopic
@@ -286,7 +286,7 @@ def repeat_lines(source, qid, doc):
     return None
 
 
-join.repeat_lines = repeat_lines  # (the model names the lines of a doc ranked twice)
+errors.repeat_lines = repeat_lines  # (the model names the lines of a doc ranked twice)
 
 
 class NoResultLines(InputError):

@@ -275,6 +275,12 @@ class Run:
         return Run(self.query_ids, self.starts, self.stops, self.doc_ids, scores, self.name,
                    self.source)
 
+    def of_queries(self, chosen, query_ids):
+        """The rankings of this run's queries ``chosen`` (a query may be chosen several
+        times), as the queries ``query_ids``: their rows shared, not copied."""
+        return Run(query_ids, self.starts[chosen], self.stops[chosen], self.doc_ids,
+                   self.scores, self.name, self.source)
+
     def in_float32(self):
         """The run as trec_eval 9.0.8 and pytrec_eval rank it: every score rounded to
         float32 (:func:`float32_scores`; beyond its range, +inf or -inf)."""

@@ -24,6 +24,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import chunk_bounds, helper, jit, pjit, prange, python_variant
 from fastir.model.data import Ideals, InputError
+from fastir.model.errors import ranked_twice
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
@@ -192,9 +193,8 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
     """
     limit = depth(options)
     judged_only = options.judged_only
-    query_ids, qrels_query, run_query, ignored, missing_queries = evaluated_queries(
+    query_ids, qrels_query, run_query, lengths, ignored, missing_queries = evaluated_queries(
         qrels, run, options.missing)
-    lengths = ranking_lengths(run, run_query)
     bounded = np.minimum(lengths, limit)
     indptr = np.zeros(len(run_query) + 1, dtype=np.int64)
     np.cumsum(bounded, out=indptr[1:])
@@ -264,24 +264,6 @@ def join(qrels, run, options=DEFAULT, *, as_candidates=False, duplicates="raise"
                   missing_queries, duplicate, **more)
 
 
-#: ``(source, qid, doc) -> (first line, second line) or None``: where a run file ranks a doc
-#: twice. Reading files is the io layer's: :mod:`fastir.io.trec` sets it when imported (a run
-#: read from a file has imported it); until then no line is named.
-repeat_lines = None
-
-
-def ranked_twice(run, qid, row):
-    """What to say of a run that ranks the doc of its row ``row`` twice for ``qid``: the
-    file and line of the second time when the run was read from a file."""
-    doc = run.doc_ids[row]
-    lines = None if repeat_lines is None else repeat_lines(run.source, qid, doc)
-    fix = "a run ranks a doc at most once per query: remove one of them"
-    if lines is None:
-        return f"{run.source}: query {qid!r} ranks doc {doc!r} twice; {fix}"
-    return (f"{run.source}:{lines[1]}: query {qid!r} ranks doc {doc!r} a second time (first "
-            f"on line {lines[0]}); {fix}")
-
-
 def joined_ideals(qrels, qrels_query, added, label):
     """The ideals (:data:`fastir.model.data.Ideals`: each qrels query's labels,
     descending) of ``qrels`` with ``added[e]`` more documents at ``label`` for the qrels
@@ -312,8 +294,9 @@ def depth(options):
 
 def evaluated_queries(qrels, run, missing):
     """The evaluated queries (judged, and with ``missing="skip"`` in the run too): (their
-    ids, their qrels queries, their run queries or -1, the run's queries without judgments,
-    the judged queries absent from the run). ``qrels``: any judgments with ``query_ids``."""
+    ids, their qrels queries, their run queries or -1, their run rows (0 for -1), the run's
+    queries without judgments, the judged queries absent from the run). ``qrels``: any
+    judgments with ``query_ids``."""
     q_qids, r_qids = common_kind(qrels.query_ids, run.query_ids)
     merge = _jit.select(merge_sorted_ids, len(q_qids) + len(r_qids))
     in_qrels, in_run = merge(q_qids.args(), r_qids.args())
@@ -321,16 +304,11 @@ def evaluated_queries(qrels, run, missing):
     ignored = r_qids.take(in_run[~judged]).tolist()
     missing_queries = q_qids.take(in_qrels[judged & (in_run < 0)]).tolist()
     keep = judged if missing == "zero" else judged & (in_run >= 0)
-    qrels_query = in_qrels[keep]
-    return q_qids.take(qrels_query), qrels_query, in_run[keep], ignored, missing_queries
-
-
-def ranking_lengths(run, run_query):
-    """The run rows of each evaluated query (``run_query``: its run query, or -1: none)."""
+    qrels_query, run_query = in_qrels[keep], in_run[keep]
     lengths = np.zeros(len(run_query), dtype=np.int64)
     present = run_query >= 0
     lengths[present] = run.stops[run_query[present]] - run.starts[run_query[present]]
-    return lengths
+    return q_qids.take(qrels_query), qrels_query, run_query, lengths, ignored, missing_queries
 
 
 def judged_anywhere(joined):

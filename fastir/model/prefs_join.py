@@ -10,11 +10,13 @@ only.
 """
 
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
 from fastir import _jit
 from fastir._jit import chunk_bounds, helper, pjit, prange, python_variant
+from fastir.model.errors import ranked_twice
 from fastir.model.ids import (
     HASH_KEY,
     _keys,
@@ -27,7 +29,6 @@ from fastir.model.join import (
     evaluated_queries,
     judged_row,
     judged_table,
-    ranking_lengths,
     seen_before,
     table_size,
 )
@@ -43,7 +44,7 @@ JudgedRows = namedtuple("JudgedRows", "query indptr hashes")
 PositionOutput = namedtuple("PositionOutput", "position n_retrieved duplicate")
 
 
-class PrefsJoined:
+class PrefsJoined(NamedTuple):
     """Positions of the judged documents of the evaluated queries.
 
     Attributes
@@ -60,15 +61,20 @@ class PrefsJoined:
         Per evaluated query, the judged documents its ranking holds.
     duplicate : ndarray of int64
         Per evaluated query, a run row ranking a document the ranking holds already, or -1.
+    twice : str or None
+        What to say of the first of them (:func:`~fastir.model.errors.ranked_twice`).
     ignored_run_queries, missing_queries : list
     """
 
-    def __init__(self, query_ids, judged_query, in_run, position, n_retrieved, duplicate,
-                 ignored_run_queries, missing_queries):
-        self.query_ids, self.judged_query, self.in_run = query_ids, judged_query, in_run
-        self.position, self.n_retrieved, self.duplicate = position, n_retrieved, duplicate
-        self.ignored_run_queries = ignored_run_queries
-        self.missing_queries = missing_queries
+    query_ids: object
+    judged_query: np.ndarray
+    in_run: np.ndarray
+    position: np.ndarray
+    n_retrieved: np.ndarray
+    duplicate: np.ndarray
+    twice: str
+    ignored_run_queries: list
+    missing_queries: list
 
 
 def join_prefs(judged, run, options=DEFAULT):
@@ -80,10 +86,9 @@ def join_prefs(judged, run, options=DEFAULT):
     from the run is evaluated, with no document retrieved; ``judged_only`` does not apply).
     """
     limit = depth(options)
-    query_ids, judged_query, run_query, ignored, missing_queries = evaluated_queries(
-        judged, run, options.missing)
+    query_ids, judged_query, run_query, lengths, ignored, missing_queries = \
+        evaluated_queries(judged, run, options.missing)
     q_docs, r_docs, row_hash = judged.docs_matching(run.doc_ids)
-    lengths = ranking_lengths(run, run_query)
     position = np.full(len(judged.labels), -1, dtype=np.int64)
     n_retrieved = np.zeros(len(run_query), dtype=np.int64)
     duplicate = np.full(len(run_query), -1, dtype=np.int64)
@@ -92,8 +97,11 @@ def join_prefs(judged, run, options=DEFAULT):
                 r_docs.args(), JudgedRows(judged_query, judged.indptr, row_hash),
                 q_docs.args(), HASH_KEY, limit, int(lengths.max(initial=0)),
                 PositionOutput(position, n_retrieved, duplicate))
+    first = np.flatnonzero(duplicate >= 0)[:1]
+    twice = ranked_twice(run, query_ids[int(first[0])], int(duplicate[first[0]])) \
+        if len(first) else None
     return PrefsJoined(query_ids, judged_query, run_query >= 0, position,
-                       n_retrieved, duplicate, ignored, missing_queries)
+                       n_retrieved, duplicate, twice, ignored, missing_queries)
 
 
 @helper

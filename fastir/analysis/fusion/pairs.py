@@ -17,6 +17,7 @@ import numpy as np
 from fastir import _jit
 from fastir._jit import helper, pjit, prange, python_variant
 from fastir.model.data import Run
+from fastir.model.errors import ranked_twice
 from fastir.model.ids import (
     HASH_KEY,
     Ids,
@@ -27,7 +28,7 @@ from fastir.model.ids import (
     order_keys,
     rows_of,
 )
-from fastir.model.join import ranked_twice, table_size
+from fastir.model.join import table_size
 from fastir.model.ranking import (
     DESCENDING,
     LEVEL,
