@@ -18,13 +18,14 @@ def __getattr__(name):
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
              judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-             unjudged="nonrelevant", progress=False):
+             unjudged="nonrelevant", labels="int", progress=False):
     """Evaluate a run against relevance judgments.
 
     Parameters
     ----------
     qrels : Qrels or dict or str or path, or Prefs or JudgmentGroups
-        Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}``, a qrels file, an
+        Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}`` (real labels with
+        ``labels="float"``), a qrels file, an
         open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
         ``score``: ir_measures' and ranx's columns), a ranx Qrels or an iterable of records
         (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``, ``(query_id, doc_id, label)``).
@@ -74,6 +75,15 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         (trec_eval), or judged at ``label`` ("relevant" alone: 1), the number of relevant
         documents and the ideal ranking recomputed with it: the optimistic value. The
         optimistic value minus the default one is a measure's residual.
+    labels : {"int", "float"}, default "int"
+        What a label is: a 32-bit integer, as trec_eval (``"int"``), or a finite real
+        number >= 0 (``"float"``: 0.7, read from every form, the fourth column of a qrels
+        file too). With real labels, relevant means label >= ``relevance_level`` (which
+        may then be real, 0.5) and the gain families take the labels as gains (nDCG: g(l)
+        = l, or 2^l - 1); the families that need integer labels (ERR, RBP, the C/W/L
+        family, Compat, RelString, gain tables, user measures, subtopic judgments) are
+        refused, naming the measure and why: the measure catalogue's *labels* column.
+        Integer labels given as floats give the values of ``"int"``, bit for bit.
     progress : bool
         Show a progress bar on standard error while long files are read.
 
@@ -111,7 +121,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     """
     kwargs = dict(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                   judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                  unjudged=unjudged)
+                  unjudged=unjudged, labels=labels)
     delegated = library.call("evaluate", (qrels, run, measures), {**kwargs,
                                                                   "progress": progress})
     if delegated is not None:

@@ -24,6 +24,7 @@ from fastir.measures.registry import (
     JUDGED_ONLY,
     MULT,
     RANK,
+    REALS,
     RECALL,
     STRING,
     how,
@@ -70,6 +71,7 @@ class Plan:
         self.keys, self.parsed = parse_all(measures)
         check_compat(self.parsed, options)
         check_judgments(self.parsed, judgments)
+        check_reals(self.parsed, options)
         TK.check_options(self.parsed, options, judgments)
         needs_n = [str(m) for m in self.parsed if m.spec.num_docs == "required"]
         if needs_n and not options.num_docs > 0:
@@ -93,6 +95,9 @@ class Plan:
         self.anywhere = any(m.spec.anywhere for m in self.parsed)
         #: the user measures' families and their columns (fastir.measures.user)
         self.user = user.columns_of(self.parsed)
+        #: with labels="float": per measure, the label its level is (None: integer labels)
+        self.real_levels = real_levels(self.parsed, self.options)
+        self._coded = None  # (label values, spec, the spec in their codes): the last made
 
     @staticmethod
     def of(measures, options=DEFAULT, judgments="qrels"):
@@ -138,7 +143,7 @@ class Plan:
             judged = ideals(qrels) if joined.ideals is None else joined.ideals
             longest = max(int(lengths.max()), int(np.diff(judged.indptr).max(initial=0)))
             bounds = chunk_bounds(lengths, _jit.n_threads())
-            spec = self.sized(longest)
+            spec = self.sized(longest, qrels)
             rankings = kernels.Rankings(joined.indptr, joined.labels, joined.qrels_query)
             scratch = work(len(bounds) - 1, longest)
             if self.options.ties == "expected":  # (user measures have none: refused)
@@ -181,12 +186,24 @@ class Plan:
                          "read_qrels(path, subtopics=True) (lines 'qid subtopic docno "
                          "label'), or give {qid: {doc: {subtopic: label}}}")
 
-    def sized(self, longest):
-        """The spec with discounts for rankings and ideals up to ``longest`` long."""
+    def sized(self, longest, qrels=None):
+        """The spec with discounts for rankings and ideals up to ``longest`` long, for the
+        label codes of ``qrels`` when they have real labels (:func:`coded_spec`: the one
+        place levels and gains become codes)."""
         log2 = kernels.log2_table(longest + 2)
         if self.spec.log2 is not log2:  # (the shared table grew: a spec that reaches it)
             self.spec = self.spec._replace(log2=log2)
-        return self.spec
+        values = None if qrels is None else qrels.label_values
+        if values is None:
+            return self.spec
+        if self.real_levels is None:
+            raise ValueError(f"{qrels.source}: these qrels have real-valued labels: evaluate "
+                             "them with labels='float'")
+        coded = self._coded
+        if coded is None or coded[0] is not values or coded[1] is not self.spec:
+            coded = self._coded = (values, self.spec, coded_spec(
+                self.spec, self.parsed, self.real_levels, values))
+        return coded[2]
 
     def finish(self, values, in_run, query_ids=None):
         """Refuse values a measure is not defined on (:meth:`check`); text measures to NaN
@@ -242,9 +259,9 @@ _NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 def planned(options):
     """``options`` reduced to those a plan reads (``relevance_level``, ``num_docs``,
-    ``compat``, ``ties``, ``unjudged``): the key of the plans made once."""
+    ``compat``, ``ties``, ``unjudged``, ``labels``): the key of the plans made once."""
     return Options(options.relevance_level, num_docs=options.num_docs, compat=options.compat,
-                   ties=options.ties, unjudged=options.unjudged)
+                   ties=options.ties, unjudged=options.unjudged, labels=options.labels)
 
 
 @functools.lru_cache(maxsize=128)
@@ -283,6 +300,66 @@ def needs(m):
     if m.spec.kind == kernels.NUM_Q and m.spec.path == "counts":
         return None
     return m.spec.path if m.spec.path in ("prefs", "groups") else "qrels"
+
+
+def check_reals(parsed, options):
+    """Under ``labels="float"``, a ValueError naming the first measure that takes integer
+    labels only, and why (the registry's ``Family.reals``; a gain table maps integer
+    labels)."""
+    if options.labels != "float":
+        return
+    for m in parsed:
+        why = m.spec.reals if m.spec.reals not in REALS else None
+        if why is None and getattr(m, "gains", None) is not None:
+            why = "its gain table (gains=) maps integer labels"
+        if why is not None:
+            raise ValueError(f"{m}: takes integer labels only (labels='float'): {why}")
+
+
+def real_levels(parsed, options):
+    """Under ``labels="float"``, per measure the label its relevance level is (its
+    ``rel=``, else the evaluation's ``relevance_level``; 0.0 for the families whose level
+    does not apply, whose labels count when > 0, as labels >= 1 do among integers), as
+    float64; None under integer labels."""
+    if options.labels != "float":
+        return None
+    levels = np.zeros(len(parsed))
+    for j, m in enumerate(parsed):
+        rel = m.rel if "rel" in m.spec.params else None
+        levels[j] = (0.0 if m.spec.level_free else options.relevance_level) if rel is None \
+            else rel
+    return levels
+
+
+def coded_spec(spec, parsed, levels, values):
+    """``spec`` for the label codes of real labels ``values`` (ascending; code ``c`` is
+    ``values[c]``): each measure's LEVEL the first code whose label is >= its level (> 0
+    for a level of 0.0 of a level-free family: :func:`real_levels`), and the gains of the
+    families that take labels as gains (registry ``reals="gains"``) a table by code
+    (GAIN_TABLE): the label (0 when below the level or not > 0; exponential: 2^l - 1), as
+    :func:`fastir.measures.common.gain` gives an integer label; the table families' labels
+    as they are."""
+    table = spec.table.copy()
+    level_free = np.array([m.spec.level_free and levels[j] == 0.0
+                           for j, m in enumerate(parsed)], dtype=bool)
+    table[:, kernels.LEVEL] = np.where(level_free, np.searchsorted(values, 0.0, side="right"),
+                                       np.searchsorted(values, levels, side="left"))
+    gainers = [j for j, m in enumerate(parsed) if m.spec.reals == "gains"]
+    params = spec.params
+    if gainers:
+        params = np.full((len(parsed), max(params.shape[1], len(values))), np.nan)
+        params[:, :spec.params.shape[1]] = spec.params
+        for j in gainers:
+            kind = table[j, kernels.GAIN]
+            counted = (values >= levels[j]) & (values > 0.0)
+            if kind == kernels.GAIN_EXP and len(values) and values[-1] >= kernels.MAX_EXP_LABEL:
+                raise ValueError(f"{parsed[j]}: {parsed[j].spec.invalid}")
+            gains = values if kind == kernels.GAIN_TABLE else np.where(
+                counted, 2.0 ** values - 1.0 if kind == kernels.GAIN_EXP else values, 0.0)
+            params[j] = np.nan
+            params[j, :len(values)] = gains
+            table[j, kernels.GAIN] = kernels.GAIN_TABLE
+    return kernels.Spec(table, params, spec.log2, np.int64(kernels.prefix_depth(table)))
 
 
 def check_compat(parsed, options):

@@ -4,9 +4,12 @@ value is made (each public entry point makes it from its keywords) and then pass
 down to the join and the plan. A new option is a field here and its check."""
 
 import dataclasses
+import math
 import numbers
 
 import numpy as np
+
+from fastir.model.values import checked_labels
 
 #: The largest evaluation-wide relevance level (trec_eval's -l is a long).
 MAX_LEVEL = 2**63 - 1
@@ -37,6 +40,18 @@ def checked_unjudged(value):
     raise ValueError(f"{UNJUDGED_HELP}, got {value!r}")
 
 
+def checked_real_level(value):
+    """``value`` as the relevance level of real labels (``labels="float"``): a finite real
+    number >= 0 (an integer one kept as an ``int``), or a ValueError naming
+    ``relevance_level``."""
+    if not isinstance(value, bool) and isinstance(value, numbers.Real) and \
+            math.isfinite(value) and value >= 0:
+        return checked_level(value) if float(value).is_integer() and value <= MAX_LEVEL \
+            else float(value)
+    raise ValueError(f"relevance_level must be a finite number >= 0 (labels='float'), got "
+                     f"{value!r}")
+
+
 def checked_level(value):
     """``value`` as a relevance level (an integer from 0 to 2**63 - 1, a float that holds
     one accepted; above the largest label, 2**31 - 1, no document is relevant), or a
@@ -57,7 +72,13 @@ def checked_level(value):
 class Options:
     """The options of one evaluation (as for :func:`fastir.evaluate`), checked as made: a
     bad value raises a ValueError naming the option. ``relevance_level`` is kept as an
-    ``int`` (a float holding one reads as it); the others as given.
+    ``int`` (a float holding one reads as it; with ``labels="float"``, any finite real
+    >= 0); the others as given.
+
+    ``labels``: "int" (trec_eval's 32-bit integer labels) or "float" (finite real labels
+    >= 0: :attr:`fastir.Qrels.label_values`; the measures that compare them with a level
+    or take them as gains accept them, the others are refused by name: the registry's
+    ``Family.reals``).
 
     ``ties`` is one of :data:`TIES`; ``unjudged`` is kept as "nonrelevant" or
     ``("relevant", label)`` ("relevant" alone: label 1), its label in
@@ -75,9 +96,12 @@ class Options:
     compat: str | None = None
     ties: str = "trec_eval"
     unjudged: object = "nonrelevant"
+    labels: str = "int"
 
     def __post_init__(self):
-        object.__setattr__(self, "relevance_level", checked_level(self.relevance_level))
+        real = checked_labels(self.labels) == "float"
+        object.__setattr__(self, "relevance_level", (checked_real_level if real else
+                                                     checked_level)(self.relevance_level))
         if self.compat not in COMPATS:
             raise ValueError(f"compat must be None, '10.0' or '9.0.8', got {self.compat!r}")
         if self.missing not in MISSING:
@@ -94,6 +118,9 @@ class Options:
         label = checked_unjudged(self.unjudged)
         object.__setattr__(self, "unjudged", "nonrelevant" if label is None else
                            ("relevant", label))
+        if real and label is not None:
+            raise ValueError(f"unjudged={self.unjudged!r} takes integer labels only "
+                             "(labels='float'): give unjudged='nonrelevant'")
         if self.ties == "expected" and max_docs is not None:
             raise ValueError("ties='expected' does not combine with max_docs: which tied "
                              "documents max_docs keeps depends on their order; give a measure "

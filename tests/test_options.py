@@ -27,6 +27,7 @@ INVALID = [
     ("max_docs", 2.5, "max_docs must be a non-negative integer, got 2.5"),
     ("judged_only", "yes", "judged_only must be True or False, got 'yes'"),
     ("compat", "8.0", "compat must be None, '10.0' or '9.0.8', got '8.0'"),
+    ("labels", "real", "labels must be 'int' or 'float', got 'real'"),
 ]
 
 

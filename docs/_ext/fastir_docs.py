@@ -205,7 +205,24 @@ def _notes(family):
         notes.append("Reads unjudged documents, so it is not available in dense batches "
                      "(`evaluate_matrix`).")
     notes.append(_ties_note(family))
+    notes.append(_labels_note(family))
     return notes
+
+
+def _labels_modes(family):
+    """The `labels=` a family takes, as the catalogue's index says it."""
+    return "int, float" if family.reals in ("compared", "gains") else "int"
+
+
+def _labels_note(family):
+    """What a family's page says of `labels=` (real-valued labels: `Family.reals`)."""
+    if family.reals == "compared":
+        return ("Labels: `labels='int'` (the default) and `'float'` (real labels, compared "
+                "with the relevance level, which may then be real).")
+    if family.reals == "gains":
+        return ("Labels: `labels='int'` (the default) and `'float'` (real labels, taken as "
+                "the gains: g(l) = l, or 2^l - 1).")
+    return f"Labels: `labels='int'` only; `labels='float'` is refused, naming it: {family.reals}."
 
 
 def _ties_modes(family):
@@ -309,7 +326,9 @@ def catalogue_index(pages):
              "defaults, and where it departs from trec_eval or a peer. `fastir measures` "
              "prints the same families on the command line. The *ties* column says which "
              "`ties=` a family takes (`trec_eval`, `input`, `expected`: the "
-             "[ties and holes guide](../guides/ties-and-holes.md)).", "",
+             "[ties and holes guide](../guides/ties-and-holes.md)); the *labels* column "
+             "which `labels=` (`int`: 32-bit integers, as trec_eval; `float`: real labels "
+             ">= 0).", "",
              "## Notation", "", _escape(registry.FORMULA_NOTATION), ""]
     order = []
     for title, _ in SECTIONS:
@@ -318,14 +337,14 @@ def catalogue_index(pages):
         order += [page for _, page in rows]
         if not rows:
             continue
-        lines += [f"## {title}", "", "| family | trec_eval | ties | summary |",
-                  "|---|---|---|---|"]
+        lines += [f"## {title}", "", "| family | trec_eval | ties | labels | summary |",
+                  "|---|---|---|---|---|"]
         for name, page in rows:
             family = registry.FAMILIES[name]
             trec = ", ".join(f"`{t.name}`" for t in family.trec)
             summary = _escape(family.doc.split(". ")[0].rstrip("."))
             lines.append(f"| [{name}]({page}.md) | {trec} | {_ties_modes(family)} | "
-                         f"{summary} |")
+                         f"{_labels_modes(family)} | {summary} |")
         lines.append("")
     lines += ["```{toctree}", ":hidden:", ""] + order + ["```", ""]
     return "\n".join(lines)

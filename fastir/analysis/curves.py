@@ -17,7 +17,7 @@ def _evaluate(qrels, run, measures, options):
     """(Results, the join, the qrels) of one evaluation (what fastir.evaluate does, without
     its warning when the run and the qrels share no query)."""
     plan = Plan.of(measures, options)
-    qrels = as_qrels(qrels)
+    qrels = as_qrels(qrels, labels=options.labels)
     results, joined = plan.evaluate(qrels, as_run(run, options.compat), options, check=None)
     return results, joined, qrels
 

@@ -71,8 +71,13 @@ def _add_evaluation_options(parser):
                         help="define a measure by a per-query function (fastir."
                         "define_measure; a module importable from here, or path.py); -m "
                         "names it (without -m: the defaults and it); repeat for more")
-    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
-                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--rel-level", type=_level, default=1, metavar="N",
+                        help="relevant means label >= N (default 1; a real number with "
+                        "--labels float)")
+    parser.add_argument("--labels", choices=("int", "float"), default="int",
+                        help="qrels labels are integers, as trec_eval's (int, the default), "
+                        "or real numbers >= 0 (float: 0.7; the measures that need integers "
+                        "are refused by name)")
     parser.add_argument("--missing", choices=("zero", "skip"), default="zero",
                         help="judged queries absent from a run score 0 (default) or are "
                         "skipped")
@@ -98,7 +103,19 @@ def _add_evaluation_options(parser):
 def _evaluation_options(args):
     return {"relevance_level": args.rel_level, "missing": args.missing,
             "max_docs": args.max_docs, "judged_only": args.judged_only,
-            "num_docs": args.num_docs, "ties": args.ties, "unjudged": args.unjudged}
+            "num_docs": args.num_docs, "ties": args.ties, "unjudged": args.unjudged,
+            "labels": args.labels}
+
+
+def _level(text):
+    """``--rel-level``'s value: an integer, else a real number (the options check it)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
 def _unjudged(text):
@@ -163,7 +180,7 @@ def _evaluated_runs(args, paths, names, measures, check_ties):
     enabled = wanted("auto" if args.progress is None else args.progress)
     # (the files' bytes, each read once; a run's evaluation is a stage of its own, named)
     with Progress(sum(sizes), "reading", enabled, unit="B") as bar:
-        qrels = read_qrels(args.qrels, progress=bar)
+        qrels = read_qrels(args.qrels, progress=bar, labels=args.labels)
         evaluator = Evaluator(qrels, measures, **_evaluation_options(args))
         results = {}
         for path, name, size in zip(paths, names, sizes[1:]):
@@ -426,8 +443,13 @@ def stats_main(argv):
                      "fastir stats qrels.txt bm25.run")
     parser.add_argument("files", nargs="+", metavar="file",
                         help="qrels (4 fields per line) and runs (6 or 3), in any order")
-    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
-                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--rel-level", type=_level, default=1, metavar="N",
+                        help="relevant means label >= N (default 1; a real number with "
+                        "--labels float)")
+    parser.add_argument("--labels", choices=("int", "float"), default="int",
+                        help="qrels labels are integers, as trec_eval's (int, the default), "
+                        "or real numbers >= 0 (float: 0.7; the measures that need integers "
+                        "are refused by name)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     args = parser.parse_args(argv)
     return _guarded("stats", lambda _: _stats(args), argv)
@@ -513,8 +535,13 @@ def agree_main(argv):
                      "Pearson, RBO, swapped and significantly swapped pairs).",
                      "fastir agree nist.qrels llm.qrels --runs runs/*.run -m AP --plot means.png")
     parser.add_argument("qrels", nargs="+", help="two or more qrels files")
-    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
-                        help="relevant means label >= N (default 1)")
+    parser.add_argument("--rel-level", type=_level, default=1, metavar="N",
+                        help="relevant means label >= N (default 1; a real number with "
+                        "--labels float)")
+    parser.add_argument("--labels", choices=("int", "float"), default="int",
+                        help="qrels labels are integers, as trec_eval's (int, the default), "
+                        "or real numbers >= 0 (float: 0.7; the measures that need integers "
+                        "are refused by name)")
     parser.add_argument("--name", action="append", help="a qrels' name (once per qrels)")
     parser.add_argument("--runs", nargs="+", metavar="RUN",
                         help="runs to rank under each qrels (Kendall's tau)")

@@ -31,6 +31,7 @@ QRELS = 2  # qid iter docno rel
 PREFS = 3  # qid jg jsg docno level (trec_eval -R prefs; more fields: field_spans)
 QRELS_PREFS = 4  # qid jg docno level (-R qrels_prefs: a qrels line whose label is a number)
 QRELS_JG = 5  # qid jg docno rel (-R qrels_jg: the iter column names the judgment group)
+QRELS_REAL = 6  # qid iter docno rel, rel a real number (read_qrels(..., labels="float"))
 
 # Per-line error codes (0 = fine).
 TOO_FEW_FIELDS = 1

@@ -23,8 +23,9 @@ from fastir.model.errors import FastirWarning, InputError, MissingQueriesWarning
 class Form(NamedTuple):
     """One accepted form of qrels and runs.
 
-    ``detect(value)`` says whether a value is of this form; ``qrels(value, progress)`` and
-    ``run(value, progress)`` convert it; ``rows(value)`` is its size before conversion (for
+    ``detect(value)`` says whether a value is of this form; ``qrels(value, progress,
+    labels)`` (``labels``: "int" or "float", as for :func:`as_qrels`) and ``run(value,
+    progress)`` convert it; ``rows(value)`` is its size before conversion (for
     the choice between Python and compiled kernels, :func:`fastir._jit.tier`), and
     ``one_run(value)`` whether a value of ``{name: value}`` is a run of this form (several
     runs, ranx's shape) rather than one query's scores.
@@ -74,15 +75,15 @@ def is_records(value):
 
 # -- each form's conversions ---------------------------------------------------------------
 def _same(kind, what):
-    def same(value, progress):
+    def same(value, progress, *labels):
         if not isinstance(value, kind):
             raise refused(value, what)
         return value
     return same
 
 
-def _dict_qrels(value, progress):
-    return Qrels.from_dict(value)
+def _dict_qrels(value, progress, labels):
+    return Qrels.from_dict(value, labels=labels)
 
 
 def _dict_run(value, progress):
@@ -110,11 +111,11 @@ def _table_columns(table, names, values, what):
             _column(table, names, values, what))
 
 
-def _frame_qrels(frame, progress):
+def _frame_qrels(frame, progress, labels):
     from fastir.model.frames import qrels_from_frame
 
     return qrels_from_frame(Qrels, frame, *_table_columns(frame, frame.columns, LABEL_COLUMNS,
-                                                   "label"))
+                                                   "label"), labels=labels)
 
 
 def _frame_run(frame, progress):
@@ -123,11 +124,11 @@ def _frame_run(frame, progress):
     return run_from_frame(Run, frame, *_table_columns(frame, frame.columns, ("score",), "score"))
 
 
-def _arrow_qrels(table, progress):
+def _arrow_qrels(table, progress, labels):
     from fastir.model.arrow import qrels_from_arrow
 
     return qrels_from_arrow(Qrels, table, *_table_columns(table, table.column_names, LABEL_COLUMNS,
-                                                   "label"))
+                                                   "label"), labels=labels)
 
 
 def _arrow_run(table, progress):
@@ -137,18 +138,18 @@ def _arrow_run(table, progress):
                                                  "score"))
 
 
-def _ranx_qrels(value, progress):
-    return Qrels.from_dict(value.to_dict(), source="ranx Qrels")
+def _ranx_qrels(value, progress, labels):
+    return Qrels.from_dict(value.to_dict(), source="ranx Qrels", labels=labels)
 
 
 def _ranx_run(value, progress):
     return Run.from_dict(value.to_dict(), name=value.name or "run", source="ranx Run")
 
 
-def _records_qrels(value, progress):
+def _records_qrels(value, progress, labels):
     from fastir.io.records import read_records
 
-    return read_records(value, "qrels")
+    return read_records(value, "qrels", labels)
 
 
 def _records_run(value, progress):
@@ -157,10 +158,10 @@ def _records_run(value, progress):
     return read_records(value, "run")
 
 
-def _file_qrels(value, progress):
+def _file_qrels(value, progress, labels):
     from fastir.io.trec import read_qrels
 
-    return read_qrels(value, progress=progress)
+    return read_qrels(value, progress=progress, labels=labels)
 
 
 def _file_run(value, progress):
@@ -212,7 +213,7 @@ def _records_are_run(value):  # (a query's docs are never a list)
 #: Every form, in the order they are tried (the first whose detector says yes converts).
 FORMS = (
     Form("Qrels or Run", _is_container, _same(Qrels, "qrels"), _same(Run, "run"), len),
-    Form("fastir.ranx Qrels or Run", _is_fastir_ranx, lambda v, p: v.to_fastir(),
+    Form("fastir.ranx Qrels or Run", _is_fastir_ranx, lambda v, p, labels: v.to_fastir(),
          lambda v, p: v.to_fastir(), _no_rows),
     Form("ranx Qrels or Run", _is_ranx, _ranx_qrels, _ranx_run, _no_rows),
     Form("dict of dicts", lambda v: isinstance(v, dict), _dict_qrels, _dict_run, _dict_rows,
@@ -261,11 +262,19 @@ def other_judgments(value):
     return None
 
 
-def as_qrels(qrels, progress=False):
-    """A :class:`Qrels` from any form in :data:`FORMS`."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    return form_of(qrels, "qrels").qrels(qrels, progress)
+def as_qrels(qrels, progress=False, labels="int"):
+    """A :class:`Qrels` from any form in :data:`FORMS`, its labels integers (``labels="int"``)
+    or finite reals >= 0 (``"float"``: :attr:`Qrels.label_values`; a Qrels of integer labels
+    is read as reals). Qrels of real labels under ``labels="int"`` are refused, saying to
+    pass ``labels='float'``."""
+    if not isinstance(qrels, Qrels):
+        qrels = form_of(qrels, "qrels").qrels(qrels, progress, labels)
+    if labels == "float":
+        return qrels.with_real_labels()
+    if qrels.label_values is not None:
+        raise ValueError(f"{qrels.source}: these qrels have real-valued labels (read with "
+                         "labels='float'): evaluate them with labels='float'")
+    return qrels
 
 
 def as_run(run, compat=None, progress=False):
@@ -279,9 +288,10 @@ def as_run(run, compat=None, progress=False):
 
 
 @contextlib.contextmanager
-def read(qrels, run, compat=None, progress=False):
-    """What :func:`fastir.evaluate` was given, read: ``(qrels, run)``, a :class:`Qrels`
-    (judgments of another kind, :func:`other_judgments`, as they are) and a :class:`Run`
+def read(qrels, run, compat=None, progress=False, labels="int"):
+    """What :func:`fastir.evaluate` was given, read: ``(qrels, run)``, a :class:`Qrels` (its
+    labels as :func:`as_qrels` reads them under ``labels``; judgments of another kind,
+    :func:`other_judgments`, as they are) and a :class:`Run`
     (scores rounded to float32 under 9.0.8); for several runs (:func:`is_several_runs`),
     the Qrels and ``{name: run}``, each run as given, to be read by an evaluation of its own.
 
@@ -291,15 +301,16 @@ def read(qrels, run, compat=None, progress=False):
     """
     other = other_judgments(qrels)
     several = is_several_runs(run)  # (records are never several runs)
-    qrels = qrels if other else records_read(qrels, "qrels")
+    qrels = qrels if other else records_read(qrels, "qrels", labels)
     run = records_read(run, "run")
     if several:
-        yield (qrels if other else as_qrels(qrels, progress)), run
+        yield (qrels if other else as_qrels(qrels, progress, labels)), run
         return
     # (judgments of another kind: their evaluation chooses, knowing its work)
     with contextlib.nullcontext() if other else \
             _jit.tier(lambda: size_hint(qrels) + size_hint(run)):
-        yield (qrels if other else as_qrels(qrels, progress)), as_run(run, compat, progress)
+        yield (qrels if other else as_qrels(qrels, progress, labels)), \
+            as_run(run, compat, progress)
 
 
 def size_hint(data):
@@ -311,13 +322,15 @@ def size_hint(data):
     return 0
 
 
-def records_read(value, kind):
+def records_read(value, kind, labels="int"):
     """``value`` as a Qrels or Run when it is an iterable of records (read once, so that its
-    size is known before a size-dependent choice), else ``value`` itself."""
+    size is known before a size-dependent choice), else ``value`` itself (``labels``: a
+    qrels' labels, "int" or "float")."""
     if is_records(value):
         from fastir.io.records import read_records
 
-        return read_records(value, kind)
+        return read_records(value, kind, labels) if kind == "qrels" else \
+            read_records(value, kind)
     return value
 
 

@@ -16,14 +16,14 @@ from fastir import _jit
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, ascii_column, intern_blocks
-from fastir.model.values import assemble, qrels_labels, run_scores
+from fastir.model.values import assemble, label_codes, qrels_labels, real_values, run_scores
 
 #: The fields a record is read by, per kind (ir_measures' and ir_datasets' names).
 FIELDS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}
 CHUNK = 1 << 16  # records packed at a time
 
 
-def read_records(records, kind):
+def read_records(records, kind, labels="int"):
     """A :class:`~fastir.Qrels` (``kind="qrels"``) or :class:`~fastir.Run` (``"run"``)
     from an iterable of records.
 
@@ -35,6 +35,8 @@ def read_records(records, kind):
         order; each record is read by its own layout (namedtuples of several kinds may be
         mixed). Read once, in chunks of 65,536 records.
     kind : {"qrels", "run"}
+    labels : {"int", "float"}
+        A qrels' labels: integers, or finite reals >= 0 (``labels="float"``).
 
     Returns
     -------
@@ -56,14 +58,19 @@ def read_records(records, kind):
     """
     source = f"{kind} records"
     container = Qrels if kind == "qrels" else Run
-    parts = [_pack(chunk, first, kind, source) for first, chunk in _chunks(iter(records))]
+    check = run_scores if kind == "run" else qrels_labels if labels == "int" else real_values
+    parts = [_pack(chunk, first, kind, source, check) for first, chunk in
+             _chunks(iter(records))]
     if not parts:
-        return container.from_dict({}, source=source)
+        return container.from_dict({}, source=source, **({} if kind == "run" else
+                                                          {"labels": labels}))
     qids, docs = (_concat([part[i] for part in parts], source) for i in (0, 1))
     values = np.concatenate([part[2] for part in parts])
     with _jit.tier(len(values)):
         block_first, block_code, first_rows = intern_blocks(qids.args())
         extra = {} if kind == "qrels" else {"name": "run"}
+        if check is real_values:  # (codes of the labels of every chunk)
+            values, extra["label_values"] = label_codes(values)
         return assemble(container, qids.take(first_rows), block_code, block_first, docs,
                         values, source, **extra)
 
@@ -79,16 +86,17 @@ def _chunks(records):
         first += len(chunk)
 
 
-def _pack(chunk, first, kind, source):
-    """One chunk of records as two id columns and a checked array of values."""
+def _pack(chunk, first, kind, source, check):
+    """One chunk of records as two id columns and an array of values checked by ``check``
+    (:func:`~fastir.model.values.qrels_labels`, ``real_values`` or ``run_scores``)."""
     qids, docs, values = _fields(chunk, first, kind, source)
     columns = [_ids(qids, "query ids", source), _ids(docs, "doc ids", source)]
 
     def row_name(i):
         return f"query {qids[i]!r} doc {docs[i]!r}"
 
-    check = qrels_labels if kind == "qrels" else run_scores
-    return (*columns, check(values, source, row_name))
+    checked = check(values, source, row_name)
+    return (*columns, checked[0] if check is qrels_labels else checked)
 
 
 def _fields(chunk, first, kind, source):

@@ -4,6 +4,7 @@ file objects."""
 import contextlib
 import functools
 import io
+import itertools
 import math
 import mmap
 import os
@@ -20,14 +21,20 @@ from fastir.model import errors
 from fastir.model.data import FastirWarning, InputError, Qrels, Run
 from fastir.model.ids import Ids, canonical_text, frozen, gather_spans, intern_blocks
 from fastir.model.subtopics import by_subtopic
-from fastir.model.values import assemble
+from fastir.model.values import (
+    FLOAT_HINT,
+    assemble,
+    checked_labels,
+    label_codes,
+    refuse_real_subtopics,
+)
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
 
 _MESSAGES = {
     _scan.TOO_FEW_FIELDS: "malformed line: expected {needed} fields, found {found}",
     _scan.TOO_MANY_FIELDS: "malformed line: expected {needed} fields, found {found}",
-    _scan.BAD_LABEL: "relevance label {token!r} is not a 32-bit integer",
+    _scan.BAD_LABEL: "relevance label {token!r} is not a 32-bit integer{hint}",
     _scan.LONE_CR: ("a carriage return inside a line (old Mac line ends?): convert the line "
                     "ends to \\n, e.g. with tr '\\r' '\\n'"),
 }
@@ -221,7 +228,7 @@ def _reading(path, progress):
             bar.close()
 
 
-def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
+def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False, labels="int"):
     """Read a TREC qrels file: ``qid iter docno rel`` per line.
 
     ``path`` is a file path (plain, gzip, bz2 or xz, known by the first bytes), ``-`` for
@@ -234,27 +241,49 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False):
     With ``subtopics``, the second column is the subtopic (ndeval's ``qid subtopic docno
     rel``, the diversity measures' qrels): a doc is judged once per subtopic, and its label
     for the other measures is its largest. ``progress=True`` shows a bar on standard error
-    while a long read goes on.
+    while a long read goes on. ``labels="float"`` reads real-valued labels (the fourth
+    column as strtod reads it: ``0.7``, ``1e-3``), each finite and >= 0, else an error
+    naming the line (:attr:`Qrels.label_values`).
 
     Returns
     -------
     Qrels
     """
     name = source_name(path)
+    real = checked_labels(labels) == "float"
     with _reading(path, progress) as (bar, parsing), parsing():
         buf = read_bytes(path, bar)
         if subtopics:
+            refuse_real_subtopics(labels, name)
             return Qrels.from_dict(by_subtopic(_subtopic_rows(buf, name), name), name)
         with _jit.tier(len(buf) // 32):
             first = _content_fields(buf)
             int_guess = first is not None and len(first) > 2 and canonical_text(first[2])
             query_ids, block_code, block_first, docs, values = _scan_file(
-                buf, _scan.QRELS, name, int_guess)
-            qrels = assemble(Qrels, query_ids, block_code, block_first, docs,
-                             values.astype(np.int32), name)
+                buf, _scan.QRELS_REAL if real else _scan.QRELS, name, int_guess)
+            codes, label_values = (values.astype(np.int32), None) if not real else \
+                label_codes(_non_negative(buf, values, name))
+            qrels = assemble(Qrels, query_ids, block_code, block_first, docs, codes, name,
+                             label_values=label_values)
             qrels.allow_duplicates = allow_duplicates
             qrels.docs_matching(qrels.doc_ids)  # reports duplicate judgments now
     return qrels
+
+
+def _non_negative(buf, values, source):
+    """Real labels (finite: the scanner refused the others) when none is negative, else an
+    InputError naming the first negative one's line."""
+    negative = values < 0
+    if negative.any():
+        row = int(np.argmax(negative))
+        lines = buf.tobytes().split(b"\n")
+        content = (n for n, line in enumerate(lines, 1) if line.split() and
+                   line.split()[0][:1] != b"#")
+        line = next(itertools.islice(content, row, None))
+        token = lines[line - 1].split()[3].decode("utf-8", "replace")
+        _fail(source, line, f"relevance label {token!r} is not a finite number >= 0 "
+              "(labels='float')")
+    return values
 
 
 def repeat_lines(source, qid, doc):
@@ -565,7 +594,7 @@ def _check_errors(buf, layout, codes, offsets, source):
 def _check_rows(n_rows, layout, source):
     if n_rows == 0:
         kind = {_scan.QRELS: "qrels", _scan.PREFS: "preferences", _scan.QRELS_PREFS: "qrels",
-                _scan.QRELS_JG: "qrels"}.get(layout, "run")
+                _scan.QRELS_JG: "qrels", _scan.QRELS_REAL: "qrels"}.get(layout, "run")
         raise InputError(f"{source}: empty {kind} file (no content lines)")
     return n_rows
 
@@ -596,7 +625,8 @@ def _score(token, layout, fail):
         value = None
     if value is None or not math.isfinite(value):
         what = "is not a number" if value is None else "is not a finite number"
-        name = "score" if layout in (_scan.RUN6, _scan.RUN3) else "relevance level"
+        name = "score" if layout in (_scan.RUN6, _scan.RUN3) else \
+            "relevance label" if layout == _scan.QRELS_REAL else "relevance level"
         fail(f"{name} {token.decode('utf-8', 'replace')!r} {what}")
     return -value if layout == _scan.RUN3 else value
 
@@ -688,6 +718,15 @@ def _label(token):
     return value if -(2**31) <= value < 2**31 else None
 
 
+def _real(token):
+    """Whether a label token is a finite real >= 0 (that ``labels='float'`` would read)."""
+    try:
+        value = float(token)
+    except ValueError:
+        return False
+    return "_" not in token and math.isfinite(value) and value >= 0
+
+
 def _fail(source, line, message):
     raise InputError(f"{source}:{line}: {message}")
 
@@ -699,7 +738,8 @@ def _raise_line_error(buf, layout, code, offset, source):
     token = fields[f_value].decode("utf-8", "replace") if len(fields) > f_value else ""
     if len(token) > 40:
         token = token[:40] + "..."
-    message = _MESSAGES[code].format(needed=needed, token=token, found=len(fields))
+    hint = FLOAT_HINT if layout == _scan.QRELS and _real(token) else ""
+    message = _MESSAGES[code].format(needed=needed, token=token, found=len(fields), hint=hint)
     if layout == _scan.RUN3 and code == _scan.TOO_MANY_FIELDS:
         message += " (the first line has 3 fields, qid docno rank, so every line must)"
     if layout == _scan.RUN6 and code == _scan.TOO_FEW_FIELDS:

@@ -32,7 +32,7 @@ class Evaluator:
         As for :func:`fastir.evaluate`.
     **options
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
-        ``compat``, ``ties``, ``unjudged``, as for :func:`fastir.evaluate`.
+        ``compat``, ``ties``, ``unjudged``, ``labels``, as for :func:`fastir.evaluate`.
 
     Attributes
     ----------
@@ -52,17 +52,17 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
                  judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-                 unjudged="nonrelevant"):
+                 unjudged="nonrelevant", labels="int"):
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
-                               compat=compat, ties=ties, unjudged=unjudged)
+                               compat=compat, ties=ties, unjudged=unjudged, labels=labels)
         self.check = engine.query_warnings
-        qrels = records_read(qrels, "qrels")
+        qrels = records_read(qrels, "qrels", labels)
         if not isinstance(qrels, Qrels):
             form_of(qrels, "qrels")  # (refused first: preference judgments, say, as such)
         self.plan = engine.Plan.of(measures, self.options)
         with _jit.tier(size_hint(qrels)):
-            self.qrels = as_qrels(qrels)
+            self.qrels = as_qrels(qrels, labels=labels)
             self.qrels.docs_matching(self.qrels.doc_ids)
             self.qrels.ideal_labels()
 
@@ -145,7 +145,7 @@ class BoundCandidates:
             joined.ideals
         ideal_lengths = np.diff(self.ideals.indptr)
         self.longest = max(int(lengths.max(initial=0)), int(ideal_lengths.max(initial=0)))
-        self.spec = evaluator.plan.sized(self.longest)
+        self.spec = evaluator.plan.sized(self.longest, evaluator.qrels)
         judged = np.flatnonzero(joined.labels != NOT_POOLED)  # (positions in join order)
         self.candidates = BK.Candidates(
             joined.indptr, columns, codes, tie, joined.qrels_query,

@@ -71,6 +71,25 @@ FORMULA_NOTATION = (
     "A division by 0 gives 0 unless said otherwise.")
 
 
+#: How a family takes real-valued labels (``labels="float"``, :attr:`Family.reals`): it
+#: compares them with the relevance level, or asks only whether a document is judged
+#: ("compared"); its gains are the labels' values ("gains": g(l) as in the formulas, l a
+#: real); any other text says why it takes integer labels only (refused, naming it).
+REALS = ("compared", "gains")
+REALS_DIGITS = "its text shows each label as one digit (trec_eval's relstring)"
+REALS_RBP = ("its kernel reads the labels as numbers scaled by the query's largest, not "
+             "yet mapped to real labels")
+REALS_ERR = ("its stop probabilities (2^l - 1) / 2^max_grade are those of integer grades up "
+             "to max_grade (gdeval)")
+REALS_COMPAT = ("its ideal ranking groups the documents of each integer label (label + 1 is "
+                "the next label up)")
+REALS_CWL = ("its kernel reads the labels as numbers (clip(l, min_rel, max_rel)), not yet "
+             "mapped to real labels")
+REALS_USER = "a user's function reads the labels (ranked, judged) as integers"
+REALS_OTHER = ("it reads subtopic judgments, preference judgments or judgment groups, whose "
+               "labels are integers")
+
+
 #: A family's ``aggregate`` as the case of the summary kernel
 #: (:func:`fastir.measures.kernels.summarise`).
 HOW = {"mean": 0, "sum": 1, "gmean": 2, "none": 3}
@@ -446,13 +465,19 @@ class Family:
     ``ties``: how its value expected over the orders of tied documents is computed
     (``ties="expected"``, :mod:`fastir.measures.ties`): "closed form" (McSherry & Najork),
     "mean gain" (a sum over positions: each takes its tie group's mean) or "order-free" (no
-    order changes it); None: it has none (refused by name)."""
+    order changes it); None: it has none (refused by name).
+
+    ``reals``: whether it takes real-valued labels (``labels="float"``, the catalogue's
+    *labels* column): "compared", "gains" (:data:`REALS`), or why it takes integer labels
+    only (refused by name; the default, :data:`REALS_OTHER`, for the families of other
+    judgments)."""
 
     def __init__(self, name, kind, doc, *, formula, path="ranks", cutoff=None,
                  cutoff_required=False, params=(REL,), aggregate="mean", unjudged=False,
                  anywhere=False, level_free=False, integer=False, empty="zero", ideal="none",
                  num_docs=None, check=None, invalid=None, trec=(), versions=("10.0", "9.0.8"),
-                 aliases=(), ranx=(), examples=(), per_group=None, ties=None):
+                 aliases=(), ranx=(), examples=(), per_group=None, ties=None,
+                 reals=REALS_OTHER):
         self.name, self.kind, self.doc, self.path = name, kind, doc, path
         self.formula = formula
         self.cutoff, self.cutoff_required = cutoff, cutoff_required
@@ -465,6 +490,7 @@ class Family:
         self.examples = examples or (name,)
         self.per_group = per_group
         self.ties = ties
+        self.reals = reals
 
     def __repr__(self):
         return f"Family({self.name!r})"
@@ -473,78 +499,83 @@ class Family:
 FAMILIES = {f.name: f for f in (
     Family("NumQ", NUM_Q, "Number of queries (1 per query).", path="counts", params=(),
            aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query", ties="order-free"),
+           trec=(TrecName("num_q", 1, per_query=False),), formula="1 per query", ties="order-free",
+           reals="compared"),
     Family("NumRet", NUM_RET, "Number of ranked documents (after max_docs / judged_only).",
            path="counts", params=(), aggregate="sum", integer=True,
-           trec=(TrecName("num_ret", 2),), formula="n", ties="order-free"),
+           trec=(TrecName("num_ret", 2),), formula="n", ties="order-free", reals="compared"),
     Family("NumRel", NUM_REL, "Number of judged documents with label >= rel.",
            path="counts", aggregate="sum", integer=True, empty="value",
-           trec=(TrecName("num_rel", 3),), formula="R", ties="order-free"),
+           trec=(TrecName("num_rel", 3),), formula="R", ties="order-free", reals="compared"),
     Family("NumRelRet", NUM_REL_RET, "Number of relevant documents retrieved.", path="set",
            aggregate="sum", integer=True, trec=(TrecName("num_rel_ret", 4),), formula="r(n)",
-           ties="order-free"),
+           ties="order-free", reals="compared"),
     Family("NumNonRelJudgedRet", NUM_NONREL_JUDGED_RET,
            "Number of judged non-relevant documents retrieved.", path="set", aggregate="sum",
            integer=True, trec=(TrecName("num_nonrel_judged_ret", 36),),
-           formula="#{i <= n : 0 <= l_i < rel}", ties="order-free"),
+           formula="#{i <= n : 0 <= l_i < rel}", ties="order-free", reals="compared"),
     Family("AP", AP, "Average precision (divided by the number of relevant documents R).",
            cutoff=RANK, trec=(TrecName("map", 5), TrecName("map_cut", 27, "cut", TREC_CUTOFFS,
                                                           cut=True)),
            aliases=("MAP",), ranx=("map",),
            examples=("AP", "AP@3"),
            formula="sum of P@i over the ranks i <= k with rel_i = 1, divided by R (map: k = n; "
-                   "map_cut_k: the top k, still over R)", ties="closed form"),
+                   "map_cut_k: the top k, still over R)", ties="closed form", reals="compared"),
     Family("GMAP", AP, "Average precision, summarised by the geometric mean (values floored "
            "at 1e-5).", aggregate="gmean", trec=(TrecName("gm_map", 6, per_query=False),),
-           formula="exp(mean over the queries of log(max(AP, 1e-5)))", ties="closed form"),
+           formula="exp(mean over the queries of log(max(AP, 1e-5)))", ties="closed form",
+           reals="compared"),
     Family("Rprec", RPREC, "Precision at rank R.", path="set", trec=(TrecName("Rprec", 7),),
-           aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R", ties="mean gain"),
+           aliases=("RPrec",), ranx=("r-precision",), formula="r(R) / R", ties="mean gain",
+           reals="compared"),
     Family("Bpref", BPREF, "Binary preference (Buckley & Voorhees).", path="own",
            unjudged=True, trec=(TrecName("bpref", 8),), aliases=("BPref",), ranx=("bpref",),
            formula="sum over the relevant retrieved d of (1 - min(m_d, R) / min(N, R)), divided by "
                    "R; m_d: the judged non-relevant documents ranked above d (a term is 1 when m_d "
-                   "= 0; unjudged documents are skipped)"),
+                   "= 0; unjudged documents are skipped)", reals="compared"),
     Family("RR", RR, "Reciprocal rank of the first relevant document (within the cutoff).",
            cutoff=RANK, trec=(TrecName("recip_rank", 9),), aliases=("MRR",), ranx=("mrr",),
            examples=("RR", "RR@2"), formula="1 / i for the first i <= k with rel_i = 1; 0 if none",
-           ties="closed form"),
+           ties="closed form", reals="compared"),
     Family("IPrec", IPREC, "Interpolated precision at a recall level (trec_eval 10.0 "
            "rounding).", path="set", cutoff=RECALL, cutoff_required=True,
            trec=(TrecName("iprec_at_recall", 10, "cut", TREC_RECALLS, cut=True),),
            examples=("IPrec@0.0", "IPrec@0.3", "IPrec@0.5", "IPrec@1.0"),
            formula="max of P@i over the ranks i >= i_c: c = lround(x R) (x the recall level; "
                    "9.0.8: (long)(x R + 0.9)), i_c the rank of the c-th relevant document "
-                   "retrieved (the first for c = 0); 0 when c > r(n)"),
+                   "retrieved (the first for c = 0); 0 when c > r(n)", reals="compared"),
     Family("P", P, "Precision at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("P", 11, "cut", TREC_CUTOFFS, cut=True),), aliases=("Precision",),
            ranx=("precision",),
-           examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k", ties="mean gain"),
+           examples=("P@1", "P@5", "P(rel=2)@5"), formula="r(k) / k", ties="mean gain",
+           reals="compared"),
     Family("RelString", STRING, "The labels of the top k (default 10) as text, as "
            "trec_eval's relstring.", path="counts", cutoff=DEPTH, params=(), aggregate="none",
            unjudged=True, trec=(TrecName("relstring", 12, "single"),),
            examples=("RelString@3",),
            formula="the labels of d_1 .. d_k as characters: 0-9, '>' above 9, '-' a document not "
-                   "judged, '.' a negative label"),
+                   "judged, '.' a negative label", reals=REALS_DIGITS),
     Family("R", RECALL_AT, "Recall at k.", cutoff=RANK, cutoff_required=True,
            trec=(TrecName("recall", 13, "cut", TREC_CUTOFFS, cut=True),), aliases=("Recall",),
            ranx=("recall",),
-           examples=("R@3", "R@50"), formula="r(k) / R", ties="mean gain"),
+           examples=("R@3", "R@50"), formula="r(k) / R", ties="mean gain", reals="compared"),
     Family("infAP", INFAP, "Inferred AP (Yilmaz & Aslam); pooled docs with a negative "
            "label are sampled.", path="own", unjudged=True, trec=(TrecName("infAP", 14),),
            formula="sum over the relevant retrieved d_j (j its 0-based rank) of 1 if j = 0, else "
                    "1/(j+1) + (j/(j+1)) (a/j) ((b + e)/(b + c + 2e)), divided by R: above d_j, b "
                    "relevant and c judged non-relevant documents, a = b + c + the documents of "
-                   "negative label; e = 1e-5 (documents not in the qrels count in j only)"),
+                   "negative label; e = 1e-5 (documents not in the qrels count in j only)",
+           reals="compared"),
     Family("GMBpref", BPREF, "Bpref, summarised by the geometric mean (values floored at "
            "1e-5).", path="own", aggregate="gmean", unjudged=True,
            trec=(TrecName("gm_bpref", 15, per_query=False),),
-           formula="exp(mean over the queries of log(max(Bpref, 1e-5)))"),
+           formula="exp(mean over the queries of log(max(Bpref, 1e-5)))", reals="compared"),
     Family("RprecMult", RPREC_MULT, "Precision at rank (long)(mult * R + 0.9).", path="set",
            cutoff=MULT, cutoff_required=True,
            trec=(TrecName("Rprec_mult", 16, "cut", TREC_MULTS, cut=True),),
            examples=("RprecMult@0.2", "RprecMult@1.5"),
            formula="P@c, c = (long)(x R + 0.9) (x the multiple; r(n) / c when c > n); 0 when c = "
-                   "0", ties="mean gain"),
+                   "0", ties="mean gain", reals="compared"),
     Family("Utility", UTILITY, "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret "
            "(needs num_docs for d).", path="set",
            params=(REL, Param("a", "float", 1.0), Param("b", "float", -1.0),
@@ -552,34 +583,35 @@ FAMILIES = {f.name: f for f in (
            num_docs="read", empty="emptied", trec=(TrecName("utility", 17, "single"),),
            examples=("Utility", "Utility(a=2,b=-1,c=0.5,d=0.25)"),
            formula="a r(n) + b (n - r(n)) + c (R - r(n)) + d (num_docs - n - R + r(n))",
-           ties="order-free"),
+           ties="order-free", reals="compared"),
     Family("IPrecAvg", IPREC_AVG, "Interpolated precision averaged over recall levels (11 "
            "by default).", params=(REL, Param("recalls", "levels", TREC_RECALLS)),
            path="own", trec=(TrecName("11pt_avg", 18, "single"),),
            examples=("IPrecAvg", "IPrecAvg(recalls='0.25,0.5,0.75')"),
-           formula="mean of IPrec@x over the recall levels x (0, 0.1, ..., 1)"),
+           formula="mean of IPrec@x over the recall levels x (0, 0.1, ..., 1)", reals="compared"),
     Family("BinG", BING, "Binary G (trec_eval binG).", path="own",
            trec=(TrecName("binG", 19),), aliases=("binG",),
            formula="sum over the relevant retrieved d_i of 1 / log2(2 + m_i), divided by R; m_i: "
-                   "the documents above d_i that are not relevant; 0 when none is retrieved"),
+                   "the documents above d_i that are not relevant; 0 when none is retrieved",
+           reals="compared"),
     Family("G", G, "Gain discounted by the ideal gain still missing (trec_eval G).",
            path="own", params=(REL, GAIN_TABLE), level_free=True, ideal="whole",
            trec=(TrecName("G", 20, "single"),),
            formula="sum over i <= n of g_i / log2(2 + C_i - (g_1 + ... + g_i)), divided by the sum "
                    "of the ideal gains: g_i = l_i (0 below 1), C_i = sum over j <= i of max(I_j, "
-                   "1), I the judged documents' gains descending (0 beyond them)"),
+                   "1), I the judged documents' gains descending (0 beyond them)", reals="gains"),
     Family("DCG", DCG, "Discounted cumulative gain (gains as nDCG's).", path="gains",
            cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True,
            invalid=EXP_GAIN_OVERFLOW, trec=(TrecName("dcg", 21, "single", all_trec=False),),
            versions=("10.0",), ranx=("dcg",), examples=("DCG@4", "DCG(gains='1=3,2=9')"),
-           formula="sum over i <= k of g(l_i) / log2(i + 1)", ties="mean gain"),
+           formula="sum over i <= k of g(l_i) / log2(i + 1)", ties="mean gain", reals="gains"),
     Family("IDCG", IDEAL_DCG, "The ideal ranking's DCG.", path="gains", cutoff=RANK,
            params=(REL, DCG_GAIN, GAIN_TABLE), level_free=True, invalid=EXP_GAIN_OVERFLOW,
            empty="value", ideal="cutoff",
            trec=(TrecName("ideal_dcg", 22, "single", all_trec=False),), versions=("10.0",),
            examples=("IDCG", "IDCG@3", "IDCG(dcg='exp-log2')@2"),
            formula="sum over i <= k of I_i / log2(i + 1); I: the positive gains of every judged "
-                   "document, descending", ties="order-free"),
+                   "document, descending", ties="order-free", reals="gains"),
     Family("nDCG", NDCG, "nDCG; gains are the labels (dcg='log2'), 2^label-1 "
            "(dcg='exp-log2') or a table (gains='1=3,2=9'); the ideal ranks every judged "
            "document.", path="gains", cutoff=RANK, params=(REL, DCG_GAIN, GAIN_TABLE),
@@ -592,58 +624,64 @@ FAMILIES = {f.name: f for f in (
            formula="DCG@k / IDCG@k = sum over i <= k of g(l_i) / log2(i + 1), divided by the same "
                    "sum over I, the positive gains of every judged document (retrieved or not) "
                    "descending; 0 when that is 0. trec_eval's ndcg: g(l) = l for l >= 1 (whatever "
-                   "-l), k = n for the run and all of I", ties="mean gain"),
+                   "-l), k = n for the run and all of I", ties="mean gain", reals="gains"),
     Family("nDCGRel", NDCG_REL, "nDCG averaged over the ranks of the relevant documents.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("ndcg_rel", 24, "single"),),
            formula="mean over the R' documents of positive gain of nDCG@i at the rank i of each "
-                   "retrieved one, and of nDCG@n for each one not retrieved"),
+                   "retrieved one, and of nDCG@n for each one not retrieved", reals="gains"),
     Family("RnDCG", RNDCG, "nDCG averaged at the R levels where the ideal gain changes.",
            path="own", params=(REL, GAIN_TABLE), ideal="whole",
            trec=(TrecName("Rndcg", 25, "single"),),
            aliases=("Rndcg",),
            formula="mean of nDCG@b over the ranks b that end a grade of the ideal ranking (its "
                    "gain drops after b), and over n when the ranking is longer than the ideal; 0 "
-                   "when R = 0"),
+                   "when R = 0", reals="gains"),
     Family("RelP", REL_P, "Relevant in the top k divided by min(k, R) (BEIR's and MTEB's "
            "recall_cap, R_cap@k).", cutoff=RANK, cutoff_required=True, aliases=("R_cap",),
            trec=(TrecName("relative_P", 28, "cut", TREC_CUTOFFS, cut=True),),
-           examples=("RelP@3",), formula="r(k) / min(k, R)", ties="mean gain"),
+           examples=("RelP@3",), formula="r(k) / min(k, R)", ties="mean gain", reals="compared"),
     Family("Success", SUCCESS, "1 if a relevant document is in the top k.", cutoff=RANK,
            cutoff_required=True, trec=(TrecName("success", 29, "cut", (1, 5, 10), cut=True),),
            ranx=("hit_rate",),
-           examples=("Success@2",), formula="1 if r(k) > 0, else 0", ties="closed form"),
+           examples=("Success@2",), formula="1 if r(k) > 0, else 0", ties="closed form",
+           reals="compared"),
     Family("Hits", HITS, "Relevant documents in the top k (the whole ranking without k), "
            "ranx's hits.", cutoff=RANK, ranx=("hits",), examples=("Hits", "Hits@5"),
-           formula="r(k)", ties="mean gain"),
+           formula="r(k)", ties="mean gain", reals="compared"),
     Family("F1", F1, "ranx's F1 at k: 2PR / (P + R), P = hits / k (k: the ranking's "
            "length without a cutoff), R = hits / R.", cutoff=RANK, ranx=("f1",),
            examples=("F1", "F1@5"), formula="2 P Q / (P + Q), P = r(k) / k, Q = r(k) / R",
-           ties="mean gain"),
+           ties="mean gain", reals="compared"),
     Family("FallOut", FALLOUT, "Fall-out at k: the judged non-relevant documents in the "
            "top k over all judged non-relevant documents (label < rel); 0 without one "
            "(torchmetrics' RetrievalFallOut with empty_target_action='neg').", cutoff=RANK,
            ideal="whole",
            examples=("FallOut", "FallOut@3", "FallOut(rel=2)@5"),
-           formula="#{i <= k : 0 <= l_i < rel} / N", ties="mean gain"),
+           formula="#{i <= k : 0 <= l_i < rel} / N", ties="mean gain", reals="compared"),
     Family("SetP", SET_P, "Precision of the whole ranking.", path="set",
-           trec=(TrecName("set_P", 30),), formula="r(n) / n", ties="order-free"),
+           trec=(TrecName("set_P", 30),), formula="r(n) / n", ties="order-free", reals="compared"),
     Family("SetRelP", SET_REL_P, "Relevant retrieved divided by min(retrieved, R).",
            path="set",
-           trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)", ties="order-free"),
+           trec=(TrecName("set_relative_P", 31),), formula="r(n) / min(n, R)", ties="order-free",
+           reals="compared"),
     Family("SetR", SET_R, "Recall of the whole ranking.", path="set",
-           trec=(TrecName("set_recall", 32),), formula="r(n) / R", ties="order-free"),
+           trec=(TrecName("set_recall", 32),), formula="r(n) / R", ties="order-free",
+           reals="compared"),
     Family("SetAP", SET_AP, "Set precision times set recall.", path="set",
-           trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)", ties="order-free"),
+           trec=(TrecName("set_map", 33),), formula="r(n)^2 / (n R)", ties="order-free",
+           reals="compared"),
     Family("SetF", SET_F, "F of the whole ranking: (beta+1)PR/(beta P+R), beta unsquared "
            "as trec_eval.", path="set", params=(REL, Param("beta", "float", 1.0, low=0.0)),
            trec=(TrecName("set_F", 34, "single"),),
            examples=("SetF", "SetF(beta=0.5)"),
-           formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R", ties="order-free"),
+           formula="(beta + 1) P Q / (beta P + Q), P = r(n) / n, Q = r(n) / R", ties="order-free",
+           reals="compared"),
     Family("YAAP", YAAP, "Yet another AP: log((1 + sum) / (1 + R - sum)) (Robertson).",
            path="set",
            empty="value", trec=(TrecName("yaap", 37, all_trec=False),),
-           formula="ln((1 + s) / (1 + R - s)), s = sum of P@i over the ranks i with rel_i = 1"),
+           formula="ln((1 + s) / (1 + R - s)), s = sum of P@i over the ranks i with rel_i = 1",
+           reals="compared"),
     Family("RBP", RBP, "Rank-biased precision (gains = labels, scaled to [0, 1]).",
            path="own", params=(Param("p", "float", 0.9, low=0.0, high=1.0, open=True), REL,
                                Param("scaled", "bool", True, doc="gains divided by the "
@@ -654,37 +692,39 @@ FAMILIES = {f.name: f for f in (
            examples=("RBP", "RBP(p=0.8)", "RBP(p=0.95,rel=2,scaled=False)"),
            formula="(1 - p) sum over i <= n of g_i p^(i-1): g_i = l_i / L (L the query's largest "
                    "label when above 1), 0 below rel and below 1; scaled=False: g_i = l_i",
-                   ties="mean gain"),
+                   ties="mean gain", reals=REALS_RBP),
     Family("RBPResid", RBP_RESID, "Rank-biased precision's residual from unjudged "
            "documents (p = 0.9).", path="own", params=(), unjudged=True,
            trec=(TrecName("rbp_resid", 39),), versions=("10.0",),
            formula="p^n + (1 - p) sum over the unjudged d_i (not judged, or a negative label) of "
-                   "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged", ties="mean gain"),
+                   "p^(i-1), p = 0.9; 0 when no retrieved document is unjudged", ties="mean gain",
+           reals="compared"),
     Family("ERR", ERR, "Expected reciprocal rank (Chapelle et al. 2009, gdeval.pl): the "
            "user stops at a document with probability (2^label - 1) / 2^max_grade; labels "
            "above max_grade are refused, as gdeval refuses them.", path="own", cutoff=RANK,
            params=(MAX_GRADE,), level_free=True, ideal="top", invalid=LABEL_ABOVE_MAX_GRADE,
            examples=("ERR", "ERR(max_grade=3)@3", "ERR@5"),
            formula="sum over i <= k of (R_i / i) prod over j < i of (1 - R_j), R_i = (2^l_i - 1) / "
-                   "2^max_grade (0 when l_i <= 0)"),
+                   "2^max_grade (0 when l_i <= 0)", reals=REALS_ERR),
     Family("nERR", NERR, "ERR divided by the ERR of the ideal ranking (judged labels > 0, "
            "descending; NTCIREVAL's nERR with gdeval's stop probabilities).", path="own",
            cutoff=RANK, params=(MAX_GRADE,), level_free=True, ideal="cutoff",
            invalid=LABEL_ABOVE_MAX_GRADE, examples=("nERR", "nERR(max_grade=3)@2", "nERR@5"),
            formula="ERR@k divided by ERR@k of the ideal ranking (the positive labels, descending); "
-                   "0 without a positive label"),
+                   "0 without a positive label", reals=REALS_ERR),
     Family("Judged", JUDGED, "Share of the top k with a judgment (any label, negative "
            "ones too), over min(k, n) (ir_measures' Judged; trec_eval's unj divides by k and "
            "counts negative labels as unjudged).", path="own", cutoff=RANK, params=(),
            unjudged=True, examples=("Judged", "Judged@3"),
-           formula="#{i <= min(k, n) : d_i judged} / min(k, n)", ties="mean gain"),
+           formula="#{i <= min(k, n) : d_i judged} / min(k, n)", ties="mean gain",
+           reals="compared"),
     Family("Accuracy", ACCURACY, "(TP + TN) / N of the top k (or all) as the retrieved set, "
            "N the collection size (num_docs, trec_eval -N): the seed documents' Boolean "
            "accuracy, not ir_measures' pairwise Accuracy.", cutoff=RANK, empty="value",
            num_docs="required", invalid="num_docs is smaller than the documents retrieved "
            "and relevant", examples=("Accuracy", "Accuracy@3", "Accuracy(rel=2)@5"),
            formula="(TP + TN) / num_docs: TP = r(k), FP = min(k, n) - TP, FN = R - TP, TN = "
-                   "num_docs - TP - FP - FN", ties="mean gain"),
+                   "num_docs - TP - FP - FN", ties="mean gain", reals="compared"),
     Family("Compat", COMPATIBILITY, "Compatibility with the ideal ranking (Clarke et al. "
            "2021): rank-biased overlap (persistence p) with the judged documents by label, "
            "normalised by the ideal's own (ir_measures' depth max(n, |ideal|)).", path="own",
@@ -695,52 +735,54 @@ FAMILIES = {f.name: f for f in (
            formula="RBO(d, I) / RBO(I, I), RBO(a, b) = sum over i <= D of p^(i-1) |{a_1..a_i} & "
                    "{b_1..b_i}| / i, divided by sum over i <= D of p^(i-1); I: the documents of "
                    "positive label, label descending (ties in ranking order, those not retrieved "
-                   "last); D = max(n, |I|); normalize=False: RBO(d, I)"),
+                   "last); D = max(n, |I|); normalize=False: RBO(d, I)", reals=REALS_COMPAT),
     Family("BPM", BPM, "Bejewelled player model, static (Zhang et al. 2017), as cwl_eval: "
            "the user stops once the gain reaches T or at rank k; C/W/L expected utility per "
            "item." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS + (Param("T", "float", 1.0, low=0.0, doc="target gain"),),
            level_free=True, check=_cwl_check, examples=("BPM(max_rel=3)@5",
                                                         "BPM(T=2,max_rel=2)@10"),
-           formula=CWL_FORMULA + "C(i) = 1 while g_1 + ... + g_i < T and i < k, else 0"),
+           formula=CWL_FORMULA + "C(i) = 1 while g_1 + ... + g_i < T and i < k, else 0",
+           reals=REALS_CWL),
     Family("SDCG", SDCG, "Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains in [0, 1] over "
            "the DCG@k of k fully relevant documents." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS + (Param("dcg", "choice", "log2",
                                                             choices=("log2",)),),
            level_free=True, check=_cwl_check,
            examples=("SDCG(max_rel=3)@5", "SDCG(min_rel=1,max_rel=2)@3"),
-           formula=CWL_FORMULA + "C(i) = log2(i + 1) / log2(i + 2) for i < k, else 0"),
+           formula=CWL_FORMULA + "C(i) = log2(i + 1) / log2(i + 2) for i < k, else 0",
+           reals=REALS_CWL),
     Family("NERR8", NERR8, "Not (but nearly) ERR, eq. 8 of Azzopardi, Mackenzie & Moffat "
            "2021: C(i) = 1 - g(i) before rank k." + CWL_NOTE, path="own", cutoff=RANK,
            cutoff_required=True, params=CWL_PARAMS, level_free=True, check=_cwl_check,
            examples=("NERR8(max_rel=3)@5",),
-           formula=CWL_FORMULA + "C(i) = 1 - g_i for i < k, else 0"),
+           formula=CWL_FORMULA + "C(i) = 1 - g_i for i < k, else 0", reals=REALS_CWL),
     Family("NERR9", NERR9, "Not (but nearly) ERR, eq. 9: C(i) = i/(i+1) (1 - g(i)) before "
            "rank k." + CWL_NOTE, path="own", cutoff=RANK, cutoff_required=True,
            params=CWL_PARAMS, level_free=True, check=_cwl_check,
            examples=("NERR9(max_rel=3)@5",),
-           formula=CWL_FORMULA + "C(i) = i / (i + 1) (1 - g_i) for i < k, else 0"),
+           formula=CWL_FORMULA + "C(i) = i / (i + 1) (1 - g_i) for i < k, else 0", reals=REALS_CWL),
     Family("NERR10", NERR10, "Not (but nearly) ERR, eq. 10: C(i) = p (1 - g(i))."
            + CWL_NOTE, path="own",
            params=CWL_PARAMS + (Param("p", "float", 0.9, low=0.0, high=1.0),),
            level_free=True, check=_cwl_check,
            examples=("NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)"),
-           formula=CWL_FORMULA + "C(i) = p (1 - g_i)"),
+           formula=CWL_FORMULA + "C(i) = p (1 - g_i)", reals=REALS_CWL),
     Family("NERR11", NERR11, "Not (but nearly) ERR, eq. 11: C(i) = ((i + 2T - 1) / "
            "(i + 2T))^2 (1 - g(i))." + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,),
            level_free=True, check=_cwl_check,
            examples=("NERR11(max_rel=3)", "NERR11(T=2,max_rel=2)"),
-           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)"),
+           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)", reals=REALS_CWL),
     Family("INST", INST, "INST (Moffat et al. 2015): C(i) = ((i + T + T_i - 1) / "
            "(i + T + T_i))^2, T_i = T - the gain so far." + CWL_NOTE, path="own",
            params=CWL_PARAMS + (CWL_T,), level_free=True, check=_cwl_check,
            examples=("INST(max_rel=3)", "INST(T=3,max_rel=3)"),
            formula=CWL_FORMULA + "C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - (g_1 + "
-                   "... + g_i)"),
+                   "... + g_i)", reals=REALS_CWL),
     Family("INSQ", INSQ, "INSQ (Moffat et al. 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2."
            + CWL_NOTE, path="own", params=CWL_PARAMS + (CWL_T,), level_free=True,
            check=_cwl_check, examples=("INSQ(max_rel=3)", "INSQ(T=2,min_rel=-1,max_rel=1)"),
-           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2"),
+           formula=CWL_FORMULA + "C(i) = ((i + 2T - 1) / (i + 2T))^2", reals=REALS_CWL),
     Family("alpha_nDCG", ALPHA_NDCG, "alpha-nDCG (Clarke et al. 2008) as ndeval: novelty-"
            "discounted gains over the greedy ideal's." + DIVERSITY_NOTE, path="subtopics",
            cutoff=RANK, cutoff_required=True, params=(REL, ALPHA),
@@ -796,12 +838,13 @@ FAMILIES = {f.name: f for f in (
            cutoff_required=True, params=(), unjudged=True,
            trec=(TrecName("unj", 40, "cut", (5, 10, 20), cut=True),), versions=("10.0",),
            examples=("Unj@3",), formula="#{i <= k : d_i not judged, or of a negative label} / k",
-           ties="mean gain"),
+           ties="mean gain", reals="compared"),
     Family("Hole", UNJ, "Share of the top k that no query of the qrels judges (BEIR's and "
            "MTEB's hole@k: a document any query judges, with any label, is annotated; "
            "BEIR averages over the run's queries and rounds to 5 decimals).", cutoff=RANK,
            cutoff_required=True, params=(), unjudged=True, anywhere=True, aliases=("hole",),
-           examples=("Hole@3",), formula="#{i <= k : no query of the qrels judges d_i} / k"),
+           examples=("Hole@3",), formula="#{i <= k : no query of the qrels judges d_i} / k",
+           reals="compared"),
     *(Family(name, kind, doc + PREFS_NOTE, path="prefs", params=(), empty="value",
              aggregate="sum" if kind in PREFS_COUNTS else "mean",
              integer=kind in PREFS_COUNTS, trec=(TrecName(trec, 36 + k / 100,

@@ -39,7 +39,7 @@ import numpy as np
 from fastir import _jit, trusted
 from fastir._version import __version__
 from fastir.measures import registry
-from fastir.measures.registry import RANK, REL, Family, Param
+from fastir.measures.registry import RANK, REALS_USER, REL, Family, Param
 
 #: The kernel case of every user family (the fused kernel gives it NaN; the family's own
 #: loop fills its columns).
@@ -71,7 +71,7 @@ class UserFamily(Family):
             params=(REL, *params), aggregate=aggregate, ideal="whole", aliases=tuple(aliases),
             invalid=RETURNED_NAN,
             formula=f"{where}(ranked, judged, n_rel{''.join(', ' + a for a in self.arguments)})",
-            examples=(_example(name, cutoff, params),))
+            examples=(_example(name, cutoff, params),), reals=REALS_USER)
         self._kernels = {}  # digest -> the loop compiled for it
         if jit:
             digest(self)  # (a value numba cannot be trusted to compile in: refused now)

@@ -33,6 +33,8 @@ from fastir.model.values import (
     float32_scores,
     from_rows,
     qrels_labels,
+    real_labels,
+    refuse_real_subtopics,
     row_namer,
     run_scores,
 )
@@ -54,18 +56,26 @@ class Qrels:
     doc_ids : Ids
         Document id of each row.
     labels : ndarray of int32
-        Relevance label of each row (negative: pooled but unjudged).
+        Relevance label of each row (negative: pooled but unjudged); of qrels read with
+        ``labels="float"``, the code of its real label (see ``label_values``).
+    label_values : ndarray of float64 or None
+        Of qrels read with ``labels="float"``: the distinct labels, ascending, code ``c``'s
+        label ``label_values[c]`` (codes keep the labels' order, so a comparison of labels
+        is one of codes; :meth:`fastir.engine.Plan.sized` turns levels and gains into
+        codes); None for integer labels.
     source : str
         Where the judgments came from, for messages.
     """
 
     ROWS_IN_PLACE = False  # (each query's rows together: an indptr)
 
-    def __init__(self, query_ids, indptr, doc_ids, labels, source="qrels"):
+    def __init__(self, query_ids, indptr, doc_ids, labels, source="qrels", label_values=None):
         self.query_ids = query_ids
         self.indptr = frozen(indptr, np.int64)
         self.doc_ids = doc_ids
         self.labels = frozen(labels, np.int32)
+        self.label_values = None if label_values is None else frozen(label_values,
+                                                                      np.float64)
         self.source = source
         self.allow_duplicates = False  # a doc judged twice in a query is an error
         self._hashes = {}
@@ -76,22 +86,26 @@ class Qrels:
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, qrels, source="qrels dict"):
+    def from_dict(cls, qrels, source="qrels dict", labels="int"):
         """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
         judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
-        converted in bulk (:mod:`fastir.model.dicts`)."""
-        return qrels_from_dict(cls, qrels, source)
+        converted in bulk (:mod:`fastir.model.dicts`). ``labels="float"`` takes real
+        labels (finite, >= 0; not with subtopics)."""
+        return qrels_from_dict(cls, qrels, source, labels)
 
     @classmethod
-    def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays"):
+    def from_arrays(cls, query_ids, doc_ids, labels, subtopics=None, source="qrels arrays",
+                    kind="int"):
         """From three equal-length arrays: query ids, doc ids, integer labels (and a fourth,
         ``subtopics``, for subtopic judgments).
 
         Integer id arrays are kept as integers; text ids as exact UTF-8 bytes. Labels are
-        integers (or floats holding integers) within 32 bits.
+        integers (or floats holding integers) within 32 bits; with ``kind="float"`` (the
+        ``labels=`` of :func:`fastir.evaluate`), finite reals >= 0.
         """
         qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
         if subtopics is not None:
+            refuse_real_subtopics(kind, source)
             names = np.asarray(subtopics)
             if names.shape != labels.shape:
                 raise InputError(f"{source}: subtopics {names.shape} and labels "
@@ -99,25 +113,27 @@ class Qrels:
             return cls.from_dict(subtopic_judgments.by_subtopic(
                 zip(qids.tolist(), names.tolist(), docs.tolist(), labels.tolist()), source),
                 source)
-        return from_rows(cls, qids, docs, qrels_labels(labels, source, row_namer(qids, docs)),
-                      source)
+        codes, values = qrels_labels(labels, source, row_namer(qids, docs), kind)
+        return from_rows(cls, qids, docs, codes, source, label_values=values)
 
     @classmethod
     def from_pandas(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
-                    subtopic_col=None, source="qrels frame"):
+                    subtopic_col=None, source="qrels frame", labels="int"):
         """From a DataFrame with columns ``query_id``, ``doc_id``, ``relevance``
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
         guessed: pass the column names); ``subtopic_col`` names the subtopic column of
-        subtopic judgments (ir_measures calls it ``iteration``). See :mod:`fastir.model.frames`."""
-        return qrels_from_frame(cls, frame, query_col, doc_col, label_col, subtopic_col, source)
+        subtopic judgments (ir_measures calls it ``iteration``); ``labels="float"`` takes
+        real labels. See :mod:`fastir.model.frames`."""
+        return qrels_from_frame(cls, frame, query_col, doc_col, label_col, subtopic_col, source,
+                                labels)
 
     @classmethod
     def from_arrow(cls, data, query_col="query_id", doc_col="doc_id", label_col="relevance",
-                   source="qrels arrow"):
+                   source="qrels arrow", labels="int"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
-        pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels.
-        See :mod:`fastir.model.arrow`."""
-        return qrels_from_arrow(cls, data, query_col, doc_col, label_col, source)
+        pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels
+        (``labels="float"``: real ones). See :mod:`fastir.model.arrow`."""
+        return qrels_from_arrow(cls, data, query_col, doc_col, label_col, source, labels)
 
     # -- derived structures -------------------------------------------------------------
     @property
@@ -190,9 +206,23 @@ class Qrels:
             self._ideal = frozen(self.labels[order], np.int32)
         return self._ideal
 
+    def with_real_labels(self):
+        """These qrels with real-valued labels (``labels="float"``): themselves when they
+        have them, else their integer labels as reals (a negative one refused, naming its
+        query and doc)."""
+        if self.label_values is not None:
+            return self
+        query = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+        codes, values = real_labels(self.labels, self.source, lambda i: (
+            f"query {self.query_ids[int(query[i])]!r} doc {self.doc_ids[i]!r}"))
+        qrels = Qrels(self.query_ids, self.indptr, self.doc_ids, codes, self.source, values)
+        qrels.allow_duplicates = self.allow_duplicates
+        return qrels
+
     def to_dict(self):
         qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
-        labels = self.labels.tolist()
+        labels = (self.labels if self.label_values is None else
+                  self.label_values[self.labels]).tolist()
         return {qids[q]: {docs[r]: labels[r] for r in range(self.indptr[q], self.indptr[q + 1])}
                 for q in range(self.n_queries)}
 

@@ -16,7 +16,7 @@ from fastir import _jit
 from fastir.model import subtopics as subtopic_judgments
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, intern_blocks, listed
-from fastir.model.values import assemble, qrels_labels, run_scores
+from fastir.model.values import assemble, qrels_labels, refuse_real_subtopics, run_scores
 
 
 def run_from_dict(cls, run, name="run", source="run dict"):
@@ -24,20 +24,24 @@ def run_from_dict(cls, run, name="run", source="run dict"):
     return _from_dict(cls, run, "score", run_scores, source, name=name)
 
 
-def qrels_from_dict(cls, qrels, source="qrels dict"):
+def qrels_from_dict(cls, qrels, source="qrels dict", labels="int"):
     """A :class:`~fastir.Qrels` (``cls``) of ``{query_id: {doc_id: label}}``, or of subtopic
-    judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures)."""
+    judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
+    ``labels``: "int" or "float" (real labels, :func:`~fastir.model.values.qrels_labels`)."""
     try:
-        return _from_dict(cls, qrels, "label", qrels_labels, source)
+        return _from_dict(cls, qrels, "label", lambda values, source, row_name: qrels_labels(
+            values, source, row_name, labels), source)
     except InputError:
         if not _holds_subtopics(qrels):
             raise
+    refuse_real_subtopics(labels, source)
     return _from_subtopic_dict(cls, qrels, source)
 
 
 def _from_dict(cls, mapping, what, checked_values, source, **extra):
     """``cls`` of a dict of dicts; ``checked_values(values, source, row_name)`` makes the
-    values' array (their check names the row of a bad one)."""
+    values' array, or a qrels' (codes, label values) (its check names the row of a bad
+    one)."""
     keys = list(mapping)
     tables = list(mapping.values())
     _check_tables(keys, tables, what, source)
@@ -53,6 +57,8 @@ def _from_dict(cls, mapping, what, checked_values, source, **extra):
         return f"query {keys[q]!r} doc {doc!r}"
 
     values = checked_values(values, source, row_name)
+    if isinstance(values, tuple):  # (a qrels' labels: their codes, and their values)
+        values, extra["label_values"] = values
     docs = _doc_column(tables, len(values), source)
     query_ids = id_column(keys, "query ids", source)
     with _jit.tier(len(values)):
@@ -162,7 +168,7 @@ def _from_subtopic_dict(cls, judged, source):
                              "{subtopic: label}")
         for doc, pairs in docs.items():
             pairs.update(zip(pairs, qrels_labels(list(pairs.values()), source,
-                                                 _subtopic_namer(qid, doc, list(pairs)))
+                                                 _subtopic_namer(qid, doc, list(pairs)))[0]
                              .tolist()))
         doc_level[qid] = {doc: max(pairs.values()) for doc, pairs in docs.items() if pairs}
     qrels = qrels_from_dict(cls, doc_level, source)

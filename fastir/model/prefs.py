@@ -305,7 +305,7 @@ def _label(row, source):
     try:
         if isinstance(label, (bool, np.bool_)):  # (a judgment group's label: no bool)
             raise InputError(source)
-        return int(qrels_labels([label], source, str)[0])
+        return int(qrels_labels([label], source, str)[0][0])
     except InputError:
         raise InputError(f"{source}: query {q!r} group {g!r} doc {doc!r}: label "
                          f"{_shown(label)} is not a 32-bit integer") from None

@@ -1,10 +1,12 @@
 """Rows into a :class:`~fastir.Qrels` or :class:`~fastir.Run` (given as ``cls``), and the
-checks every input form's values pass: labels are 32-bit integers, scores finite numbers,
-each error naming the first bad value's row (its query and doc) and the value itself.
+checks every input form's values pass: labels are 32-bit integers (or, read with
+``labels="float"``, finite reals >= 0: :func:`qrels_labels`), scores finite numbers, each
+error naming the first bad value's row (its query and doc) and the value itself.
 """
 
 import array
 import contextlib
+import math
 import numbers
 import struct
 import warnings
@@ -144,15 +146,72 @@ def run_scores(values, source, row_name):
     return doubles
 
 
-def qrels_labels(values, source, row_name):
-    """Qrels labels, one per row, as int32: integers (or floats holding integers, or bools)
-    within 32 bits, else an InputError naming the first bad one's row and value (as
-    :func:`run_scores`)."""
-    labels, bad = _int32s(values)
+#: What a label may be: a 32-bit integer ("int", trec_eval's), or a finite real >= 0
+#: ("float": stored as codes, see :func:`real_labels`).
+LABELS = ("int", "float")
+FLOAT_HINT = " (real-valued labels: read them with labels='float')"
+
+
+def checked_labels(value):
+    """``value`` if it is one of :data:`LABELS`, else a ValueError naming ``labels``."""
+    if not isinstance(value, str) or value not in LABELS:
+        raise ValueError(f"labels must be 'int' or 'float', got {value!r}")
+    return value
+
+
+def qrels_labels(values, source, row_name, labels="int"):
+    """Qrels labels, one per row: (int32 labels, None), or with ``labels="float"`` (int32
+    codes, their values: :func:`real_labels`). Integers (or floats holding integers, or
+    bools) within 32 bits, else an InputError naming the first bad one's row and value (as
+    :func:`run_scores`); a real number is told to pass ``labels='float'``."""
+    if checked_labels(labels) == "float":
+        return real_labels(values, source, row_name)
+    ints, bad = _int32s(values)
     if bad is not None:
-        raise InputError(f"{source}: {row_name(bad)}: label {_given(values, bad)!r} is not a "
-                         "32-bit integer")
-    return labels
+        given = _given(values, bad)
+        hint = FLOAT_HINT if isinstance(given, numbers.Real) and not isinstance(
+            given, _BOOLS) and math.isfinite(given) and given >= 0 else ""
+        raise InputError(f"{source}: {row_name(bad)}: label {given!r} is not a 32-bit "
+                         f"integer{hint}")
+    return ints, None
+
+
+def real_labels(values, source, row_name):
+    """Real-valued labels (``labels="float"``), one per row: (int32 codes, float64 values).
+    A row's code is the rank of its label among the distinct labels (code 0 the smallest),
+    ``values[code]`` its label: comparisons of labels are comparisons of codes. A label is
+    a finite real >= 0 (a bool reads as 1 or 0), else an InputError naming the first bad
+    one's row and value."""
+    return label_codes(real_values(values, source, row_name))
+
+
+def real_values(values, source, row_name):
+    """Real-valued labels as float64, checked as :func:`real_labels` checks them."""
+    doubles, bad = _doubles(values, bools=True)
+    why = "is not a number"
+    if bad is None:
+        wrong = ~np.isfinite(doubles) | (doubles < 0)
+        if wrong.any():
+            bad, why = int(np.argmax(wrong)), "is not a finite number >= 0"
+    if bad is not None:
+        raise InputError(f"{source}: {row_name(bad)}: label {_given(values, bad)!r} {why} "
+                         "(labels='float')")
+    return doubles
+
+
+def refuse_real_subtopics(labels, source):
+    """An InputError when subtopic judgments are asked with ``labels="float"``."""
+    if labels == "float":
+        raise InputError(f"{source}: subtopic judgments take integer labels only "
+                         "(labels='float'): the diversity measures count a document "
+                         "relevant to an intent by its integer label")
+
+
+def label_codes(doubles):
+    """(int32 codes, sorted distinct float64 values) of finite labels >= 0."""
+    distinct, codes = np.unique(np.asarray(doubles, dtype=np.float64) + 0.0,
+                                return_inverse=True)  # (+ 0.0: -0.0 is 0.0)
+    return codes.astype(np.int32).reshape(-1), distinct
 
 
 def _given(values, i):

@@ -171,12 +171,15 @@ def evaluate(
     judged_only: bool = False,
     num_docs: int = 0,
     compat: str = "10.0",
+    labels: str = "int",
 ) -> dict[str, list]:
     """Per-query values {qid: [value per name]} of fastir's measure ``names`` for the queries
     that count: missing="zero": every qrels query (a qrels query absent from the run is
     evaluated with an empty ranking); missing="skip": queries in both. Run-only queries
     never count. ``relevance_level`` applies to every measure without its own ``rel=`` but
-    the level-free ones; RelString values are its text.
+    the level-free ones; RelString values are its text. ``labels="float"``: the labels are
+    real numbers >= 0, and a level-free measure's labels count when > 0 (its level 0: among
+    integers, > 0 is >= 1, the level it has otherwise).
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -192,6 +195,8 @@ def evaluate(
         ref = REFERENCES[family]
         if not ref.level_free:
             params.setdefault("rel", relevance_level)
+        elif labels == "float":
+            params.setdefault("rel", 0)
         if ref.subtopics and subtopic_qrels is None:
             raise ValueError(f"{family} needs subtopic qrels")
         if ref.anywhere:  # (BEIR's annotated corpus: every doc of the qrels, any label)
