@@ -9,8 +9,6 @@ import numbers
 
 import numpy as np
 
-from fastir.model.values import checked_labels
-
 #: The largest evaluation-wide relevance level (trec_eval's -l is a long).
 MAX_LEVEL = 2**63 - 1
 MISSING = ("zero", "skip")
@@ -19,8 +17,18 @@ COMPATS = (None, "10.0", "9.0.8")
 #: run's own order (as ranx and most toolkits), or the expected value over every order of
 #: each group of tied documents (:mod:`fastir.measures.ties`).
 TIES = ("trec_eval", "input", "expected")
+#: What a label may be: a 32-bit integer ("int", trec_eval's), or a finite real >= 0
+#: ("float": stored as codes, see :func:`fastir.model.values.real_labels`).
+LABELS = ("int", "float")
 UNJUDGED_HELP = ("unjudged must be 'nonrelevant', 'relevant' or ('relevant', label) with a "
                  "label from 0 to 2**31 - 1")
+
+
+def checked_labels(value):
+    """``value`` if it is one of :data:`LABELS`, else a ValueError naming ``labels``."""
+    if not isinstance(value, str) or value not in LABELS:
+        raise ValueError(f"labels must be 'int' or 'float', got {value!r}")
+    return value
 
 
 def checked_unjudged(value):

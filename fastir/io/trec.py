@@ -24,10 +24,10 @@ from fastir.model.subtopics import by_subtopic
 from fastir.model.values import (
     FLOAT_HINT,
     assemble,
-    checked_labels,
     label_codes,
     refuse_real_subtopics,
 )
+from fastir.options import checked_labels
 
 GROUP_ROOM = 1 << 16  # query blocks a chunk may hold in a single pass (else two passes)
 

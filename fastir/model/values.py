@@ -18,6 +18,7 @@ from fastir._jit import helper
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, intern_blocks
 from fastir.model.ranking import sort_ids
+from fastir.options import checked_labels
 
 
 def from_rows(cls, row_qids, doc_ids, values, source, **extra):
@@ -146,17 +147,7 @@ def run_scores(values, source, row_name):
     return doubles
 
 
-#: What a label may be: a 32-bit integer ("int", trec_eval's), or a finite real >= 0
-#: ("float": stored as codes, see :func:`real_labels`).
-LABELS = ("int", "float")
 FLOAT_HINT = " (real-valued labels: read them with labels='float')"
-
-
-def checked_labels(value):
-    """``value`` if it is one of :data:`LABELS`, else a ValueError naming ``labels``."""
-    if not isinstance(value, str) or value not in LABELS:
-        raise ValueError(f"labels must be 'int' or 'float', got {value!r}")
-    return value
 
 
 def qrels_labels(values, source, row_name, labels="int"):
