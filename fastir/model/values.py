@@ -160,11 +160,20 @@ def qrels_labels(values, source, row_name, labels="int"):
     ints, bad = _int32s(values)
     if bad is not None:
         given = _given(values, bad)
-        hint = FLOAT_HINT if isinstance(given, numbers.Real) and not isinstance(
-            given, _BOOLS) and math.isfinite(given) and given >= 0 else ""
         raise InputError(f"{source}: {row_name(bad)}: label {given!r} is not a 32-bit "
-                         f"integer{hint}")
+                         f"integer{_float_hint(given)}")
     return ints, None
+
+
+def _float_hint(given):
+    """:data:`FLOAT_HINT` for a label ``labels="float"`` would take (a finite real >= 0),
+    else nothing."""
+    if not isinstance(given, numbers.Real) or isinstance(given, _BOOLS):
+        return ""
+    try:
+        return FLOAT_HINT if math.isfinite(given) and given >= 0 else ""
+    except OverflowError:  # (an integer beyond a double: not a label either way)
+        return ""
 
 
 def real_labels(values, source, row_name):
