@@ -559,14 +559,13 @@ def agree_main(argv):
 
 def _agree(args):
     from fastir.analysis.agreement import agreement
-    from fastir.io.trec import read_run
 
     if len(args.qrels) < 2:
         raise ValueError("give two or more qrels files")
     runs = None
     if args.runs:
         paths = _run_paths(args.runs)
-        runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, None))}
+        runs = _read_runs(paths, None)
     if args.plot and not runs:
         raise ValueError("--plot draws the systems' means: give the systems' --runs")
     names = args.name or [os.path.basename(p) for p in args.qrels]
@@ -574,11 +573,23 @@ def _agree(args):
                        runs=runs, measure=args.measure, alpha=args.alpha, rbo_p=args.rbo_p)
     write_stdout(result.to_markdown() + "\n")
     if args.plot:
-        from fastir.output import plots
-
-        plots.to_files()
-        print(f"wrote {plots.save(result.rankings.plot(), args.plot)}", file=sys.stderr)
+        _save_plot(result.rankings.plot, args.plot)
     return 0
+
+
+def _read_runs(paths, names):
+    """``{name: Run}`` of run files (names: ``--name``'s, else :func:`_run_names`')."""
+    from fastir.io.trec import read_run
+
+    return {name: read_run(p) for p, name in zip(paths, _run_names(paths, names))}
+
+
+def _save_plot(draw, path):
+    """Draw (``draw()``: the axes) into the file ``path``, saying so on stderr."""
+    from fastir.output import plots
+
+    plots.to_files()
+    print(f"wrote {plots.save(draw(), path)}", file=sys.stderr)
 
 
 # -- fastir judges ------------------------------------------------------------------------
@@ -615,7 +626,6 @@ def judges_main(argv):
 
 def _judges(args):
     from fastir.analysis.judges import compare_judges
-    from fastir.io.trec import read_run
 
     if args.judge is not None and len(args.judge) != 2:
         raise ValueError(f"--judge names the two judges: give it twice, got "
@@ -623,7 +633,7 @@ def _judges(args):
     paths = _run_paths(args.runs)
     if len(paths) < 2:
         raise ValueError(f"give two or more runs, got {len(paths)}")
-    runs = {name: read_run(p) for p, name in zip(paths, _run_names(paths, args.name))}
+    runs = _read_runs(paths, args.name)
     names = args.judge or [os.path.basename(args.qrels_a), os.path.basename(args.qrels_b)]
     result = compare_judges(args.qrels_a, args.qrels_b, runs, _measures(args), names=names,
                             test=args.test, correction=args.correction,
@@ -635,10 +645,7 @@ def _judges(args):
             "json": lambda: result.to_json(indent=2)}[args.format]()
     write_stdout(text + "\n")
     if args.plot:
-        from fastir.output import plots
-
-        plots.to_files()
-        print(f"wrote {plots.save(result.plot(), args.plot)}", file=sys.stderr)
+        _save_plot(result.plot, args.plot)
     return 0
 
 
