@@ -73,6 +73,7 @@ def compare_judges(qrels_a, qrels_b, runs, measures, *, names=None, relevance_le
                          "confusion matrix and kappas count each label as a category")
     names = qrels_names(names, 2)
     judges = [as_qrels(qrels_a), as_qrels(qrels_b)]
+    runs = _read_runs(runs)
     labels = agreement(*judges, relevance_level=relevance_level, names=names)
     comparisons = [compare(judge, runs, measures, test=test, correction=correction,
                            alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing,
@@ -80,6 +81,21 @@ def compare_judges(qrels_a, qrels_b, runs, measures, *, names=None, relevance_le
                    for judge in judges]
     return JudgeComparison(names, labels, _label_table(*judges), comparisons, int(top_k),
                            rbo_p)
+
+
+def _read_runs(runs):
+    """``runs`` each read once (a :class:`~fastir.Run`), for both judges' evaluations;
+    :class:`~fastir.Results` are refused: they hold one judge's values."""
+    from fastir.io.inputs import as_run
+    from fastir.results import Results
+
+    if not isinstance(runs, dict):
+        return runs  # (compare names what it takes)
+    for name, run in runs.items():
+        if isinstance(run, Results):
+            raise ValueError(f"runs[{name!r}] is a Results, computed under one judgment: "
+                             "compare_judges evaluates each run under both, give the run")
+    return {name: as_run(run) for name, run in runs.items()}
 
 
 def _label_table(a, b):
