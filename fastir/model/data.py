@@ -28,12 +28,14 @@ from fastir.model.ids import (
 )
 from fastir.model.ranking import score_order
 from fastir.model.values import (
+    Distributions,
     _columns,
     finite_scores,
     float32_scores,
     from_rows,
     qrels_labels,
     real_labels,
+    real_values,
     refuse_real_subtopics,
     row_namer,
     run_scores,
@@ -63,6 +65,11 @@ class Qrels:
         label ``label_values[c]`` (codes keep the labels' order, so a comparison of labels
         is one of codes; :meth:`fastir.engine.Plan.sized` turns levels and gains into
         codes); None for integer labels.
+    label_probs : Distributions or None
+        Of qrels read with ``labels="probability"``: each row's label distribution (row
+        ``r``'s, ``label_probs.take(r)``; ``labels`` then holds each row's number); None
+        otherwise. Given to the constructor as ``label_values`` (the distributions of the
+        codes ``labels``).
     source : str
         Where the judgments came from, for messages.
     """
@@ -73,6 +80,10 @@ class Qrels:
         self.query_ids = query_ids
         self.indptr = frozen(indptr, np.int64)
         self.doc_ids = doc_ids
+        self.label_probs = None
+        if isinstance(label_values, Distributions):  # (of codes: each row's, by number)
+            self.label_probs = label_values.take(np.asarray(labels))
+            labels, label_values = np.arange(len(labels), dtype=np.int32), None
         self.labels = frozen(labels, np.int32)
         self.label_values = None if label_values is None else frozen(label_values,
                                                                       np.float64)
@@ -219,10 +230,38 @@ class Qrels:
         qrels.allow_duplicates = self.allow_duplicates
         return qrels
 
+    def with_probabilities(self):
+        """These qrels with probabilistic labels (``labels="probability"``): themselves when
+        they have them; real labels as probabilities of relevance (each in [0, 1]); integer
+        labels as certain ones (each >= 0); else an InputError naming its query and doc."""
+        if self.label_probs is not None:
+            return self
+        query = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+
+        def row_name(i):
+            return f"query {self.query_ids[int(query[i])]!r} doc {self.doc_ids[i]!r}"
+
+        if self.label_values is not None:  # (real labels: probabilities of relevance)
+            dists = Distributions.of_probabilities(real_values(
+                self.label_values[self.labels], self.source, row_name, "probability"))
+        else:
+            negative = self.labels < 0
+            if negative.any():
+                i = int(np.argmax(negative))
+                raise InputError(f"{self.source}: {row_name(i)}: label {int(self.labels[i])} "
+                                 "is not a label >= 0 (labels='probability')")
+            dists = Distributions.certain(self.labels)
+        codes = np.arange(len(self), dtype=np.int32)
+        qrels = Qrels(self.query_ids, self.indptr, self.doc_ids, codes, self.source, dists)
+        qrels.allow_duplicates = self.allow_duplicates
+        return qrels
+
     def to_dict(self):
         qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
         labels = (self.labels if self.label_values is None else
                   self.label_values[self.labels]).tolist()
+        if self.label_probs is not None:
+            labels = self.label_probs.as_python()
         return {qids[q]: {docs[r]: labels[r] for r in range(self.indptr[q], self.indptr[q + 1])}
                 for q in range(self.n_queries)}
 
