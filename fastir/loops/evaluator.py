@@ -121,6 +121,9 @@ class BoundCandidates:
         if options.ties == "expected":
             raise ValueError("ties='expected' is not available for bound candidates: "
                              "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
+        if options.labels == "probability":
+            raise ValueError("labels='probability' is not available for bound candidates: "
+                             "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
         if options.unjudged_label is not None and options.max_docs is not None:
             raise ValueError(f"unjudged={options.unjudged!r} with max_docs is not available "
                              "for bound candidates (which documents are retrieved changes "
