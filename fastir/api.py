@@ -18,7 +18,7 @@ def __getattr__(name):
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
              judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-             unjudged="nonrelevant", labels="int", samples=1000, seed=0, progress=False):
+             unjudged="nonrelevant", labels="int", samples=1000, label_seed=0, progress=False):
     """Evaluate a run against relevance judgments.
 
     Parameters
@@ -92,7 +92,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         from ``samples`` drawn ones, with its standard error in
         ``Results.standard_errors``. Every family of qrels takes them but RelString (a
         text) and those of subtopic judgments.
-    samples, seed : int
+    samples, label_seed : int
         Under ``labels="probability"``: the label assignments drawn for a query that has
         more than 1,024, and the seed they are drawn with (the same values every time).
     progress : bool
@@ -132,7 +132,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     """
     kwargs = dict(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                   judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                  unjudged=unjudged, labels=labels, samples=samples, seed=seed)
+                  unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
     delegated = library.call("evaluate", (qrels, run, measures), {**kwargs,
                                                                   "progress": progress})
     if delegated is not None:

@@ -268,11 +268,11 @@ _NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 def planned(options):
     """``options`` reduced to those a plan reads (``relevance_level``, ``num_docs``,
-    ``compat``, ``ties``, ``unjudged``, ``labels``, ``samples``, ``seed``): the key of the
+    ``compat``, ``ties``, ``unjudged``, ``labels``, ``samples``, ``label_seed``): the key of the
     plans made once."""
     return Options(options.relevance_level, num_docs=options.num_docs, compat=options.compat,
                    ties=options.ties, unjudged=options.unjudged, labels=options.labels,
-                   samples=options.samples, seed=options.seed)
+                   samples=options.samples, label_seed=options.label_seed)
 
 
 @functools.lru_cache(maxsize=128)

@@ -37,7 +37,7 @@ def checked_labels(value):
 
 
 def checked_count(name, value, low):
-    """``value`` as an integer >= ``low`` (``samples``, ``seed``), or a ValueError naming
+    """``value`` as an integer >= ``low`` (``samples``, ``label_seed``), or a ValueError naming
     ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -101,7 +101,7 @@ class Options:
     or take them as gains accept them, the others are refused by name: the registry's
     ``Family.reals``), or "probability" (each label a probability of relevance, or a
     distribution over integer labels: :attr:`fastir.Qrels.label_probs`; each value the
-    expectation over the labels, :mod:`fastir.worlds`). ``samples`` and ``seed``: under
+    expectation over the labels, :mod:`fastir.worlds`). ``samples`` and ``label_seed``: under
     "probability", the label assignments drawn for a query that has more than
     :data:`EXACT_WORLDS`, and the seed they are drawn with.
 
@@ -123,7 +123,7 @@ class Options:
     unjudged: object = "nonrelevant"
     labels: str = "int"
     samples: int = 1000
-    seed: int = 0
+    label_seed: int = 0
 
     def __post_init__(self):
         real = checked_labels(self.labels) == "float"
@@ -149,7 +149,8 @@ class Options:
             raise ValueError(f"unjudged={self.unjudged!r} takes integer labels only "
                              f"(labels={self.labels!r}): give unjudged='nonrelevant'")
         object.__setattr__(self, "samples", checked_count("samples", self.samples, 2))
-        object.__setattr__(self, "seed", checked_count("seed", self.seed, 0))
+        object.__setattr__(self, "label_seed", checked_count("label_seed", self.label_seed,
+                                                             0))
         if self.ties == "expected" and max_docs is not None:
             raise ValueError("ties='expected' does not combine with max_docs: which tied "
                              "documents max_docs keeps depends on their order; give a measure "

@@ -14,8 +14,8 @@ of its worlds' values (the mean over queries, and every other summary, is as
 A query with at most :data:`~fastir.options.EXACT_WORLDS` worlds (1,024: 10 uncertain
 relevance judgments, or fewer of more labels) is enumerated, every world weighted by its
 probability: the value is exact. A query with more is estimated from ``samples`` worlds
-drawn at random (each weighted ``1 / samples``), from a generator seeded by ``(seed, the
-query's row in the qrels)``: the same values whatever else is evaluated with it. Its
+drawn at random (each weighted ``1 / samples``), from a generator seeded by ``(label_seed,
+the query's row in the qrels)``: the same values whatever else is evaluated with it. Its
 standard error (the sample standard deviation over the root of ``samples``) is given in
 ``Results.standard_errors``, and a :class:`~fastir.FastirWarning` says which queries were
 sampled and the largest.
@@ -62,7 +62,7 @@ def expected_values(plan, joined, qrels):
 def assignments(qrels_query, qrels, options):
     """The :class:`Worlds` of the qrels queries ``qrels_query`` (the evaluated ones):
     enumerated when a query has at most :data:`EXACT_WORLDS`, else ``options.samples``
-    drawn (seed ``options.seed``)."""
+    drawn (seed ``options.label_seed``)."""
     dists = qrels.label_probs
     n_rows = np.diff(qrels.indptr)[qrels_query]
     offset = np.cumsum(n_rows) - n_rows
@@ -88,7 +88,7 @@ def assignments(qrels_query, qrels, options):
         weight = np.multiply.reduceat(dists.probs[rows[at], level], indptr[:-1])
     for e in np.flatnonzero(sampled):
         drawn = slice(indptr[first[e]], indptr[first[e] + counts[e]])
-        level[drawn] = _drawn(dists.probs[rows[at[drawn]]], options.seed,
+        level[drawn] = _drawn(dists.probs[rows[at[drawn]]], options.label_seed,
                               int(qrels_query[e]))
         weight[first[e]:first[e] + counts[e]] = 1.0 / counts[e]
     return Worlds(query, weight, first, sampled, indptr, rows[at],
@@ -163,6 +163,6 @@ def _warn_sampled(errors, sampled, plan, query_ids):
     warnings.warn(FastirWarning(
         f"labels='probability': {len(sampled)} queries ({names}{more}) have more than "
         f"{EXACT_WORLDS} label assignments: their values are estimated from "
-        f"{plan.options.samples} drawn ones (seed {plan.options.seed}); the largest standard "
-        f"error is {errors[q, j]:.3g} ({plan.keys[j]} on query {query_ids[int(q)]!r}): "
-        "Results.standard_errors has each"), stacklevel=2)
+        f"{plan.options.samples} drawn ones (label_seed {plan.options.label_seed}); the "
+        f"largest standard error is {errors[q, j]:.3g} ({plan.keys[j]} on query "
+        f"{query_ids[int(q)]!r}): Results.standard_errors has each"), stacklevel=2)

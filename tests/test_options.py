@@ -29,7 +29,7 @@ INVALID = [
     ("compat", "8.0", "compat must be None, '10.0' or '9.0.8', got '8.0'"),
     ("labels", "real", "labels must be 'int', 'float' or 'probability', got 'real'"),
     ("samples", 1, "samples must be an integer >= 2, got 1"),
-    ("seed", -1, "seed must be an integer >= 0, got -1"),
+    ("label_seed", -1, "label_seed must be an integer >= 0, got -1"),
 ]
 
 

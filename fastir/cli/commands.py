@@ -82,7 +82,7 @@ def _add_evaluation_options(parser):
     parser.add_argument("--samples", type=int, default=1000, metavar="N",
                         help="--labels probability: the label assignments drawn for a query "
                         "that has more than 1,024 (default 1000)")
-    parser.add_argument("--sample-seed", type=int, default=0, metavar="N",
+    parser.add_argument("--label-seed", type=int, default=0, metavar="N",
                         help="--labels probability: the seed they are drawn with (default 0)")
     parser.add_argument("--missing", choices=("zero", "skip"), default="zero",
                         help="judged queries absent from a run score 0 (default) or are "
@@ -110,7 +110,7 @@ def _evaluation_options(args):
     return {"relevance_level": args.rel_level, "missing": args.missing,
             "max_docs": args.max_docs, "judged_only": args.judged_only,
             "num_docs": args.num_docs, "ties": args.ties, "unjudged": args.unjudged,
-            "labels": args.labels, "samples": args.samples, "seed": args.sample_seed}
+            "labels": args.labels, "samples": args.samples, "label_seed": args.label_seed}
 
 
 def _level(text):

@@ -125,7 +125,7 @@ MC_NAMES = ["P@5", "AP", "nDCG@10", "RR", "ERR@5", "NumRel", "Rprec"]
 def test_a_query_of_more_assignments_is_estimated_within_four_standard_errors(seed):
     with pytest.warns(fastir.FastirWarning, match=r"1 queries \('q1'\).*standard error"):
         got = fastir.evaluate(MANY, MANY_RUN, MC_NAMES, labels="probability", samples=2000,
-                              seed=seed)
+                              label_seed=seed)
     want = expected(MANY, MANY_RUN, MC_NAMES, {})
     errors = got.standard_errors
     assert (errors[0] > 0).all() and not errors[1].any()  # (q2: 6 assignments, exact)
@@ -140,8 +140,8 @@ def test_the_estimate_is_seeded():
             warnings.simplefilter("ignore")
             return fastir.evaluate(MANY, MANY_RUN, "AP", labels="probability",
                                    **options).values
-    assert (values() == values(seed=0)).all()
-    assert (values(seed=3) != values()).any()
+    assert (values() == values(label_seed=0)).all()
+    assert (values(label_seed=3) != values()).any()
     assert (values(samples=50) != values()).any()
     together = values()[0]  # (a query's draws are its own: alone, the same)
     alone = fastir.evaluate({"q1": MANY["q1"]}, MANY_RUN, "AP", labels="probability")
@@ -264,7 +264,7 @@ def test_a_family_that_takes_no_probabilities_is_refused_by_name(family):
                             RUN, "ppref", labels="probability"),
     lambda: fastir.evaluate(QRELS, RUN, "P@1", labels="probability", unjudged="relevant"),
     lambda: fastir.evaluate(QRELS, RUN, "P@1", labels="probability", samples=1),
-    lambda: fastir.evaluate(QRELS, RUN, "P@1", labels="probability", seed=-1),
+    lambda: fastir.evaluate(QRELS, RUN, "P@1", labels="probability", label_seed=-1),
     lambda: fastir.compare_judges(QRELS, QRELS, {"A": RUN, "B": RUN}, "P@1",
                                   labels="probability"),
 ])
