@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fastir import _jit
+from fastir._jit import pjit, prange, python_variant
 from fastir.model.data import Qrels
 from fastir.model.errors import FastirWarning
 from fastir.options import EXACT_WORLDS
@@ -123,18 +125,44 @@ def _drawn(probs, seed, row):
 
 def world_join(joined, qrels, worlds):
     """The join of the worlds (each its query's ranking, its documents at the world's
-    labels) and their qrels of integer labels (:class:`Worlds`)."""
+    labels: :func:`world_labels`) and their qrels of integer labels (:class:`Worlds`)."""
     world_qrels = Qrels(joined.query_ids.take(worlds.query), worlds.indptr,
                         qrels.doc_ids.take(worlds.row), worlds.label, qrels.source)
-    ranked = joined.of_queries(worlds.query)
-    at_world = np.repeat(np.arange(len(worlds.query)), np.diff(ranked.indptr))
-    codes = ranked.labels  # (a judged document's: its row in the qrels)
-    judged = codes >= 0
-    pair = worlds.indptr[at_world] + codes - qrels.indptr[
-        joined.qrels_query[worlds.query[at_world]]]
-    labels = np.where(judged, worlds.label[np.where(judged, pair, 0)], codes)
-    return replace(ranked, labels=labels.astype(np.int32),
-                   qrels_query=np.arange(len(worlds.query))), world_qrels
+    ranked = replace(joined, labels=None).of_queries(worlds.query)  # (the other fields)
+    labels = np.empty(ranked.indptr[-1], dtype=np.int32)
+    _jit.launch(world_labels, _jit.chunk_bounds(np.diff(ranked.indptr), _jit.n_threads()),
+                joined.indptr, joined.labels, ranked.indptr, worlds.query,
+                worlds.indptr[:-1] - qrels.indptr[joined.qrels_query[worlds.query]], worlds.label,
+                labels, n_items=len(labels))
+    return replace(ranked, labels=labels, qrels_query=np.arange(len(worlds.query))), \
+        world_qrels
+
+
+@pjit
+def world_labels(chunks, indptr, codes, world_indptr, query, shift, label, out):
+    """Per world ``w`` (chunks ``chunks[c]:chunks[c + 1]`` of worlds in parallel), its
+    query's ranked codes ``codes[indptr[query[w]]:...]`` into ``out[world_indptr[w]:...]``,
+    a judged document's code (its row ``r`` in the qrels) made its label in the world
+    (``label[shift[w] + r]``), the others' kept."""
+    for c in prange(len(chunks) - 1):
+        for w in range(chunks[c], chunks[c + 1]):
+            lo, at = indptr[query[w]], world_indptr[w]
+            for p in range(lo, indptr[query[w] + 1]):
+                code = codes[p]
+                out[at + p - lo] = label[shift[w] + code] if code >= 0 else code
+
+
+@python_variant(world_labels)
+def world_labels(chunks, indptr, codes, world_indptr, query, shift, label, out):
+    """The same with numpy, over all the worlds at once."""
+    worlds = np.arange(chunks[0], chunks[-1])
+    lengths = np.diff(world_indptr)[worlds]
+    first, last = world_indptr[chunks[0]], world_indptr[chunks[-1]]
+    ranked = codes[np.repeat(indptr[query[worlds]] - world_indptr[worlds], lengths)
+                   + np.arange(first, last)]
+    judged = ranked >= 0
+    shifted = np.repeat(shift[worlds], lengths) + ranked
+    out[first:last] = np.where(judged, label[np.where(judged, shifted, 0)], ranked)
 
 
 def fold(values, worlds, plan, query_ids):
