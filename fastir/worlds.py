@@ -56,8 +56,10 @@ def expected_values(plan, joined, qrels):
     ``joined`` (a join with ``qrels``, of probabilistic labels): per query, each value
     expected over its label assignments, and its standard error (0 where enumerated)."""
     worlds = assignments(joined.qrels_query, qrels, plan.options)
-    world_joined, world_qrels = world_join(joined, qrels, worlds)
-    values = plan.values(world_joined, world_qrels)
+    work = int(np.diff(joined.indptr)[worlds.query].sum()) + len(worlds.row)
+    with _jit.outgrown(work):
+        world_joined, world_qrels = world_join(joined, qrels, worlds)
+        values = plan.values(world_joined, world_qrels)
     return fold(values, worlds, plan, joined.query_ids)
 
 
