@@ -148,6 +148,50 @@ def test_the_estimate_is_seeded():
     assert alone.values[0] == together
 
 
+# -- every door: evaluate's values ------------------------------------------------------
+def _write_run(path, run):
+    path.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} t\n" for q, docs in run.items()
+                            for i, (d, s) in enumerate(docs.items())))
+    return str(path)
+
+
+@cases(15)
+@given(requests(max_worlds=4096), st.integers(1, 200), st.integers(1, 3))
+def test_every_door_gives_evaluates_values_sampled_queries_too(tmp_path_factory, request,
+                                                                 chunk_bytes, partitions):
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    import pandas as pd
+
+    import fastir.dask
+
+    qrels, run, names, options = request
+    run = {q: docs for q, docs in run.items() if docs}  # (as a file has them)
+    if not any(q in run for q in qrels):
+        return
+    options = dict(options, labels="probability", samples=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = fastir.evaluate(qrels, run, names, **options)
+        except ValueError:
+            return
+        path = _write_run(tmp_path_factory.mktemp("run") / "run.txt", run)
+        rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+        frame = dd.from_pandas(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]),
+                               npartitions=partitions, sort=False)
+        with dask.config.set(scheduler="synchronous"):
+            doors = {"evaluate_file": fastir.evaluate_file(qrels, path, names,
+                                                           chunk_bytes=chunk_bytes, **options),
+                     "Evaluator": fastir.Evaluator(qrels, names, **options).evaluate(run),
+                     "dask": fastir.dask.evaluate(frame, qrels, names, per_query=True,
+                                                  **options)}
+    for door, got in doors.items():
+        assert got.query_ids == want.query_ids, door
+        np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-12,
+                                   err_msg=door)
+
+
 # -- readers and their refusals -----------------------------------------------------------
 QRELS = {"q1": {"a": 0.7, "b": 0.0, "c": 1.0}, "q2": {"x": 0.3}}
 RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}, "q2": {"y": 2.0, "x": 1.0}}
