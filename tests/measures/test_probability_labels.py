@@ -112,6 +112,22 @@ def test_each_value_is_the_probability_weighted_mean_over_every_assignment(reque
     assert not got.standard_errors.any()
 
 
+def top_label(ranked, judged, n_rel):
+    """The first ranked document's label (0 when it is not judged)."""
+    return float(max(ranked[0], 0)) if len(ranked) else 0.0
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_user_measure_is_expected_over_the_labels_too(jit):
+    fastir.define_measure(top_label, jit=jit)
+    qrels = {"q1": {"a": 0.3, "b": {0: 0.5, 2: 0.5}, "c": 0.9}, "q2": {"a": 0.25}}
+    run = {"q1": {"b": 2.0, "a": 1.0}, "q2": {"a": 1.0, "b": 0.5}}
+    got = fastir.evaluate(qrels, run, ["top_label", "AP"], labels="probability")
+    want = expected(qrels, run, ["top_label", "AP"], {})
+    np.testing.assert_allclose(got.values, [want["q1"], want["q2"]], rtol=1e-12)
+    assert got.values[:, 0].tolist() == [1.0, 0.25]
+
+
 # -- beyond 1,024 assignments: Monte Carlo ------------------------------------------------
 MANY = {"q1": {f"d{i}": p for i, p in enumerate([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
                                                   0.9, 0.15, 0.35, 0.65])},
