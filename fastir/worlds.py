@@ -85,11 +85,13 @@ def assignments(qrels_query, qrels, options):
     np.cumsum(n_rows[query], out=indptr[1:])
     pair_world = np.repeat(np.arange(len(query)), n_rows[query])
     at = offset[query][pair_world] + np.arange(indptr[-1]) - indptr[pair_world]
-    level = _enumerated(support[at], sizes[at], _strides(bits, log_worlds, n_rows)[at],
+    level = _enumerated(support[at], sizes[at], _strides(bits, offset, n_rows)[at],
                         local[pair_world])
     weight = np.ones(len(query))
-    if len(at):
-        weight = np.multiply.reduceat(dists.probs[rows[at], level], indptr[:-1])
+    judging = np.diff(indptr) > 0  # (a world of no judgment weighs 1)
+    if judging.any():
+        weight[judging] = np.multiply.reduceat(dists.probs[rows[at], level],
+                                               indptr[:-1][judging])
     for e in np.flatnonzero(sampled):
         drawn = slice(indptr[first[e]], indptr[first[e] + counts[e]])
         level[drawn] = _drawn(dists.probs[rows[at[drawn]]], options.label_seed,
@@ -99,13 +101,15 @@ def assignments(qrels_query, qrels, options):
                   dists.levels[level].astype(np.int32))
 
 
-def _strides(bits, log_worlds, n_rows):
+def _strides(bits, offset, n_rows):
     """Per judged row (of the evaluated queries, in order) the number of worlds its
     query's earlier rows make (``bits``: each row's log2 of its possible labels): its
     digit's place in a world's number (exact where a query has at most
-    :data:`EXACT_WORLDS` worlds, the only ones it is read for)."""
-    before = np.cumsum(bits) - bits - np.repeat(np.cumsum(log_worlds) - log_worlds, n_rows)
-    return np.rint(2.0 ** np.clip(before, 0, 62)).astype(np.int64)
+    :data:`EXACT_WORLDS` worlds, the only ones it is read for: a difference of two sums of
+    one sequence, whose terms between them are 0 or a few logs)."""
+    before = np.cumsum(bits) - bits
+    start = before[np.minimum(offset, len(before) - 1)] if len(before) else before
+    return np.rint(2.0 ** np.clip(before - np.repeat(start, n_rows), 0, 62)).astype(np.int64)
 
 
 def _enumerated(support, sizes, strides, local):

@@ -258,10 +258,9 @@ class Qrels:
 
     def to_dict(self):
         qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
-        labels = (self.labels if self.label_values is None else
-                  self.label_values[self.labels]).tolist()
-        if self.label_probs is not None:
-            labels = self.label_probs.as_python()
+        labels = self.label_probs.as_python() if self.label_probs is not None else (
+            self.labels if self.label_values is None else self.label_values[self.labels]
+        ).tolist()
         return {qids[q]: {docs[r]: labels[r] for r in range(self.indptr[q], self.indptr[q + 1])}
                 for q in range(self.n_queries)}
 
