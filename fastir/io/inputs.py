@@ -332,7 +332,7 @@ def size_hint(data):
 def records_read(value, kind, labels="int"):
     """``value`` as a Qrels or Run when it is an iterable of records (read once, so that its
     size is known before a size-dependent choice), else ``value`` itself (``labels``: a
-    qrels' labels, "int" or "float")."""
+    qrels' labels, "int", "float" or "probability")."""
     if is_records(value):
         from fastir.io.records import read_records
 

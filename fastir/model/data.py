@@ -47,7 +47,8 @@ Ideals = namedtuple("Ideals", "indptr labels")
 
 
 class Qrels:
-    """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form.
+    """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form (real labels, or
+    probabilistic ones: ``label_values``, ``label_probs``).
 
     Attributes
     ----------
@@ -101,7 +102,8 @@ class Qrels:
         """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
         judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
         converted in bulk (:mod:`fastir.model.dicts`). ``labels="float"`` takes real
-        labels (finite, >= 0; not with subtopics)."""
+        labels (finite, >= 0; not with subtopics), ``labels="probability"`` probabilities
+        of relevance in [0, 1] or distributions ``{label: probability}``."""
         return qrels_from_dict(cls, qrels, source, labels)
 
     @classmethod
@@ -112,7 +114,8 @@ class Qrels:
 
         Integer id arrays are kept as integers; text ids as exact UTF-8 bytes. Labels are
         integers (or floats holding integers) within 32 bits; with ``kind="float"`` (the
-        ``labels=`` of :func:`fastir.evaluate`), finite reals >= 0.
+        ``labels=`` of :func:`fastir.evaluate`), finite reals >= 0; with
+        ``kind="probability"``, probabilities of relevance in [0, 1].
         """
         qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
         if subtopics is not None:
@@ -134,7 +137,8 @@ class Qrels:
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
         guessed: pass the column names); ``subtopic_col`` names the subtopic column of
         subtopic judgments (ir_measures calls it ``iteration``); ``labels="float"`` takes
-        real labels. See :mod:`fastir.model.frames`."""
+        real labels, ``labels="probability"`` probabilities of relevance. See
+        :mod:`fastir.model.frames`."""
         return qrels_from_frame(cls, frame, query_col, doc_col, label_col, subtopic_col, source,
                                 labels)
 
@@ -143,7 +147,8 @@ class Qrels:
                    source="qrels arrow", labels="int"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels
-        (``labels="float"``: real ones). See :mod:`fastir.model.arrow`."""
+        (``labels="float"``: real ones; ``"probability"``: probabilities of relevance). See
+        :mod:`fastir.model.arrow`."""
         return qrels_from_arrow(cls, data, query_col, doc_col, label_col, source, labels)
 
     # -- derived structures -------------------------------------------------------------

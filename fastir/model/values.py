@@ -1,6 +1,7 @@
 """Rows into a :class:`~fastir.Qrels` or :class:`~fastir.Run` (given as ``cls``), and the
 checks every input form's values pass: labels are 32-bit integers (or, read with
-``labels="float"``, finite reals >= 0: :func:`qrels_labels`), scores finite numbers, each
+``labels="float"``, finite reals >= 0; with ``labels="probability"``, probabilities of
+relevance or distributions over labels: :func:`qrels_labels`), scores finite numbers, each
 error naming the first bad value's row (its query and doc) and the value itself.
 """
 
