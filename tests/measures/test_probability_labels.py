@@ -112,6 +112,28 @@ def test_each_value_is_the_probability_weighted_mean_over_every_assignment(reque
     assert not got.standard_errors.any()
 
 
+FIXED = {"q1": {"d1": 0.3, "d2": {0: 0.2, 1: 0.5, 2: 0.3}, "d3": 1.0, "d4": 0.0, "d5": 0.6,
+                "d6": {1: 0.5, 3: 0.5}},
+         "q2": {"d1": 0.5, "d7": 0.25},
+         "q3": {"d2": 0.9}}
+FIXED_RUN = {"q1": {"d1": 3.0, "x": 2.5, "d2": 2.0, "d5": 2.0, "d4": 1.0, "d6": 0.5},
+             "q2": {"d7": 1.0, "d1": 1.0, "y": 0.5}}
+
+
+def test_every_example_of_every_family_on_one_request():
+    options = dict(num_docs=40)
+    for name in NAMES:
+        try:
+            want = expected(FIXED, FIXED_RUN, [name], options)
+        except ValueError:  # (undefined on some assignment: refused alike)
+            with pytest.raises(ValueError):
+                fastir.evaluate(FIXED, FIXED_RUN, [name], labels="probability", **options)
+            continue
+        got = fastir.evaluate(FIXED, FIXED_RUN, [name], labels="probability", **options)
+        np.testing.assert_allclose(got.values[:, 0], [want[q][0] for q in got.query_ids],
+                                   rtol=1e-9, atol=1e-12, err_msg=name)
+
+
 def top_label(ranked, judged, n_rel):
     """The first ranked document's label (0 when it is not judged)."""
     return float(max(ranked[0], 0)) if len(ranked) else 0.0
