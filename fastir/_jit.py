@@ -371,6 +371,22 @@ def tier(n_rows):
         _python.reset(token)
 
 
+@contextlib.contextmanager
+def outgrown(n_rows):
+    """A block whose work, ``n_rows`` rows, outgrew the input its enclosing :func:`tier`
+    was decided on (the worlds of probabilistic labels, :mod:`fastir.worlds`: each query
+    evaluated once per assignment of its labels): compiled kernels when the enclosing
+    block chose Python and ``n_rows`` are too many for it; else as decided."""
+    token = None
+    if _python.get() and not _choose_python(n_rows):
+        token = _python.set(False)
+    try:
+        yield
+    finally:
+        if token is not None:
+            _python.reset(token)
+
+
 def python_mode(n_rows=0):
     """Whether kernels run as Python here: the enclosing :func:`tier`'s decision, else the
     decision for one call on ``n_rows`` rows."""

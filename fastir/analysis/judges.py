@@ -69,8 +69,9 @@ def compare_judges(qrels_a, qrels_b, runs, measures, *, names=None, relevance_le
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
     if options.get("labels", "int") != "int":
-        raise ValueError("compare_judges takes integer labels only (labels='float'): its "
-                         "confusion matrix and kappas count each label as a category")
+        raise ValueError(f"compare_judges takes integer labels only (labels="
+                         f"{options['labels']!r}): its confusion matrix and kappas count each "
+                         "label as a category")
     names = qrels_names(names, 2)
     judges = [as_qrels(qrels_a), as_qrels(qrels_b)]
     runs = _read_runs(runs)

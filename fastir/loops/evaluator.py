@@ -32,7 +32,8 @@ class Evaluator:
         As for :func:`fastir.evaluate`.
     **options
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
-        ``compat``, ``ties``, ``unjudged``, ``labels``, as for :func:`fastir.evaluate`.
+        ``compat``, ``ties``, ``unjudged``, ``labels``, ``samples``, ``label_seed``, as for
+        :func:`fastir.evaluate`.
 
     Attributes
     ----------
@@ -52,10 +53,11 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
                  judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-                 unjudged="nonrelevant", labels="int"):
+                 unjudged="nonrelevant", labels="int", samples=1000, label_seed=0):
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
-                               compat=compat, ties=ties, unjudged=unjudged, labels=labels)
+                               compat=compat, ties=ties, unjudged=unjudged, labels=labels,
+                               samples=samples, label_seed=label_seed)
         self.check = engine.query_warnings
         qrels = records_read(qrels, "qrels", labels)
         if not isinstance(qrels, Qrels):
@@ -118,6 +120,9 @@ class BoundCandidates:
                              " judged_only=True), or evaluate a run)")
         if options.ties == "expected":
             raise ValueError("ties='expected' is not available for bound candidates: "
+                             "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
+        if options.labels == "probability":
+            raise ValueError("labels='probability' is not available for bound candidates: "
                              "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
         if options.unjudged_label is not None and options.max_docs is not None:
             raise ValueError(f"unjudged={options.unjudged!r} with max_docs is not available "
