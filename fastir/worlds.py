@@ -168,7 +168,8 @@ def world_labels(chunks, indptr, codes, world_indptr, query, shift, label, out):
                    + np.arange(first, last)]
     judged = ranked >= 0
     shifted = np.repeat(shift[worlds], lengths) + ranked
-    out[first:last] = np.where(judged, label[np.where(judged, shifted, 0)], ranked)
+    ranked[judged] = label[shifted[judged]]
+    out[first:last] = ranked
 
 
 def fold(values, worlds, plan, query_ids):

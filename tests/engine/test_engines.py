@@ -360,13 +360,51 @@ def test_resampling_variants_match_their_kernels(n_resamples, n_queries, width, 
         assert np.array_equal(np.signbit(a), np.signbit(b)), kernel.__name__
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 9))
+def test_world_labels_variant_matches_its_kernel(seed, n_queries, n_worlds):
+    """Each world's ranking its query's codes, a judged row's code made the world's label
+    (``fastir.worlds.world_labels``), on drawn rankings, judgments and worlds."""
+    from fastir import worlds
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 6, n_queries)
+    judged = rng.integers(0, 4, n_queries)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    qrels_start = np.cumsum(judged) - judged
+    codes = np.concatenate([np.where(rng.random(n) < 0.5, qrels_start[q] +
+                                     rng.integers(0, max(judged[q], 1), n), -1 - rng.integers(
+                                         0, 3, n)) if judged[q] else -1 - rng.integers(0, 3, n)
+                            for q, n in enumerate(lengths)] or [np.zeros(0)]).astype(np.int32)
+    query = np.sort(rng.integers(0, n_queries, n_worlds))
+    world_indptr = np.concatenate(([0], np.cumsum(lengths[query])))
+    label_start = np.cumsum(judged[query]) - judged[query]
+    shift = label_start - qrels_start[query]
+    label = rng.integers(0, 4, int(judged[query].sum())).astype(np.int32)
+    cut = int(rng.integers(0, n_worlds + 1))
+    chunks = np.array([0, cut, n_worlds])
+    py, nb = _kernel_pair(worlds.world_labels)
+    a = np.full(world_indptr[-1], 99, dtype=np.int32)
+    b = a.copy()
+    py(chunks, indptr, codes, world_indptr, query, shift, label, a)
+    nb(chunks, indptr, codes, world_indptr, query, shift, label, b)
+    assert np.array_equal(a, b)
+
+
 @pytest.mark.one_engine
 def test_every_python_variant_is_tested_here():
+    import fastir.analysis.fusion.pairs  # noqa: F401  (every module of kernels imported,
+    import fastir.io._scan  # noqa: F401               whatever ran before in this process)
+    import fastir.model.prefs  # noqa: F401
+    import fastir.model.prefs_join  # noqa: F401
+    import fastir.worlds  # noqa: F401
+
     tested = {"sort_ids", "_intern_int_blocks", "_intern_text_blocks", "_canonical_ints",
               "_gather_bytes", "_cut_at_nuls", "int_str_cmp", "bytes_cmp", "_join_kernel",
               "summaries", "sign_flip_sums", "resample_sums", "permuted_ranges", "_rank_run",
               "rank_segments", "score_order", "_pair_rows", "_judged_docs",
-              "_position_kernel", "field_spans"}  # (the last three: test_prefs_engines.py)
+              "_position_kernel", "field_spans", "world_labels"}  # (_pair_rows,
+    # _judged_docs, _position_kernel, field_spans: test_prefs_engines.py)
     variants = {e.source.__name__ for e in _jit._registry if e.python is not e.source
                 and not e.source.__module__.startswith(user.MODULE_PREFIX)}
     assert variants == tested  # (users' measure loops: tests/measures/test_user_measures.py)
