@@ -47,9 +47,10 @@ PYTHON_ROWS = 250_000
 
 #: Seconds a loop's calls (:func:`loop_tier`: Evaluator, bound candidates, evaluate_matrix,
 #: the training metrics) may run as Python before its next call runs compiled: a loop
-#: repeats, so loading numba (about a second, once) repays within its next calls, while a
-#: call's Python costs more per row than a file's (a 32 x 100 batch: about 0.1-0.2 s).
-LOOP_PYTHON_SECONDS = 0.05
+#: repeats, so loading numba (about half a second quiet, once) repays within its next
+#: calls, while a call's Python costs more per row than a file's (a 32 x 100 batch of
+#: three measures: about 25 ms quiet; scripts/bench_first_calls.py).
+LOOP_PYTHON_SECONDS = 0.02
 
 #: What loading one cached kernel costs, about (4-16 ms quiet: BENCHMARKS.md): a kernel not
 #: yet loaded runs as Python within compiled work while that costs less (see select).
