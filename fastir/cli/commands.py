@@ -484,7 +484,7 @@ def _stats(args):
         if _fields(path) == 4:
             if qrels is not None:
                 raise ValueError(f"{path}: a second qrels file (give one qrels)")
-            qrels = read_qrels(path)
+            qrels = read_qrels(path, labels=args.labels)
             report[path] = _qrels_stats(qrels, args.rel_level, np)
         else:
             run = read_run(path)
@@ -499,7 +499,7 @@ def _stats(args):
             entry = report[path]
             entry["queries only in the run (ignored)"] = len(ids - judged)
             entry["judged queries absent from the run"] = len(judged - ids)
-            res = evaluate(qrels, run, ["Judged@10"], missing="skip")
+            res = evaluate(qrels, run, ["Judged@10"], missing="skip", labels=args.labels)
             entry["unjudged share of the top 10"] = round(1 - res.mean["Judged@10"], 4) \
                 if res.n_queries else None
     if args.format == "json":
@@ -524,11 +524,14 @@ def _spread(values, np):
 
 
 def _qrels_stats(qrels, level, np):
-    labels, counts = np.unique(qrels.labels, return_counts=True)
+    real = qrels.label_values is not None  # (--labels float: codes of label_values)
+    values = qrels.label_values[qrels.labels] if real else qrels.labels
+    labels, counts = np.unique(values, return_counts=True)
     query = np.repeat(np.arange(qrels.n_queries), np.diff(qrels.indptr))
-    relevant = np.bincount(query[qrels.labels >= level], minlength=qrels.n_queries)
+    relevant = np.bincount(query[values >= level], minlength=qrels.n_queries)
     return {"kind": "qrels", "queries": qrels.n_queries, "judgments": len(qrels),
-            "judgments per label": {int(k): int(v) for k, v in zip(labels, counts)},
+            "judgments per label": {(float(k) if real else int(k)): int(v)
+                                    for k, v in zip(labels, counts)},
             f"relevant per query (label >= {level})": _spread(relevant, np),
             "queries with no relevant document": int((relevant == 0).sum())}
 
@@ -541,13 +544,9 @@ def agree_main(argv):
                      "Pearson, RBO, swapped and significantly swapped pairs).",
                      "fastir agree nist.qrels llm.qrels --runs runs/*.run -m AP --plot means.png")
     parser.add_argument("qrels", nargs="+", help="two or more qrels files")
-    parser.add_argument("--rel-level", type=_level, default=1, metavar="N",
-                        help="relevant means label >= N (default 1; a real number with "
-                        "--labels float)")
-    parser.add_argument("--labels", choices=("int", "float"), default="int",
-                        help="qrels labels are integers, as trec_eval's (int, the default), "
-                        "or real numbers >= 0 (float: 0.7; the measures that need integers "
-                        "are refused by name)")
+    parser.add_argument("--rel-level", type=int, default=1, metavar="N",
+                        help="relevant means label >= N (default 1; the kappas count each "
+                        "integer label as a category)")
     parser.add_argument("--name", action="append", help="a qrels' name (once per qrels)")
     parser.add_argument("--runs", nargs="+", metavar="RUN",
                         help="runs to rank under each qrels (Kendall's tau)")

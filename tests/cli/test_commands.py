@@ -158,6 +158,14 @@ def test_stats_and_agree(tmp_path):
     assert picture.stat().st_size > 0 and f"wrote {picture}\n" in done.stderr
     refused = fastir_cli("agree", QRELS, str(other), "--plot", str(picture), check=False)
     assert refused.returncode == 1 and "--runs" in refused.stderr
+    real = tmp_path / "real.qrels"
+    real.write_text("q1 0 d1 0.7\nq1 0 d2 0\nq2 0 d3 2.5\nq3 0 d4 0.25\n")
+    out = json.loads(fastir_cli("stats", str(real), RUN, "--labels", "float", "--rel-level",
+                                "0.5", "--format", "json").stdout)
+    assert out[str(real)]["judgments per label"] == {"0.0": 1, "0.25": 1, "0.7": 1, "2.5": 1}
+    assert out[str(real)]["queries with no relevant document"] == 1
+    refused = fastir_cli("agree", str(real), str(real), "--labels", "float", check=False)
+    assert refused.returncode == 2 and "unrecognized arguments: --labels" in refused.stderr
 
 
 def test_large_runs_stream_with_the_same_output(tmp_path, second_run):
