@@ -15,6 +15,7 @@ task slots are the parallelism.
 import functools
 import pickle
 
+from fastir import _jit
 from fastir._optional import require
 from fastir.engine import Plan
 from fastir.io.inputs import LABEL_COLUMNS, QUERY_COLUMNS, as_qrels
@@ -27,7 +28,7 @@ from fastir.scale.streaming import Combined, evaluate_part
 __all__ = ["evaluate"]
 
 _ROW = "__fastir_row__"  # the run's row number, taken before the shuffle
-_ID_TYPES = ("string", "bigint", "int", "smallint", "tinyint", "binary")
+_ID_TYPES = ("string", "bigint", "int", "smallint", "tinyint")
 _SCORE_TYPES = ("double", "float", "bigint", "int", "smallint", "tinyint")
 
 
@@ -68,7 +69,7 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
     qrels = _qrels(qrels, run.sparkSession, labels)
     columns = _tasks.Columns(*_run_columns(run), options)
     run = run.select(*columns[:3])
-    _tasks._compile(qrels, plan, _meta(run), columns)
+    _compile(qrels, plan, run, columns)
     combined = Combined(qrels, plan, options.missing)
     for part in _parts(run, qrels, plan, columns):
         combined.add(part)
@@ -103,7 +104,7 @@ def _qrels(qrels, spark, labels):
         frame = _table(qrels, "qrels", spark)
         _check_types(frame, "qrels", [(QUERY_COLUMNS, _ID_TYPES), (("doc_id",), _ID_TYPES),
                                       (LABEL_COLUMNS, _SCORE_TYPES)])
-        qrels = frame.toPandas()
+        qrels = _collect(frame)
     return as_qrels(qrels, labels=labels)
 
 
@@ -131,9 +132,24 @@ def _check_types(frame, argument, wanted):
     return found
 
 
-def _meta(run):
-    """An empty pandas frame of the run's columns, typed as its rows arrive in pandas."""
-    return run.limit(0).toPandas()
+def _collect(frame):
+    """A Spark DataFrame on the driver: an Arrow table (pyspark 4), else a pandas frame."""
+    return frame.toArrow() if hasattr(frame, "toArrow") else frame.toPandas()
+
+
+def _compile(qrels, plan, run, columns):
+    """Evaluate a one-row table of the run's types with compiled kernels, so that numba's
+    disk cache holds them before the Python workers start."""
+    pa = require("pyarrow", "fastir.spark")
+    if _jit._forced_mode() == "python":
+        return
+    types = dict(run.dtypes)
+    query = qrels.query_ids[0] if qrels.n_queries else "q"
+    row = {columns.query: [1 if types[columns.query] != "string" else str(query)],
+           columns.doc: [1 if types[columns.doc] != "string" else "d"],
+           columns.score: [1.0], _ROW: [0]}
+    with _jit.tier(1 << 40):
+        _evaluate_table(pa.table(row), qrels, plan, columns)
 
 
 def _parts(run, qrels, plan, columns):
@@ -155,9 +171,10 @@ def _evaluate_batches(qrels, plan, columns, batches):
     order, giving one batch of one row, the pickled Part (or the InputError or ValueError
     met); nothing for an empty partition."""
     pa = require("pyarrow", "fastir.spark")
-    table = pa.Table.from_batches(list(batches))
-    if not table.num_rows:
+    batches = [batch for batch in batches if batch.num_rows]
+    if not batches:
         return
+    table = pa.Table.from_batches(batches)
     table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
     try:
         piece = _evaluate_table(table, qrels, plan, columns)
