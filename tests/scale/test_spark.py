@@ -16,8 +16,7 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("pyspark")
 fspark = pytest.importorskip("fastir.spark")
 
-pytestmark = [pytest.mark.one_engine,  # (the executors' kernels do not follow the engine)
-              pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")]
+pytestmark = pytest.mark.one_engine  # (the executors' kernels do not follow the engine)
 
 MEASURES = ["map", "P@5", "nDCG(rel=2)@10", "num_ret", "num_rel", "gm_map", "num_q",
             "relstring"]
