@@ -138,18 +138,17 @@ def _collect(frame):
 
 
 def _compile(qrels, plan, run, columns):
-    """Evaluate a one-row table of the run's types with compiled kernels, so that numba's
-    disk cache holds them before the Python workers start."""
+    """Evaluate the run's first row (a one-row Arrow table) with compiled kernels, so that
+    numba's disk cache holds the kernels of its kind of ids before the Python workers
+    start."""
     pa = require("pyarrow", "fastir.spark")
     if _jit._forced_mode() == "python":
         return
-    types = dict(run.dtypes)
-    query = qrels.query_ids[0] if qrels.n_queries else "q"
-    row = {columns.query: [1 if types[columns.query] != "string" else str(query)],
-           columns.doc: [1 if types[columns.doc] != "string" else "d"],
-           columns.score: [1.0], _ROW: [0]}
-    with _jit.tier(1 << 40):
-        _evaluate_table(pa.table(row), qrels, plan, columns)
+    first = run.limit(1).collect()
+    if not first:
+        return
+    row = {name: [value] for name, value in zip(columns[:3], first[0])}
+    _evaluate_table(pa.table({**row, _ROW: [0]}), qrels, plan, columns)
 
 
 def _parts(run, qrels, plan, columns):
@@ -185,8 +184,9 @@ def _evaluate_batches(qrels, plan, columns, batches):
 
 
 def _evaluate_table(table, qrels, plan, columns):
-    """The Part of an Arrow table of complete queries."""
-    with _tasks._numba_section():
+    """The Part of an Arrow table of complete queries, by compiled kernels (unless
+    ``FASTIR_JIT=python``), however few its rows: the driver compiled them."""
+    with _tasks._numba_section(), _jit.tier(1 << 40):
         run = Run.from_arrow(table, columns.query, columns.doc, columns.score,
                              source="Spark partition")
         if columns.options.compat == "9.0.8":

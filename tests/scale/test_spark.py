@@ -13,7 +13,7 @@ import pytest
 import fastir
 
 pd = pytest.importorskip("pandas")
-pytest.importorskip("pyspark")
+functions = pytest.importorskip("pyspark.sql.functions")
 fspark = pytest.importorskip("fastir.spark")
 
 pytestmark = pytest.mark.one_engine  # (the executors' kernels do not follow the engine)
@@ -161,6 +161,9 @@ def test_bad_qrels_and_inputs_are_refused_by_argument(spark):
         fspark.evaluate(qrels, run, ["P@5"])
     with pytest.raises(ValueError, match="P@x"):
         fspark.evaluate(qrels, data, ["P@x"])
+    holes = data.withColumn("doc_id", functions.when(data.score > 0.5, data.doc_id))
+    with pytest.raises(fastir.InputError, match="Spark partition: column 'doc_id' has"):
+        fspark.evaluate(qrels, holes, ["P@5"])  # (nulls met in a task, raised by the driver)
 
 
 def test_import_does_not_load_pyspark():
