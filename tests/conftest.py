@@ -289,9 +289,9 @@ def spark():
     4 shuffle partitions, no UI), its Python workers this interpreter; stopped at the end.
     Skipped without pyspark or without java (./dev test installs it when run as root)."""
     pytest.importorskip("pyspark", reason="fastir.spark needs pyspark (the spark extra)")
-    if shutil.which("java") is None:
-        pytest.skip("Spark needs java (Java 17): none on PATH (./dev test installs Debian's "
-                    "openjdk-17-jre-headless when run as root)")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs java (Java 17): none on PATH nor JAVA_HOME (./dev test "
+                    "installs Debian's openjdk-17-jre-headless when run as root)")
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
