@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_page  # noqa: E402
 
 pytestmark = pytest.mark.one_engine
-CASES = ["tiny", "trec", "msmarco", "dicts", "loops", "fusion", "streaming", "dask"]
+CASES = ["tiny", "trec", "msmarco", "dicts", "loops", "fusion", "streaming", "dask", "spark"]
 
 
 def test_a_case_rewrites_its_section_only_and_keeps_the_others(tmp_path):
