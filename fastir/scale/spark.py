@@ -47,10 +47,11 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
     run : pyspark DataFrame or str
         Columns ``query_id`` or ``q_id``, ``doc_id`` (text or integers) and ``score``
         (numbers), or the name of a Spark SQL table of them; other columns are ignored.
-    measures, relevance_level, missing, max_docs, judged_only, num_docs, compat, ties,
-    unjudged, labels
+    measures
         As in :func:`fastir.evaluate` (user measures too: their function is pickled, by
         value when defined in ``__main__``, else imported where it lands).
+    relevance_level, missing, max_docs, judged_only, num_docs, compat, ties, unjudged, labels
+        As in :func:`fastir.evaluate`.
     per_query : bool, default False
         Return the :class:`~fastir.Results` (per-query values), not only the means.
 
