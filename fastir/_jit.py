@@ -9,7 +9,9 @@ one-time LLVM set-up, loading the cached kernels), the very same functions run a
 The choice is tiered, like a JIT's: a process runs its first inputs as Python until they
 add up to ``PYTHON_ROWS`` rows (measured: the rows Python handles in the time numba takes
 to start; see BENCHMARKS.md) or one input alone is larger; from then on, and whenever
-numba is already loaded, kernels run compiled. Within compiled work, each kernel is loaded
+numba is already loaded, kernels run compiled. A loop's calls (:func:`loop_tier`: calls
+users repeat, whose Python costs more per row) go compiled sooner: from the call after
+they have taken ``LOOP_PYTHON_SECONDS`` as Python. Within compiled work, each kernel is loaded
 only when a call needs it and its Python form would cost more than loading it
 (:func:`select`, :func:`launch`): once loaded, it runs compiled at every size.
 ``FASTIR_JIT=python`` or ``numba`` (or :func:`forced`) overrides the choice.
@@ -43,6 +45,12 @@ _POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": Fal
 #: Rows a process evaluates as Python before it loads numba (see the module doc).
 PYTHON_ROWS = 250_000
 
+#: Seconds a loop's calls (:func:`loop_tier`: Evaluator, bound candidates, evaluate_matrix,
+#: the training metrics) may run as Python before its next call runs compiled: a loop
+#: repeats, so loading numba (about a second, once) repays within its next calls, while a
+#: call's Python costs more per row than a file's (a 32 x 100 batch: about 0.1-0.2 s).
+LOOP_PYTHON_SECONDS = 0.05
+
 #: What loading one cached kernel costs, about (4-16 ms quiet: BENCHMARKS.md): a kernel not
 #: yet loaded runs as Python within compiled work while that costs less (see select).
 KERNEL_LOAD_SECONDS = 0.01
@@ -75,6 +83,7 @@ _numba = None  # the numba module, once loaded
 _load_lock = threading.Lock()
 _launch_lock = threading.Lock()
 _python_rows = 0
+_loop_python_seconds = 0.0  # what loops' calls decided as Python took (loop_tier)
 _FORCED_BY_ENV = os.environ.get("FASTIR_JIT")
 _forced = contextvars.ContextVar("fastir_forced", default=None)
 _python = contextvars.ContextVar("fastir_python", default=None)
@@ -369,6 +378,44 @@ def tier(n_rows):
         yield
     finally:
         _python.reset(token)
+
+
+@contextlib.contextmanager
+def outgrown(n_rows):
+    """A block whose work, ``n_rows`` rows, outgrew the input its enclosing :func:`tier`
+    was decided on (the worlds of probabilistic labels, :mod:`fastir.worlds`: each query
+    evaluated once per assignment of its labels): compiled kernels when the enclosing
+    block chose Python and ``n_rows`` are too many for it; else as decided."""
+    token = None
+    if _python.get() and not _choose_python(n_rows):
+        token = _python.set(False)
+    try:
+        yield
+    finally:
+        if token is not None:
+            _python.reset(token)
+
+
+@contextlib.contextmanager
+def loop_tier(n_rows):
+    """:func:`tier` for one call of a loop (a call users repeat: an Evaluator's, bound
+    candidates', evaluate_matrix's, a training metric's): as :func:`tier` decides, except
+    that once loops' calls have run :data:`LOOP_PYTHON_SECONDS` as Python in this process,
+    the next runs compiled (numba loaded then, once) whatever its size."""
+    global _loop_python_seconds
+    if _python.get() is not None or _forced_mode() in ("python", "numba"):
+        with tier(n_rows):
+            yield
+        return
+    python = _loop_python_seconds < LOOP_PYTHON_SECONDS and _choose_python(n_rows)
+    token = _python.set(python)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        _python.reset(token)
+        if python:
+            _loop_python_seconds += time.perf_counter() - start
 
 
 def python_mode(n_rows=0):

@@ -18,14 +18,14 @@ def __getattr__(name):
 
 def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_docs=None,
              judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-             unjudged="nonrelevant", labels="int", progress=False):
+             unjudged="nonrelevant", labels="int", samples=1000, label_seed=0, progress=False):
     """Evaluate a run against relevance judgments.
 
     Parameters
     ----------
     qrels : Qrels or dict or str or path, or Prefs or JudgmentGroups
         Judgments: a :class:`Qrels`, ``{query_id: {doc_id: int label}}`` (real labels with
-        ``labels="float"``), a qrels file, an
+        ``labels="float"``, probabilities with ``labels="probability"``), a qrels file, an
         open file, a DataFrame (``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
         ``score``: ir_measures' and ranx's columns), a ranx Qrels or an iterable of records
         (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``, ``(query_id, doc_id, label)``).
@@ -75,7 +75,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         (trec_eval), or judged at ``label`` ("relevant" alone: 1), the number of relevant
         documents and the ideal ranking recomputed with it: the optimistic value. The
         optimistic value minus the default one is a measure's residual.
-    labels : {"int", "float"}, default "int"
+    labels : {"int", "float", "probability"}, default "int"
         What a label is: a 32-bit integer, as trec_eval (``"int"``), or a finite real
         number >= 0 (``"float"``: 0.7, read from every form, the fourth column of a qrels
         file too). With real labels, relevant means label >= ``relevance_level`` (which
@@ -84,6 +84,17 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
         family, Compat, RelString, gain tables, user measures, subtopic judgments) are
         refused, naming the measure and why: the measure catalogue's *labels* column.
         Integer labels given as floats give the values of ``"int"``, bit for bit.
+        ``"probability"``: each label the probability that the document is relevant (label
+        1, else 0), in [0, 1] (the fourth column of a qrels file too), or in a dict a
+        distribution over integer labels (``{0: 0.2, 1: 0.5, 2: 0.3}``); each value is its
+        expectation over the labels drawn independently (:mod:`fastir.worlds`): exact for a
+        query of at most 1,024 label assignments (10 uncertain judgments), else estimated
+        from ``samples`` drawn ones, with its standard error in
+        ``Results.standard_errors``. Every family of qrels takes them but RelString (a
+        text) and those of subtopic judgments.
+    samples, label_seed : int
+        Under ``labels="probability"``: the label assignments drawn for a query that has
+        more than 1,024, and the seed they are drawn with (the same values every time).
     progress : bool
         Show a progress bar on standard error while long files are read.
 
@@ -121,7 +132,7 @@ def evaluate(qrels, run, measures, *, relevance_level=1, missing="zero", max_doc
     """
     kwargs = dict(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                   judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                  unjudged=unjudged, labels=labels)
+                  unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
     delegated = library.call("evaluate", (qrels, run, measures), {**kwargs,
                                                                   "progress": progress})
     if delegated is not None:

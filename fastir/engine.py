@@ -34,6 +34,7 @@ from fastir.model.data import Ideals
 from fastir.model.join import join, judged_anywhere, only_judged
 from fastir.options import DEFAULT, Options
 from fastir.results import Results
+from fastir.worlds import expected_values
 
 
 def query_warnings(joined, qrels, run):
@@ -120,14 +121,22 @@ class Plan:
                       anywhere=self.anywhere)
         if check is not None:
             check(joined, qrels, run)
-        return self.results(joined, self.values(joined, qrels), options.missing), joined
+        values, errors = expected_values(self, joined, qrels) if qrels.label_probs is not \
+            None else (self.values(joined, qrels), None)
+        results = self.results(joined, values, options.missing)
+        results.standard_errors = errors
+        return results, joined
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The
         measures with ``judged_only`` read the join without its unjudged documents, those
         whose family counts a document any query judges as judged its codes in the whole
         qrels (:func:`~fastir.model.join.judged_anywhere`). With ``ties="expected"`` the
-        join must have its tie groups (``Joined.groups``)."""
+        join must have its tie groups (``Joined.groups``). With probabilistic labels
+        (``labels="probability"``), each value is expected over the labels
+        (:mod:`fastir.worlds`)."""
+        if qrels.label_probs is not None:
+            return expected_values(self, joined, qrels)[0]
         views = set(self.views)
         if len(views) > 1:
             return self._split(joined, qrels)
@@ -259,9 +268,11 @@ _NAN_KEEPING = (HOW["mean"], HOW["sum"])  # summaries NaN when a value is
 
 def planned(options):
     """``options`` reduced to those a plan reads (``relevance_level``, ``num_docs``,
-    ``compat``, ``ties``, ``unjudged``, ``labels``): the key of the plans made once."""
+    ``compat``, ``ties``, ``unjudged``, ``labels``, ``samples``, ``label_seed``): the key of the
+    plans made once."""
     return Options(options.relevance_level, num_docs=options.num_docs, compat=options.compat,
-                   ties=options.ties, unjudged=options.unjudged, labels=options.labels)
+                   ties=options.ties, unjudged=options.unjudged, labels=options.labels,
+                   samples=options.samples, label_seed=options.label_seed)
 
 
 @functools.lru_cache(maxsize=128)
@@ -305,7 +316,13 @@ def needs(m):
 def check_reals(parsed, options):
     """Under ``labels="float"``, a ValueError naming the first measure that takes integer
     labels only, and why (the registry's ``Family.reals``; a gain table maps integer
-    labels)."""
+    labels); under ``labels="probability"``, the first that takes none
+    (``Family.probabilities``)."""
+    if options.labels == "probability":
+        for m in parsed:
+            if m.spec.probabilities is not None:
+                raise ValueError(f"{m}: takes no probabilistic labels (labels='probability'): "
+                                 f"{m.spec.probabilities}")
     if options.labels != "float":
         return
     for m in parsed:

@@ -17,9 +17,9 @@ def evaluate_with(qrels, run, measures, options, progress=False):
     this process."""
     other = isinstance(qrels, (Prefs, JudgmentGroups))
     plan = None if other else Plan.of(measures, options)
-    if other and options.labels == "float":
-        raise ValueError("labels='float' takes qrels; preference judgments and judgment "
-                         "groups have integer labels")
+    if other and options.labels != "int":
+        raise ValueError(f"labels={options.labels!r} takes qrels; preference judgments and "
+                         "judgment groups have integer labels")
     with read(qrels, run, options.compat, progress, options.labels) as (qrels, run):
         if isinstance(run, dict):  # (several runs: {name: run})
             return ResultsByRun((name, evaluate_with(qrels, r, measures, options, progress))

@@ -17,9 +17,14 @@ COMPATS = (None, "10.0", "9.0.8")
 #: run's own order (as ranx and most toolkits), or the expected value over every order of
 #: each group of tied documents (:mod:`fastir.measures.ties`).
 TIES = ("trec_eval", "input", "expected")
-#: What a label may be: a 32-bit integer ("int", trec_eval's), or a finite real >= 0
-#: ("float": stored as codes, see :func:`fastir.model.values.real_labels`).
-LABELS = ("int", "float")
+#: What a label may be: a 32-bit integer ("int", trec_eval's), a finite real >= 0
+#: ("float": stored as codes, see :func:`fastir.model.values.real_labels`), or a
+#: probability of relevance in [0, 1], or a distribution over integer labels
+#: ("probability": :mod:`fastir.worlds`).
+LABELS = ("int", "float", "probability")
+#: The label assignments of a query evaluated one by one under labels="probability"
+#: (10 uncertain binary judgments); a query with more is sampled (``samples``).
+EXACT_WORLDS = 1024
 UNJUDGED_HELP = ("unjudged must be 'nonrelevant', 'relevant' or ('relevant', label) with a "
                  "label from 0 to 2**31 - 1")
 
@@ -27,8 +32,16 @@ UNJUDGED_HELP = ("unjudged must be 'nonrelevant', 'relevant' or ('relevant', lab
 def checked_labels(value):
     """``value`` if it is one of :data:`LABELS`, else a ValueError naming ``labels``."""
     if not isinstance(value, str) or value not in LABELS:
-        raise ValueError(f"labels must be 'int' or 'float', got {value!r}")
+        raise ValueError(f"labels must be 'int', 'float' or 'probability', got {value!r}")
     return value
+
+
+def checked_count(name, value, low):
+    """``value`` as an integer >= ``low`` (``samples``, ``label_seed``), or a ValueError naming
+    ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
 
 
 def checked_unjudged(value):
@@ -86,7 +99,11 @@ class Options:
     ``labels``: "int" (trec_eval's 32-bit integer labels) or "float" (finite real labels
     >= 0: :attr:`fastir.Qrels.label_values`; the measures that compare them with a level
     or take them as gains accept them, the others are refused by name: the registry's
-    ``Family.reals``).
+    ``Family.reals``), or "probability" (each label a probability of relevance, or a
+    distribution over integer labels: :attr:`fastir.Qrels.label_probs`; each value the
+    expectation over the labels, :mod:`fastir.worlds`). ``samples`` and ``label_seed``: under
+    "probability", the label assignments drawn for a query that has more than
+    :data:`EXACT_WORLDS`, and the seed they are drawn with.
 
     ``ties`` is one of :data:`TIES`; ``unjudged`` is kept as "nonrelevant" or
     ``("relevant", label)`` ("relevant" alone: label 1), its label in
@@ -105,6 +122,8 @@ class Options:
     ties: str = "trec_eval"
     unjudged: object = "nonrelevant"
     labels: str = "int"
+    samples: int = 1000
+    label_seed: int = 0
 
     def __post_init__(self):
         real = checked_labels(self.labels) == "float"
@@ -126,9 +145,12 @@ class Options:
         label = checked_unjudged(self.unjudged)
         object.__setattr__(self, "unjudged", "nonrelevant" if label is None else
                            ("relevant", label))
-        if real and label is not None:
+        if self.labels != "int" and label is not None:
             raise ValueError(f"unjudged={self.unjudged!r} takes integer labels only "
-                             "(labels='float'): give unjudged='nonrelevant'")
+                             f"(labels={self.labels!r}): give unjudged='nonrelevant'")
+        object.__setattr__(self, "samples", checked_count("samples", self.samples, 2))
+        object.__setattr__(self, "label_seed", checked_count("label_seed", self.label_seed,
+                                                             0))
         if self.ties == "expected" and max_docs is not None:
             raise ValueError("ties='expected' does not combine with max_docs: which tied "
                              "documents max_docs keeps depends on their order; give a measure "

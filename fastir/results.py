@@ -33,7 +33,13 @@ class Results:
         (``missing="skip"``).
     strings : dict
         Text measures (RelString): ``{key: [text per query]}``.
+    standard_errors : ndarray of float64 or None
+        With ``labels="probability"`` (:mod:`fastir.worlds`): the standard error of each
+        value, as ``values`` (0 where it is exact: a query of at most 1,024 label
+        assignments; else that of its Monte Carlo estimate); None otherwise.
     """
+
+    standard_errors = None
 
     def __init__(self, ids, measures, parsed, values, ignored_queries, missing_queries,
                  missing, in_run, strings=None):

@@ -189,9 +189,11 @@ def test_catalogue_has_every_family():
             assert f"| `{param}` |" in text, (name, param)
     index = fastir_docs.catalogue_index(pages)
     assert "## Notation" in index and "discounted by log2(i + 1)" in index
-    for name, family in FAMILIES.items():  # the labels column says Family.reals
+    for name, family in FAMILIES.items():  # the labels column: reals, probabilities
         row = next(line for line in index.splitlines() if line.startswith(f"| [{name}]("))
-        assert ("| int, float |" in row) == (family.reals in ("compared", "gains")), row
+        labels = row.split(" | ")[3].split(", ")
+        assert ("float" in labels) == (family.reals in ("compared", "gains")), row
+        assert ("probability" in labels) == (family.probabilities is None), row
     assert all(f"]({page}.md)" in index for page, _ in pages.values())
     toctree = index.split("```{toctree}", 1)[1]
     assert sorted(toctree.split()[1:-1]) == sorted(page for page, _ in pages.values())

@@ -27,7 +27,9 @@ INVALID = [
     ("max_docs", 2.5, "max_docs must be a non-negative integer, got 2.5"),
     ("judged_only", "yes", "judged_only must be True or False, got 'yes'"),
     ("compat", "8.0", "compat must be None, '10.0' or '9.0.8', got '8.0'"),
-    ("labels", "real", "labels must be 'int' or 'float', got 'real'"),
+    ("labels", "real", "labels must be 'int', 'float' or 'probability', got 'real'"),
+    ("samples", 1, "samples must be an integer >= 2, got 1"),
+    ("label_seed", -1, "label_seed must be an integer >= 0, got -1"),
 ]
 
 

@@ -210,19 +210,29 @@ def _notes(family):
 
 
 def _labels_modes(family):
-    """The `labels=` a family takes, as the catalogue's index says it."""
-    return "int, float" if family.reals in ("compared", "gains") else "int"
+    """The `labels=` a family takes, as the catalogue's index says it (`Family.reals`,
+    `Family.probabilities`)."""
+    modes = ["int"] + (["float"] if family.reals in ("compared", "gains") else [])
+    return ", ".join(modes + (["probability"] if family.probabilities is None else []))
 
 
 def _labels_note(family):
-    """What a family's page says of `labels=` (real-valued labels: `Family.reals`)."""
+    """What a family's page says of `labels=` (real-valued labels: `Family.reals`;
+    probabilistic ones: `Family.probabilities`)."""
     if family.reals == "compared":
-        return ("Labels: `labels='int'` (the default) and `'float'` (real labels, compared "
+        note = ("Labels: `labels='int'` (the default) and `'float'` (real labels, compared "
                 "with the relevance level, which may then be real).")
-    if family.reals == "gains":
-        return ("Labels: `labels='int'` (the default) and `'float'` (real labels, taken as "
+    elif family.reals == "gains":
+        note = ("Labels: `labels='int'` (the default) and `'float'` (real labels, taken as "
                 "the gains: g(l) = l, or 2^l - 1).")
-    return f"Labels: `labels='int'` only; `labels='float'` is refused, naming it: {family.reals}."
+    else:
+        note = (f"Labels: `labels='int'`; `labels='float'` is refused, naming it: "
+                f"{family.reals}.")
+    if family.probabilities is not None:
+        return f"{note} `labels='probability'` is refused too."
+    return (f"{note} `labels='probability'`: the value expected over the labels, exact for "
+            "a query of at most 1,024 label assignments, else a Monte Carlo estimate with "
+            "its standard error (`fastir.worlds`).")
 
 
 def _ties_modes(family):
@@ -328,7 +338,9 @@ def catalogue_index(pages):
              "`ties=` a family takes (`trec_eval`, `input`, `expected`: the "
              "[ties and holes guide](../guides/ties-and-holes.md)); the *labels* column "
              "which `labels=` (`int`: 32-bit integers, as trec_eval; `float`: real labels "
-             ">= 0).", "",
+             ">= 0; `probability`: probabilities of relevance, or distributions over "
+             "labels, each value its expectation: exact for a query of at most 1,024 label "
+             "assignments, a Monte Carlo estimate with its standard error beyond).", "",
              "## Notation", "", _escape(registry.FORMULA_NOTATION), ""]
     order = []
     for title, _ in SECTIONS:

@@ -42,6 +42,10 @@ def pr_curve(qrels, run, *, levels=101, name=None, **options):
     if not isinstance(levels, int) or not 2 <= levels <= 1001:
         raise ValueError(f"levels must be an integer from 2 to 1001, got {levels!r}")
     options = Options(**options)
+    if options.labels == "probability":
+        raise ValueError("pr_curve takes no probabilistic labels (labels='probability'): its "
+                         "raw points are those of one labelling; evaluate 'iprec_at_recall' "
+                         "with fastir.evaluate, or use cutoff_curve")
     recall = np.array([i / (levels - 1) for i in range(levels)])
     measures = [make("IPrec", float(r)) for r in recall]
     res, joined, qrels = _evaluate(qrels, run, measures, options)

@@ -69,10 +69,12 @@ def compare_judges(qrels_a, qrels_b, runs, measures, *, names=None, relevance_le
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
     if options.get("labels", "int") != "int":
-        raise ValueError("compare_judges takes integer labels only (labels='float'): its "
-                         "confusion matrix and kappas count each label as a category")
+        raise ValueError(f"compare_judges takes integer labels only (labels="
+                         f"{options['labels']!r}): its confusion matrix and kappas count each "
+                         "label as a category")
     names = qrels_names(names, 2)
     judges = [as_qrels(qrels_a), as_qrels(qrels_b)]
+    runs = _read_runs(runs)
     labels = agreement(*judges, relevance_level=relevance_level, names=names)
     comparisons = [compare(judge, runs, measures, test=test, correction=correction,
                            alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing,
@@ -80,6 +82,21 @@ def compare_judges(qrels_a, qrels_b, runs, measures, *, names=None, relevance_le
                    for judge in judges]
     return JudgeComparison(names, labels, _label_table(*judges), comparisons, int(top_k),
                            rbo_p)
+
+
+def _read_runs(runs):
+    """``runs`` each read once (a :class:`~fastir.Run`), for both judges' evaluations;
+    :class:`~fastir.Results` are refused: they hold one judge's values."""
+    from fastir.io.inputs import as_run
+    from fastir.results import Results
+
+    if not isinstance(runs, dict):
+        return runs  # (compare names what it takes)
+    for name, run in runs.items():
+        if isinstance(run, Results):
+            raise ValueError(f"runs[{name!r}] is a Results, computed under one judgment: "
+                             "compare_judges evaluates each run under both, give the run")
+    return {name: as_run(run) for name, run in runs.items()}
 
 
 def _label_table(a, b):

@@ -74,10 +74,16 @@ def _add_evaluation_options(parser):
     parser.add_argument("--rel-level", type=_level, default=1, metavar="N",
                         help="relevant means label >= N (default 1; a real number with "
                         "--labels float)")
-    parser.add_argument("--labels", choices=("int", "float"), default="int",
+    parser.add_argument("--labels", choices=("int", "float", "probability"), default="int",
                         help="qrels labels are integers, as trec_eval's (int, the default), "
-                        "or real numbers >= 0 (float: 0.7; the measures that need integers "
-                        "are refused by name)")
+                        "real numbers >= 0 (float: 0.7; the measures that need integers "
+                        "are refused by name), or probabilities of relevance in [0, 1] "
+                        "(probability: each value expected over the labels)")
+    parser.add_argument("--samples", type=int, default=1000, metavar="N",
+                        help="--labels probability: the label assignments drawn for a query "
+                        "that has more than 1,024 (default 1000)")
+    parser.add_argument("--label-seed", type=int, default=0, metavar="N",
+                        help="--labels probability: the seed they are drawn with (default 0)")
     parser.add_argument("--missing", choices=("zero", "skip"), default="zero",
                         help="judged queries absent from a run score 0 (default) or are "
                         "skipped")
@@ -104,7 +110,7 @@ def _evaluation_options(args):
     return {"relevance_level": args.rel_level, "missing": args.missing,
             "max_docs": args.max_docs, "judged_only": args.judged_only,
             "num_docs": args.num_docs, "ties": args.ties, "unjudged": args.unjudged,
-            "labels": args.labels}
+            "labels": args.labels, "samples": args.samples, "label_seed": args.label_seed}
 
 
 def _level(text):

@@ -24,8 +24,8 @@ class Form(NamedTuple):
     """One accepted form of qrels and runs.
 
     ``detect(value)`` says whether a value is of this form; ``qrels(value, progress,
-    labels)`` (``labels``: "int" or "float", as for :func:`as_qrels`) and ``run(value,
-    progress)`` convert it; ``rows(value)`` is its size before conversion (for
+    labels)`` (``labels``: "int", "float" or "probability", as for :func:`as_qrels`) and
+    ``run(value, progress)`` convert it; ``rows(value)`` is its size before conversion (for
     the choice between Python and compiled kernels, :func:`fastir._jit.tier`), and
     ``one_run(value)`` whether a value of ``{name: value}`` is a run of this form (several
     runs, ranx's shape) rather than one query's scores.
@@ -263,12 +263,19 @@ def other_judgments(value):
 
 
 def as_qrels(qrels, progress=False, labels="int"):
-    """A :class:`Qrels` from any form in :data:`FORMS`, its labels integers (``labels="int"``)
-    or finite reals >= 0 (``"float"``: :attr:`Qrels.label_values`; a Qrels of integer labels
-    is read as reals). Qrels of real labels under ``labels="int"`` are refused, saying to
-    pass ``labels='float'``."""
+    """A :class:`Qrels` from any form in :data:`FORMS`, its labels integers (``labels="int"``),
+    finite reals >= 0 (``"float"``: :attr:`Qrels.label_values`; a Qrels of integer labels
+    is read as reals) or probabilistic (``"probability"``: :attr:`Qrels.label_probs`; a
+    Qrels of real labels is read as probabilities of relevance, of integer labels as
+    certain ones). Qrels of real or probabilistic labels under another ``labels`` are
+    refused, saying which to pass."""
     if not isinstance(qrels, Qrels):
         qrels = form_of(qrels, "qrels").qrels(qrels, progress, labels)
+    if labels == "probability":
+        return qrels.with_probabilities()
+    if qrels.label_probs is not None:
+        raise ValueError(f"{qrels.source}: these qrels have probabilistic labels (read with "
+                         "labels='probability'): evaluate them with labels='probability'")
     if labels == "float":
         return qrels.with_real_labels()
     if qrels.label_values is not None:
@@ -325,7 +332,7 @@ def size_hint(data):
 def records_read(value, kind, labels="int"):
     """``value`` as a Qrels or Run when it is an iterable of records (read once, so that its
     size is known before a size-dependent choice), else ``value`` itself (``labels``: a
-    qrels' labels, "int" or "float")."""
+    qrels' labels, "int", "float" or "probability")."""
     if is_records(value):
         from fastir.io.records import read_records
 

@@ -7,6 +7,7 @@ column) and its values into an array before the next chunk is read, so a generat
 large file never holds a Python object per row, let alone a dict per query.
 """
 
+import functools
 import itertools
 import operator
 
@@ -16,7 +17,14 @@ from fastir import _jit
 from fastir.model.data import Qrels, Run
 from fastir.model.errors import InputError
 from fastir.model.ids import Ids, ascii_column, intern_blocks
-from fastir.model.values import assemble, label_codes, qrels_labels, real_values, run_scores
+from fastir.model.values import (
+    Distributions,
+    assemble,
+    label_codes,
+    qrels_labels,
+    real_values,
+    run_scores,
+)
 
 #: The fields a record is read by, per kind (ir_measures' and ir_datasets' names).
 FIELDS = {"qrels": ("query_id", "doc_id", "relevance"), "run": ("query_id", "doc_id", "score")}
@@ -35,8 +43,9 @@ def read_records(records, kind, labels="int"):
         order; each record is read by its own layout (namedtuples of several kinds may be
         mixed). Read once, in chunks of 65,536 records.
     kind : {"qrels", "run"}
-    labels : {"int", "float"}
-        A qrels' labels: integers, or finite reals >= 0 (``labels="float"``).
+    labels : {"int", "float", "probability"}
+        A qrels' labels: integers, finite reals >= 0 (``labels="float"``), or probabilities
+        of relevance in [0, 1] (``"probability"``).
 
     Returns
     -------
@@ -58,7 +67,8 @@ def read_records(records, kind, labels="int"):
     """
     source = f"{kind} records"
     container = Qrels if kind == "qrels" else Run
-    check = run_scores if kind == "run" else qrels_labels if labels == "int" else real_values
+    check = run_scores if kind == "run" else qrels_labels if labels == "int" else \
+        functools.partial(real_values, labels=labels)
     parts = [_pack(chunk, first, kind, source, check) for first, chunk in
              _chunks(iter(records))]
     if not parts:
@@ -69,8 +79,10 @@ def read_records(records, kind, labels="int"):
     with _jit.tier(len(values)):
         block_first, block_code, first_rows = intern_blocks(qids.args())
         extra = {} if kind == "qrels" else {"name": "run"}
-        if check is real_values:  # (codes of the labels of every chunk)
+        if kind == "qrels" and labels != "int":  # (codes of the labels of every chunk)
             values, extra["label_values"] = label_codes(values)
+            if labels == "probability":
+                extra["label_values"] = Distributions.of_probabilities(extra["label_values"])
         return assemble(container, qids.take(first_rows), block_code, block_first, docs,
                         values, source, **extra)
 

@@ -23,6 +23,7 @@ from fastir.model.ids import Ids, canonical_text, frozen, gather_spans, intern_b
 from fastir.model.subtopics import by_subtopic
 from fastir.model.values import (
     FLOAT_HINT,
+    Distributions,
     assemble,
     label_codes,
     refuse_real_subtopics,
@@ -243,14 +244,16 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False, la
     for the other measures is its largest. ``progress=True`` shows a bar on standard error
     while a long read goes on. ``labels="float"`` reads real-valued labels (the fourth
     column as strtod reads it: ``0.7``, ``1e-3``), each finite and >= 0, else an error
-    naming the line (:attr:`Qrels.label_values`).
+    naming the line (:attr:`Qrels.label_values`); ``labels="probability"``, probabilities
+    of relevance, each in [0, 1] (:attr:`Qrels.label_probs`; a file holds no
+    distribution over several labels: give those in a dict).
 
     Returns
     -------
     Qrels
     """
     name = source_name(path)
-    real = checked_labels(labels) == "float"
+    real = checked_labels(labels) != "int"  # (probabilities: reals, checked by as_qrels)
     with _reading(path, progress) as (bar, parsing), parsing():
         buf = read_bytes(path, bar)
         if subtopics:
@@ -262,7 +265,9 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False, la
             query_ids, block_code, block_first, docs, values = _scan_file(
                 buf, _scan.QRELS_REAL if real else _scan.QRELS, name, int_guess)
             codes, label_values = (values.astype(np.int32), None) if not real else \
-                label_codes(_non_negative(buf, values, name))
+                label_codes(_non_negative(buf, values, name, labels))
+            if labels == "probability":  # (checked in [0, 1] by _non_negative)
+                label_values = Distributions.of_probabilities(label_values)
             qrels = assemble(Qrels, query_ids, block_code, block_first, docs, codes, name,
                              label_values=label_values)
             qrels.allow_duplicates = allow_duplicates
@@ -270,19 +275,22 @@ def read_qrels(path, allow_duplicates=False, subtopics=False, progress=False, la
     return qrels
 
 
-def _non_negative(buf, values, source):
-    """Real labels (finite: the scanner refused the others) when none is negative, else an
-    InputError naming the first negative one's line."""
-    negative = values < 0
-    if negative.any():
-        row = int(np.argmax(negative))
+def _non_negative(buf, values, source, labels="float"):
+    """Real labels (finite: the scanner refused the others) when none is negative (under
+    ``labels="probability"``, none above 1 either), else an InputError naming the first
+    bad one's line."""
+    probability = labels == "probability"
+    wrong = (values < 0) | (values > 1) if probability else values < 0
+    if wrong.any():
+        row = int(np.argmax(wrong))
         lines = buf.tobytes().split(b"\n")
         content = (n for n, line in enumerate(lines, 1) if line.split() and
                    line.split()[0][:1] != b"#")
         line = next(itertools.islice(content, row, None))
         token = lines[line - 1].split()[3].decode("utf-8", "replace")
-        _fail(source, line, f"relevance label {token!r} is not a finite number >= 0 "
-              "(labels='float')")
+        _fail(source, line, f"relevance label {token!r} is not " + (
+            "a probability in [0, 1] (labels='probability')" if probability else
+            "a finite number >= 0 (labels='float')"))
     return values
 
 

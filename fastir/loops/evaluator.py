@@ -32,7 +32,8 @@ class Evaluator:
         As for :func:`fastir.evaluate`.
     **options
         ``relevance_level``, ``missing``, ``max_docs``, ``judged_only``, ``num_docs``,
-        ``compat``, ``ties``, ``unjudged``, ``labels``, as for :func:`fastir.evaluate`.
+        ``compat``, ``ties``, ``unjudged``, ``labels``, ``samples``, ``label_seed``, as for
+        :func:`fastir.evaluate`.
 
     Attributes
     ----------
@@ -52,10 +53,11 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, relevance_level=1, missing="zero", max_docs=None,
                  judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-                 unjudged="nonrelevant", labels="int"):
+                 unjudged="nonrelevant", labels="int", samples=1000, label_seed=0):
         self.options = Options(relevance_level=relevance_level, missing=missing,
                                max_docs=max_docs, judged_only=judged_only, num_docs=num_docs,
-                               compat=compat, ties=ties, unjudged=unjudged, labels=labels)
+                               compat=compat, ties=ties, unjudged=unjudged, labels=labels,
+                               samples=samples, label_seed=label_seed)
         self.check = engine.query_warnings
         qrels = records_read(qrels, "qrels", labels)
         if not isinstance(qrels, Qrels):
@@ -73,7 +75,7 @@ class Evaluator:
     def evaluate(self, run):
         """Evaluate one run (any form :func:`fastir.evaluate` takes): a :class:`Results`."""
         run = records_read(run, "run")
-        with _jit.tier(lambda: size_hint(run) + len(self.qrels)):
+        with _jit.loop_tier(lambda: size_hint(run) + len(self.qrels)):
             run = as_run(run, self.compat)
             return self.plan.evaluate(self.qrels, run, self.options, check=self.check)[0]
 
@@ -118,6 +120,9 @@ class BoundCandidates:
                              " judged_only=True), or evaluate a run)")
         if options.ties == "expected":
             raise ValueError("ties='expected' is not available for bound candidates: "
+                             "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
+        if options.labels == "probability":
+            raise ValueError("labels='probability' is not available for bound candidates: "
                              "evaluate a run (Evaluator.evaluate, fastir.evaluate)")
         if options.unjudged_label is not None and options.max_docs is not None:
             raise ValueError(f"unjudged={options.unjudged!r} with max_docs is not available "
@@ -181,11 +186,12 @@ class BoundCandidates:
             raise ValueError("scores must be finite")
         n_runs = matrix.shape[0]
         each = BK.Weights(np.arange(n_runs + 1), np.arange(n_runs), np.ones(n_runs))
-        values = self._values(np.ascontiguousarray(matrix), each)
-        if one:
-            plan = self.evaluator.plan
-            return plan.results(self.joined, values[0], self.evaluator.options.missing)
-        return self._means(values, per_query)
+        with _jit.loop_tier(n_runs * self.n_rows):
+            values = self._values(np.ascontiguousarray(matrix), each)
+            if one:
+                plan = self.evaluator.plan
+                return plan.results(self.joined, values[0], self.evaluator.options.missing)
+            return self._means(values, per_query)
 
     def evaluate_weighted(self, parts, weights, *, per_query=False):
         """Evaluate weighted sums of score vectors, without building them: what a fusion
@@ -222,9 +228,10 @@ class BoundCandidates:
             raise ValueError("parts and weights must be finite")
         vector, part = np.nonzero(weights)  # (row-major: each vector's terms in part order)
         indptr = np.concatenate(([0], np.cumsum(np.count_nonzero(weights, axis=1))))
-        values = self._values(np.ascontiguousarray(parts),
-                              BK.Weights(indptr, part, weights[vector, part]))
-        return self._means(values, per_query)
+        with _jit.loop_tier(len(weights) * self.n_rows):
+            values = self._values(np.ascontiguousarray(parts),
+                                  BK.Weights(indptr, part, weights[vector, part]))
+            return self._means(values, per_query)
 
     def _means(self, values, per_query):
         with _jit.tier(values.size):
@@ -402,30 +409,31 @@ def dense_values(scores, labels, measures, *, valid=None, n_relevant=None, relev
     spec = plan.sized(width + extra)
     out = np.empty((batch, len(plan.parsed)))
     means = np.empty(len(plan.parsed))
-    python = _jit.python_mode(batch * (width + extra))  # (the ideals' length too)
+    with _jit.loop_tier(batch * (width + extra)):  # (the ideals' length too)
+        python = _jit.python_mode()
 
-    def run(valid):
-        fields = (s, y, np.ascontiguousarray(valid), nr)  # a Batch's
-        if batch * width < _SERIAL_BELOW or python:
-            return _jit.select(BK.matrix_values_serial, python=python)(
-                fields, level, rank_depth, ideal_cap, tie_code, tuple(spec),
-                tuple(_matrix_work(1, width + extra)), plan.how, means, out)
-        bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
-        return _jit.launch(BK.matrix_values_parallel, bounds, BK.Batch(*fields), level, rank_depth,
-                           ideal_cap, tie_code, spec,
-                           _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
-                           np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
+        def run(valid):
+            fields = (s, y, np.ascontiguousarray(valid), nr)  # a Batch's
+            if batch * width < _SERIAL_BELOW or python:
+                return _jit.select(BK.matrix_values_serial, python=python)(
+                    fields, level, rank_depth, ideal_cap, tie_code, tuple(spec),
+                    tuple(_matrix_work(1, width + extra)), plan.how, means, out)
+            bounds = chunk_bounds(np.full(batch, width), _jit.n_threads())
+            return _jit.launch(BK.matrix_values_parallel, bounds, BK.Batch(*fields), level,
+                               rank_depth, ideal_cap, tie_code, spec,
+                               _matrix_work(len(bounds) - 1, width + extra), plan.how, means,
+                               np.zeros(len(bounds) - 1, dtype=np.int64), out, python=False)
 
-    code = run(m)
-    if code != 0 and valid is None and mask is None and np.isneginf(s).any():
-        m = ~np.isneginf(s)
-        code = run(m)  # -inf pads (checked only on failure: no cost otherwise)
-    _raise_for(code)
-    if plan.user:
-        with _jit.forced("python" if python else "numba"):  # (as the batch was decided)
-            user.fill_matrix(plan, s, y, m, nr, level, spec, out, query_ids)
-            means[:] = _jit.select(kernels.summaries, out.size)(out[None], plan.how)[0]
-    plan.check(out, query_ids, means=means)
+        code = run(m)
+        if code != 0 and valid is None and mask is None and np.isneginf(s).any():
+            m = ~np.isneginf(s)
+            code = run(m)  # -inf pads (checked only on failure: no cost otherwise)
+        _raise_for(code)
+        if plan.user:
+            with _jit.forced("python" if python else "numba"):  # (as the batch was decided)
+                user.fill_matrix(plan, s, y, m, nr, level, spec, out, query_ids)
+                means[:] = _jit.select(kernels.summaries, out.size)(out[None], plan.how)[0]
+        plan.check(out, query_ids, means=means)
     result = dict(zip(plan.keys, means.tolist()))
     return (result, out) if per_row else result
 

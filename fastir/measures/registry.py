@@ -492,6 +492,16 @@ class Family:
         self.ties = ties
         self.reals = reals
 
+    @property
+    def probabilities(self):
+        """Why it takes no probabilistic labels (``labels="probability"``, the catalogue's
+        *labels* column), or None: each assignment of labels is evaluated as integer
+        labels (:mod:`fastir.worlds`), so every family of qrels takes them but those whose
+        value is a text or whose judgments are not labels of documents."""
+        if self.path in ("prefs", "groups", "subtopics"):
+            return REALS_OTHER
+        return REALS_DIGITS if self.aggregate == "none" else None
+
     def __repr__(self):
         return f"Family({self.name!r})"
 

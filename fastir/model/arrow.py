@@ -14,7 +14,7 @@ from fastir.model.values import from_rows, qrels_labels, row_namer, run_scores
 def qrels_from_arrow(cls, data, query_col="query_id", doc_col="doc_id", label_col="relevance",
                      source="qrels arrow", labels="int"):
     """A :class:`~fastir.Qrels` (``cls``) of three columns of an Arrow table or record batch (or
-    ``{column: Arrow array}``); ``labels``: "int" or "float" (real labels)."""
+    ``{column: Arrow array}``); ``labels``: "int", "float" (real labels) or "probability"."""
     qids, docs, values = columns(data, (query_col, doc_col, label_col), source)
     codes, label_values = qrels_labels(values, source, row_namer(qids, docs), labels)
     return from_rows(cls, qids, docs, codes, source, label_values=label_values)

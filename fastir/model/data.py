@@ -28,12 +28,14 @@ from fastir.model.ids import (
 )
 from fastir.model.ranking import score_order
 from fastir.model.values import (
+    Distributions,
     _columns,
     finite_scores,
     float32_scores,
     from_rows,
     qrels_labels,
     real_labels,
+    real_values,
     refuse_real_subtopics,
     row_namer,
     run_scores,
@@ -45,7 +47,8 @@ Ideals = namedtuple("Ideals", "indptr labels")
 
 
 class Qrels:
-    """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form.
+    """Relevance judgments: ``{query: {doc: integer label}}`` in CSR form (real labels, or
+    probabilistic ones: ``label_values``, ``label_probs``).
 
     Attributes
     ----------
@@ -63,6 +66,11 @@ class Qrels:
         label ``label_values[c]`` (codes keep the labels' order, so a comparison of labels
         is one of codes; :meth:`fastir.engine.Plan.sized` turns levels and gains into
         codes); None for integer labels.
+    label_probs : Distributions or None
+        Of qrels read with ``labels="probability"``: each row's label distribution (row
+        ``r``'s, ``label_probs.take(r)``; ``labels`` then holds each row's number); None
+        otherwise. Given to the constructor as ``label_values`` (the distributions of the
+        codes ``labels``).
     source : str
         Where the judgments came from, for messages.
     """
@@ -73,6 +81,10 @@ class Qrels:
         self.query_ids = query_ids
         self.indptr = frozen(indptr, np.int64)
         self.doc_ids = doc_ids
+        self.label_probs = None
+        if isinstance(label_values, Distributions):  # (of codes: each row's, by number)
+            self.label_probs = label_values.take(np.asarray(labels))
+            labels, label_values = np.arange(len(labels), dtype=np.int32), None
         self.labels = frozen(labels, np.int32)
         self.label_values = None if label_values is None else frozen(label_values,
                                                                       np.float64)
@@ -90,7 +102,8 @@ class Qrels:
         """From ``{query_id: {doc_id: label}}`` (the pytrec_eval / ranx shape), or subtopic
         judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
         converted in bulk (:mod:`fastir.model.dicts`). ``labels="float"`` takes real
-        labels (finite, >= 0; not with subtopics)."""
+        labels (finite, >= 0; not with subtopics), ``labels="probability"`` probabilities
+        of relevance in [0, 1] or distributions ``{label: probability}``."""
         return qrels_from_dict(cls, qrels, source, labels)
 
     @classmethod
@@ -101,7 +114,8 @@ class Qrels:
 
         Integer id arrays are kept as integers; text ids as exact UTF-8 bytes. Labels are
         integers (or floats holding integers) within 32 bits; with ``kind="float"`` (the
-        ``labels=`` of :func:`fastir.evaluate`), finite reals >= 0.
+        ``labels=`` of :func:`fastir.evaluate`), finite reals >= 0; with
+        ``kind="probability"``, probabilities of relevance in [0, 1].
         """
         qids, docs, labels = _columns(source, query_ids, doc_ids, labels, "labels")
         if subtopics is not None:
@@ -123,7 +137,8 @@ class Qrels:
         (ir_measures names; ``q_id``/``doc_id``/``score`` and positional fallbacks are not
         guessed: pass the column names); ``subtopic_col`` names the subtopic column of
         subtopic judgments (ir_measures calls it ``iteration``); ``labels="float"`` takes
-        real labels. See :mod:`fastir.model.frames`."""
+        real labels, ``labels="probability"`` probabilities of relevance. See
+        :mod:`fastir.model.frames`."""
         return qrels_from_frame(cls, frame, query_col, doc_col, label_col, subtopic_col, source,
                                 labels)
 
@@ -132,7 +147,8 @@ class Qrels:
                    source="qrels arrow", labels="int"):
         """From an Arrow table or record batch (or ``{column: Arrow array}``; needs
         pyarrow): text, binary, integer or dictionary-encoded id columns, integer labels
-        (``labels="float"``: real ones). See :mod:`fastir.model.arrow`."""
+        (``labels="float"``: real ones; ``"probability"``: probabilities of relevance). See
+        :mod:`fastir.model.arrow`."""
         return qrels_from_arrow(cls, data, query_col, doc_col, label_col, source, labels)
 
     # -- derived structures -------------------------------------------------------------
@@ -219,10 +235,37 @@ class Qrels:
         qrels.allow_duplicates = self.allow_duplicates
         return qrels
 
+    def with_probabilities(self):
+        """These qrels with probabilistic labels (``labels="probability"``): themselves when
+        they have them; real labels as probabilities of relevance (each in [0, 1]); integer
+        labels as certain ones (each >= 0); else an InputError naming its query and doc."""
+        if self.label_probs is not None:
+            return self
+        query = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+
+        def row_name(i):
+            return f"query {self.query_ids[int(query[i])]!r} doc {self.doc_ids[i]!r}"
+
+        if self.label_values is not None:  # (real labels: probabilities of relevance)
+            dists = Distributions.of_probabilities(real_values(
+                self.label_values[self.labels], self.source, row_name, "probability"))
+        else:
+            negative = self.labels < 0
+            if negative.any():
+                i = int(np.argmax(negative))
+                raise InputError(f"{self.source}: {row_name(i)}: label {int(self.labels[i])} "
+                                 "is not a label >= 0 (labels='probability')")
+            dists = Distributions.certain(self.labels)
+        codes = np.arange(len(self), dtype=np.int32)
+        qrels = Qrels(self.query_ids, self.indptr, self.doc_ids, codes, self.source, dists)
+        qrels.allow_duplicates = self.allow_duplicates
+        return qrels
+
     def to_dict(self):
         qids, docs = self.query_ids.tolist(), self.doc_ids.tolist()
-        labels = (self.labels if self.label_values is None else
-                  self.label_values[self.labels]).tolist()
+        labels = self.label_probs.as_python() if self.label_probs is not None else (
+            self.labels if self.label_values is None else self.label_values[self.labels]
+        ).tolist()
         return {qids[q]: {docs[r]: labels[r] for r in range(self.indptr[q], self.indptr[q + 1])}
                 for q in range(self.n_queries)}
 

@@ -27,12 +27,13 @@ def run_from_dict(cls, run, name="run", source="run dict"):
 def qrels_from_dict(cls, qrels, source="qrels dict", labels="int"):
     """A :class:`~fastir.Qrels` (``cls``) of ``{query_id: {doc_id: label}}``, or of subtopic
     judgments ``{query_id: {doc_id: {subtopic: label}}}`` (the diversity measures);
-    ``labels``: "int" or "float" (real labels, :func:`~fastir.model.values.qrels_labels`)."""
+    ``labels``: "int", "float" (real labels) or "probability" (probabilities of relevance,
+    or distributions ``{label: probability}``: :func:`~fastir.model.values.qrels_labels`)."""
     try:
         return _from_dict(cls, qrels, "label", lambda values, source, row_name: qrels_labels(
             values, source, row_name, labels), source)
-    except InputError:
-        if not _holds_subtopics(qrels):
+    except InputError:  # (a probabilistic label may be a dict: a distribution)
+        if labels == "probability" or not _holds_subtopics(qrels):
             raise
     refuse_real_subtopics(labels, source)
     return _from_subtopic_dict(cls, qrels, source)

@@ -8,7 +8,8 @@ from fastir.model.errors import InputError
 def qrels_from_frame(cls, frame, query_col="query_id", doc_col="doc_id", label_col="relevance",
                      subtopic_col=None, source="qrels frame", labels="int"):
     """A :class:`~fastir.Qrels` (``cls``) of a DataFrame's columns (``subtopic_col``: the
-    subtopics of subtopic judgments; ``labels``: "int" or "float", real labels)."""
+    subtopics of subtopic judgments; ``labels``: "int", "float" (real labels) or
+    "probability")."""
     columns = (query_col, doc_col, label_col) + ((subtopic_col,) if subtopic_col else ())
     require_columns(frame, columns, source)
     return cls.from_arrays(frame_ids(frame[query_col]), frame_ids(frame[doc_col]),

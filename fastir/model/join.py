@@ -148,10 +148,13 @@ class Joined:
         lengths = np.diff(self.indptr)[chosen]
         indptr = np.zeros(len(chosen) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        rows = np.repeat(self.indptr[chosen] - indptr[:-1], lengths) + np.arange(indptr[-1])
         taken = {name: getattr(self, name)[chosen] for name in self.QUERIES
                  if getattr(self, name) is not None}
-        return replace(self.at_positions(rows, indptr), query_ids=self.query_ids.take(chosen),
+        positions = replace(self, indptr=indptr)  # (no field per position: none to take)
+        if any(getattr(self, name) is not None for name in self.POSITIONS):
+            positions = self.at_positions(np.repeat(self.indptr[chosen] - indptr[:-1], lengths)
+                                          + np.arange(indptr[-1]), indptr)
+        return replace(positions, query_ids=self.query_ids.take(chosen),
                        ignored_run_queries=[], missing_queries=[], **taken)
 
 

@@ -1,6 +1,7 @@
 """Rows into a :class:`~fastir.Qrels` or :class:`~fastir.Run` (given as ``cls``), and the
 checks every input form's values pass: labels are 32-bit integers (or, read with
-``labels="float"``, finite reals >= 0: :func:`qrels_labels`), scores finite numbers, each
+``labels="float"``, finite reals >= 0; with ``labels="probability"``, probabilities of
+relevance or distributions over labels: :func:`qrels_labels`), scores finite numbers, each
 error naming the first bad value's row (its query and doc) and the value itself.
 """
 
@@ -10,6 +11,8 @@ import math
 import numbers
 import struct
 import warnings
+from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -155,8 +158,10 @@ def qrels_labels(values, source, row_name, labels="int"):
     codes, their values: :func:`real_labels`). Integers (or floats holding integers, or
     bools) within 32 bits, else an InputError naming the first bad one's row and value (as
     :func:`run_scores`); a real number is told to pass ``labels='float'``."""
-    if checked_labels(labels) == "float":
-        return real_labels(values, source, row_name)
+    kind = checked_labels(labels)
+    if kind != "int":
+        return (real_labels if kind == "float" else probability_labels)(values, source,
+                                                                        row_name)
     ints, bad = _int32s(values)
     if bad is not None:
         given = _given(values, bad)
@@ -185,25 +190,111 @@ def real_labels(values, source, row_name):
     return label_codes(real_values(values, source, row_name))
 
 
-def real_values(values, source, row_name):
-    """Real-valued labels as float64, checked as :func:`real_labels` checks them."""
+def real_values(values, source, row_name, labels="float"):
+    """Real-valued labels as float64, checked as :func:`real_labels` checks them (with
+    ``labels="probability"``, each in [0, 1])."""
     doubles, bad = _doubles(values, bools=True)
     why = "is not a number"
     if bad is None:
         wrong = ~np.isfinite(doubles) | (doubles < 0)
+        why = "is not a finite number >= 0"
+        if labels == "probability":
+            wrong |= doubles > 1
+            why = "is not a probability in [0, 1]"
         if wrong.any():
-            bad, why = int(np.argmax(wrong)), "is not a finite number >= 0"
+            bad = int(np.argmax(wrong))
     if bad is not None:
         raise InputError(f"{source}: {row_name(bad)}: label {_given(values, bad)!r} {why} "
-                         "(labels='float')")
+                         f"(labels={labels!r})")
     return doubles
 
 
+class Distributions(NamedTuple):
+    """Probabilistic labels (``labels="probability"``): ``probs[i, j]`` is the probability
+    that label ``i`` (a row's, or a code's) is the integer ``levels[j]`` (``levels``
+    ascending, each >= 0; each row of ``probs`` sums to 1). A probability of relevance
+    ``p`` is the distribution ``{0: 1 - p, 1: p}``."""
+
+    levels: np.ndarray
+    probs: np.ndarray
+
+    def take(self, index):
+        """The distributions of labels ``index``."""
+        return Distributions(self.levels, self.probs[index])
+
+    def as_python(self):
+        """Each label as given: a probability of relevance when the levels are 0 and 1,
+        else ``{label: probability}`` (its nonzero ones)."""
+        levels = self.levels.tolist()
+        if levels == [0, 1]:
+            return self.probs[:, 1].tolist()
+        return [{levels[j]: p for j, p in enumerate(row) if p > 0}
+                for row in self.probs.tolist()]
+
+    @staticmethod
+    def of_probabilities(p):
+        """Each probability of relevance ``p`` in [0, 1] as ``{0: 1 - p, 1: p}``."""
+        return Distributions(np.array([0, 1], dtype=np.int32),
+                             np.column_stack((1.0 - p, p)).reshape(-1, 2))
+
+    @staticmethod
+    def certain(labels):
+        """Integer labels >= 0, each certain."""
+        levels, index = np.unique(np.asarray(labels, dtype=np.int32), return_inverse=True)
+        return Distributions(levels, np.eye(len(levels))[index.reshape(-1)])
+
+
+#: How far from 1 a distribution's probabilities may sum (labels="probability").
+SUM_TOLERANCE = 1e-9
+
+
+def probability_labels(values, source, row_name):
+    """Probabilistic labels (``labels="probability"``), one per row: (int32 codes, their
+    :class:`Distributions`). A label is a probability of relevance in [0, 1], or a
+    distribution ``{label: probability}`` over integer labels >= 0 whose probabilities sum
+    to 1 (within :data:`SUM_TOLERANCE`; kept divided by their sum); else an InputError
+    naming the first bad one's row."""
+    try:
+        codes, distinct = label_codes(real_values(values, source, row_name, "probability"))
+        return codes, Distributions.of_probabilities(distinct)
+    except InputError:
+        if not any(isinstance(value, Mapping) for value in values):
+            raise
+    rows = [_distribution(value, source, row_name, i) for i, value in enumerate(values)]
+    levels = np.unique(np.fromiter((k for row in rows for k in row), dtype=np.int64))
+    probs = np.zeros((len(rows), len(levels)))
+    for i, row in enumerate(rows):
+        probs[i, np.searchsorted(levels, list(row))] = list(row.values())
+    probs /= probs.sum(axis=1, keepdims=True)
+    return np.arange(len(rows), dtype=np.int32), Distributions(levels.astype(np.int32), probs)
+
+
+def _distribution(value, source, row_name, i):
+    """Row ``i``'s label (a probability, or ``{label: probability}``) as ``{label:
+    probability}``, checked."""
+    if not isinstance(value, Mapping):
+        p = float(real_values([value], source, lambda _: row_name(i), "probability")[0])
+        return {0: 1.0 - p, 1: p}
+    where = f"{source}: {row_name(i)}: label distribution {dict(value)!r}"
+    labels, bad = _int32s(list(value))
+    if bad is not None or (labels < 0).any():
+        raise InputError(f"{where}: its labels must be integers >= 0 (labels='probability')")
+    probs, bad = _doubles(list(value.values()))
+    if bad is not None or not (np.isfinite(probs) & (probs >= 0) & (probs <= 1)).all():
+        raise InputError(f"{where}: its probabilities must be numbers in [0, 1] "
+                         "(labels='probability')")
+    if abs(probs.sum() - 1.0) > SUM_TOLERANCE:
+        raise InputError(f"{where}: its probabilities sum to {float(probs.sum())!r}, not 1 "
+                         "(labels='probability')")
+    return dict(zip(labels.tolist(), probs.tolist()))
+
+
 def refuse_real_subtopics(labels, source):
-    """An InputError when subtopic judgments are asked with ``labels="float"``."""
-    if labels == "float":
+    """An InputError when subtopic judgments are asked with ``labels="float"`` or
+    ``"probability"``."""
+    if labels != "int":
         raise InputError(f"{source}: subtopic judgments take integer labels only "
-                         "(labels='float'): the diversity measures count a document "
+                         f"(labels={labels!r}): the diversity measures count a document "
                          "relevant to an intent by its integer label")
 
 

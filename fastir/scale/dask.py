@@ -49,7 +49,7 @@ left to the caller (a pandas frame, empty when it evaluated them all) and their 
 def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc_col="doc_id",
              score_col="score", relevance_level=1, missing="zero", max_docs=None,
              judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-             unjudged="nonrelevant", labels="int"):
+             unjudged="nonrelevant", labels="int", samples=1000, label_seed=0):
     """Evaluate a dask DataFrame run (columns ``query_col``, ``doc_col``, ``score_col``).
 
     ``qrels`` is any form :func:`fastir.evaluate` takes (it is sent to every task); the
@@ -66,7 +66,7 @@ def evaluate(run, qrels, measures, *, per_query=False, query_col="query_id", doc
     """
     options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                       judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                      unjudged=unjudged, labels=labels)
+                      unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
     plan = Plan.of(measures, options)
     qrels = as_qrels(qrels, labels=labels)
     absent = [c for c in (query_col, doc_col, score_col) if c not in run.columns]

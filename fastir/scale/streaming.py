@@ -43,8 +43,8 @@ class QueriesNotTogether(InputError):
 
 def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevance_level=1,
                   missing="zero", max_docs=None, judged_only=False, num_docs=0, compat=None,
-                  ties="trec_eval", unjudged="nonrelevant", labels="int",
-                  third_column="auto", progress=False):
+                  ties="trec_eval", unjudged="nonrelevant", labels="int", samples=1000,
+                  label_seed=0, third_column="auto", progress=False):
     """Evaluate a TREC run file chunk by chunk: memory follows ``chunk_bytes``, not the file.
 
     Takes the options of :func:`fastir.evaluate` and gives the same :class:`Results`,
@@ -61,7 +61,8 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
     delegated = library.call("evaluate_file", (qrels, run_path, measures), dict(
         chunk_bytes=chunk_bytes, relevance_level=relevance_level, missing=missing,
         max_docs=max_docs, judged_only=judged_only, num_docs=num_docs, compat=compat,
-        ties=ties, unjudged=unjudged, labels=labels, third_column=third_column,
+        ties=ties, unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed,
+        third_column=third_column,
         progress=progress))
     if delegated is not None:
         return delegated
@@ -75,7 +76,7 @@ def evaluate_file(qrels, run_path, measures, *, chunk_bytes=CHUNK_BYTES, relevan
                          f"{third_column!r}")
     options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                       judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                      unjudged=unjudged, labels=labels)
+                      unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
     plan = Plan.of(measures, options)
     source = trec.source_name(run_path)
     qrels = as_qrels(qrels, labels=labels)

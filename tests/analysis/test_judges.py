@@ -197,3 +197,26 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="runs"):
         fastir.compare_judges(people, machine, {"a": runs["sys0"]}, ["AP"])
     assert math.isnan(judges.t_interval(np.array([1.0]), 0.05)[1])
+
+
+def test_each_run_file_is_read_once_and_results_are_refused(tmp_path, monkeypatch):
+    from fastir.io import trec
+
+    people, machine, runs = drawn(4, n_queries=5, n_systems=3)
+    paths = {}
+    for name, run in runs.items():
+        paths[name] = tmp_path / f"{name}.run"
+        paths[name].write_text("".join(f"{q} Q0 {d} 0 {s!r} {name}\n" for q, docs in
+                                       run.items() for d, s in docs.items()))
+    reads = []
+    real_read_run = trec.read_run
+    monkeypatch.setattr(trec, "read_run", lambda *a, **k: reads.append(a[0]) or
+                        real_read_run(*a, **k))
+    from_files = fastir.compare_judges(people, machine, {k: str(p) for k, p in paths.items()},
+                                       MEASURES, n_resamples=100)
+    assert sorted(map(str, reads)) == sorted(map(str, paths.values()))
+    from_dicts = fastir.compare_judges(people, machine, runs, MEASURES, n_resamples=100)
+    assert from_files.to_dict() == from_dicts.to_dict()
+    results = {name: fastir.evaluate(people, run, MEASURES) for name, run in runs.items()}
+    with pytest.raises(ValueError, match=r"runs\['sys0'\] is a Results.*give the run"):
+        fastir.compare_judges(people, machine, results, MEASURES)

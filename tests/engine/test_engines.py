@@ -398,6 +398,36 @@ def test_python_until_the_budget_is_spent_then_compiled():
     assert json.loads(done.stdout) == {"import": False, "small": False, "budget spent": True}
 
 
+LOOP_PROBE = """
+import json, sys
+import numpy as np
+import fastir
+from fastir import _jit
+_jit.LOOP_PYTHON_SECONDS = 1e-9  # (any call's Python time is more)
+door = sys.argv[1]
+scores, labels = np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]])
+ev = fastir.Evaluator({"q": {"a": 1, "b": 2}}, ["AP", "nDCG@2"])
+bound = ev.bind(["q", "q", "q"], ["a", "b", "c"])
+calls = {"matrix": lambda: fastir.evaluate_matrix(scores, labels, ["AP", "nDCG@2"]),
+         "evaluator": lambda: ev.evaluate({"q": {"a": 1.0, "c": 2.0}}),
+         "bound": lambda: bound.evaluate(np.array([0.3, 0.2, 0.1]))}
+seen = []
+for _ in range(3):
+    calls[door]()
+    seen.append("numba" in sys.modules)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.one_engine
+@pytest.mark.parametrize("door", ["matrix", "evaluator", "bound"])
+def test_a_loop_runs_compiled_from_the_call_after_its_python_took_its_budget(door):
+    env = {k: v for k, v in os.environ.items() if k != "FASTIR_JIT"}
+    done = subprocess.run([sys.executable, "-c", LOOP_PROBE, door], env=env,
+                          capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [False, True, True]
+
+
 @_jit.jit
 def _twice(x):
     """A kernel of this test's own (loaded by no other test)."""

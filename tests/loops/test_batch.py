@@ -278,11 +278,12 @@ def test_evaluate_matrix_tiers_on_the_ideals_length(monkeypatch):
 
     asked = []
 
-    def python_mode(n_rows=0):
+    def choose_python(n_rows):
         asked.append(n_rows)
         return True
 
-    monkeypatch.setattr(_jit, "python_mode", python_mode)
+    monkeypatch.setattr(_jit, "_choose_python", choose_python)
+    monkeypatch.setattr(_jit, "_loop_python_seconds", 0.0)
     scores, labels = np.array([[0.9, 0.1, 0.5]]), np.array([[0, 1, 2]])
     got = fastir.evaluate_matrix(scores, labels, ["nDCG", "nDCG@2"], n_relevant=[5000])
     assert asked == [1 * (3 + 5000)]

@@ -88,7 +88,7 @@ def test_local_cluster_of_two_processes():
     qrels, run = frames(seed=2, n_queries=200)
     want = fastir.evaluate(qrels, run, MEASURES)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         got = fdask.evaluate(dd.from_pandas(run, npartitions=4, sort=False), qrels,
                                    MEASURES, per_query=True)
