@@ -34,7 +34,7 @@ _SCORE_TYPES = ("double", "float", "bigint", "int", "smallint", "tinyint")
 
 def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missing="zero",
              max_docs=None, judged_only=False, num_docs=0, compat=None, ties="trec_eval",
-             unjudged="nonrelevant", labels="int"):
+             unjudged="nonrelevant", labels="int", samples=1000, label_seed=0):
     """Evaluate a Spark DataFrame run against qrels, exactly as :func:`fastir.evaluate`.
 
     Parameters
@@ -50,8 +50,11 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
     measures
         As in :func:`fastir.evaluate` (user measures too: their function is pickled, by
         value when defined in ``__main__``, else imported where it lands).
-    relevance_level, missing, max_docs, judged_only, num_docs, compat, ties, unjudged, labels
+    relevance_level, missing, max_docs, judged_only, num_docs, compat, ties, unjudged
         As in :func:`fastir.evaluate`.
+    labels, samples, label_seed
+        As in :func:`fastir.evaluate` (``labels="probability"``: a Spark qrels' label column
+        holds probabilities of relevance).
     per_query : bool, default False
         Return the :class:`~fastir.Results` (per-query values), not only the means.
 
@@ -64,7 +67,7 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
     """
     options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
                       judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
-                      unjudged=unjudged, labels=labels)
+                      unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
     plan = Plan.of(measures, options)
     run = _table(run, "run", None)
     qrels = _qrels(qrels, run.sparkSession, labels)

@@ -72,11 +72,14 @@ def test_equals_evaluate_with_queries_split_across_partitions(spark, missing):
     {"max_docs": 4, "judged_only": True, "compat": "9.0.8", "num_docs": 100},
     {"unjudged": ("relevant", 2), "ties": "expected"},
     {"labels": "float", "relevance_level": 0.5},
+    {"labels": "probability", "samples": 50, "label_seed": 3},
 ])
 def test_options(spark, options):
     qrels, run = frames(seed=4, text=False)  # (integer query ids)
     if options.get("labels") == "float":
         qrels["relevance"] = qrels.relevance.clip(lower=0) * 0.75
+    if options.get("labels") == "probability":  # (some queries sampled: > 10 uncertain)
+        qrels["relevance"] = qrels.relevance.clip(lower=0) / 2
     measures = ["P@5", "nDCG@10", "AP", "Rprec", "Rprec_mult_0.5"]
     data, order = spread(spark, run.rename(columns={"query_id": "q_id"}), partitions=5)
     want = fastir.evaluate(qrels, order, measures, **options)
