@@ -5,8 +5,9 @@ one :class:`~fastir.Results`, bit-identical to :func:`fastir.evaluate`.
 
 The qrels are read on the driver (the means need every judged query, in trec_eval order) and
 travel with the task (Spark broadcasts a large one); each task gives back its queries'
-values, pickled: a row per partition. Rows keep their place in the run (a row number taken
-before the shuffle orders each partition again), so ``ties="input"`` reads the run's order.
+values, pickled: a row per partition. Under ``ties="input"`` rows keep their place in the
+run (a row number taken before the shuffle orders each partition again); no other value
+depends on the rows' order (a doc ranked twice in a query is an error).
 Kernels are compiled once on the driver first (numba caches them on disk, and Python workers
 on the same machine load them from there); inside a task numba runs on one thread: Spark's
 task slots are the parallelism.
@@ -152,16 +153,17 @@ def _compile(qrels, plan, run, columns):
     if not first:
         return
     row = {name: [value] for name, value in zip(columns[:3], first[0])}
-    _evaluate_table(pa.table({**row, _ROW: [0]}), qrels, plan, columns)
+    _evaluate_table(pa.table(row), qrels, plan, columns)
 
 
 def _parts(run, qrels, plan, columns):
     """The :class:`~fastir.scale.streaming.Part` of each non-empty partition of the run
     shuffled on the query id; an error a task met (a bad id, a bad score) raised here."""
     sql = require("pyspark.sql", "fastir.spark")
-    numbered = run.withColumn(_ROW, sql.functions.monotonically_increasing_id())
+    if columns.options.ties == "input":  # (the only order a value depends on: the run's)
+        run = run.withColumn(_ROW, sql.functions.monotonically_increasing_id())
     task = functools.partial(_evaluate_batches, qrels, plan, columns)
-    rows = numbered.repartition(columns.query).mapInArrow(task, "piece binary").collect()
+    rows = run.repartition(columns.query).mapInArrow(task, "piece binary").collect()
     pieces = [pickle.loads(row.piece) for row in rows]
     for piece in pieces:
         if isinstance(piece, Exception):
@@ -170,15 +172,16 @@ def _parts(run, qrels, plan, columns):
 
 
 def _evaluate_batches(qrels, plan, columns, batches):
-    """A partition's task: its Arrow batches (complete queries) evaluated in the run's row
-    order, giving one batch of one row, the pickled Part (or the InputError or ValueError
-    met); nothing for an empty partition."""
+    """A partition's task: its Arrow batches (complete queries) evaluated (in the run's row
+    order under ``ties="input"``), giving one batch of one row, the pickled Part (or the
+    InputError or ValueError met); nothing for an empty partition."""
     pa = require("pyarrow", "fastir.spark")
     batches = [batch for batch in batches if batch.num_rows]
     if not batches:
         return
     table = pa.Table.from_batches(batches)
-    table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
+    if _ROW in table.column_names:
+        table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
     try:
         piece = _evaluate_table(table, qrels, plan, columns)
     except (InputError, ValueError) as exc:
