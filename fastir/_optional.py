@@ -6,7 +6,8 @@ import importlib
 
 #: The extra that installs each optional module (by its top-level name).
 EXTRAS = {"pandas": "pandas", "matplotlib": "plot", "pyarrow": "arrow", "dask": "dask",
-          "distributed": "dask", "ir_measures": "peers", "tabulate": "peers", "torch": "torch"}
+          "distributed": "dask", "ir_measures": "peers", "tabulate": "peers", "torch": "torch",
+          "pyspark": "spark"}
 
 
 def require(module, needed_by):

@@ -9,10 +9,10 @@ The cases (:data:`CASES`): ``tiny`` trec_eval's test pair, ``trec`` a TREC run o
 1,000, ``msmarco`` the MS MARCO-dev shape (6,980 x 1,000, 291 MB): whole processes on files,
 as users type them (``fastir`` is this environment's console script), each system's means
 checked equal to fastir's; ``dicts``: a script's call on run dicts, in one process; then
-``loops``, ``fusion``, ``streaming``, ``dask`` and ``probability``
+``loops``, ``fusion``, ``streaming``, ``dask``, ``probability`` and ``spark``
 (scripts/bench_batch.py, scripts/bench_fusion.py, scripts/bench_streaming.py,
-scripts/bench_probability.py). Input files are generated into ``data/`` by
-scripts/generate.py when missing (deterministic). Every case alternates its
+scripts/bench_probability.py, scripts/bench_spark.py). Input files are generated into
+``data/`` by scripts/generate.py when missing (deterministic). Every case alternates its
 systems run by run and samples the load between runs (scripts/bench_page.py).
 
 Whole processes: the trec_eval binary (from PATH, else built from ../shared/peers into
@@ -493,7 +493,8 @@ CASES = {"tiny": files_case("tiny"), "trec": files_case("trec"),
          "loops": _other("bench_batch", "section"), "fusion": _other("bench_fusion", "section"),
          "streaming": _other("bench_streaming", "streaming_section"),
          "dask": _other("bench_streaming", "dask_section"),
-         "probability": _other("bench_probability", "section")}
+         "probability": _other("bench_probability", "section"),
+         "spark": _other("bench_spark", "section")}
 
 
 def prepare():

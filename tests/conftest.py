@@ -2,6 +2,7 @@
 reference."""
 
 import os
+import shutil
 import sys
 import threading
 import time
@@ -280,3 +281,26 @@ def fill(folder, leave=0):
         except OSError:
             pass
     os.truncate(path, os.path.getsize(path) - leave)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local Spark session for fastir.spark's tests (2 cores, a task tried up to 3 times,
+    4 shuffle partitions, no UI), its Python workers this interpreter; stopped at the end.
+    Skipped without pyspark or without java (./dev test installs it when run as root)."""
+    pytest.importorskip("pyspark", reason="fastir.spark needs pyspark (the spark extra)")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs java (Java 17): none on PATH nor JAVA_HOME (./dev test "
+                    "installs Debian's openjdk-17-jre-headless when run as root)")
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2,3]").appName("fastir-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.adaptive.enabled", "false")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_page  # noqa: E402
 
 pytestmark = pytest.mark.one_engine
-CASES = ["tiny", "trec", "msmarco", "dicts", "loops", "fusion", "streaming", "dask"]
+CASES = ["tiny", "trec", "msmarco", "dicts", "loops", "fusion", "streaming", "dask", "probability",
+         "spark"]
 
 
 def test_a_case_rewrites_its_section_only_and_keeps_the_others(tmp_path):
@@ -61,7 +62,7 @@ def test_the_page_has_a_section_per_case_and_each_row_its_command_date_and_load(
     for case, section in found.items():
         rows = [line for line in section.splitlines() if line.startswith("| ")
                 and not line.startswith(("| system", "| run dict", "| scenario", "| method",
-                                         "| way", "| what"))]
+                                         "| way", "| what", "| labels"))]
         assert rows, case
         for row in rows:
             assert "`" in row, (case, row)  # (its command or call)

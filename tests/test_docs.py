@@ -138,7 +138,8 @@ def test_pages_name_extras_fastir_has():
     extras = set(metadata.metadata("fastir").get_all("Provides-Extra"))
     named = {page.name: page_extras(page) for page in PAGES}
     assert all(names <= extras for names in named.values()), (named, extras)
-    assert {"pandas", "arrow", "dask", "peers", "torch"} <= set().union(*named.values())
+    assert {"pandas", "arrow", "dask", "peers", "torch", "spark"} <= \
+        set().union(*named.values())
 
 
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(DOCS)))
@@ -203,7 +204,7 @@ def test_api_reference_lists_every_public_name():
     listed = set(re.findall(r"^   (fastir\.[\w.]+)$", text, re.MULTILINE))
     assert {f"fastir.{name}" for name in fastir.__all__} <= listed
     assert {"fastir.pytrec_eval", "fastir.ir_measures", "fastir.ranx", "fastir.torchmetrics",
-            "fastir.dask"} <= listed
+            "fastir.dask", "fastir.spark"} <= listed
 
 
 def test_site_builds(tmp_path):

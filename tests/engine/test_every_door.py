@@ -19,6 +19,7 @@ vector, a matrix of them, weighted sums of them), ``fastir.iter_calc`` /
 ``MetricAccumulator`` and
 ``evaluate_flat`` (dense rows holding every judged document, each tie mode: "average" is
 evaluate's "expected" for nDCG and DCG, the column order for the others), ``fastir.dask``,
+``fastir.spark`` (local mode, a few examples: a Spark job each),
 ``fastir.tie_report`` (its values), ``fastir eval --format json`` (its options as flags,
 the run read whole or in chunks), and the switches: ``fastir.pytrec_eval`` (trec_eval
 9.0.8, judged queries of the run), ``fastir.ir_measures``' provider (9.0.8 for the
@@ -272,6 +273,29 @@ def test_dask(data, ask, partitions):
               lambda: importlib.import_module("fastir.dask").evaluate(
                   frame, qrels, request, per_query=True, **opts),
               request, opts, lambda got: assert_same_results("fastir.dask", want, got))
+
+
+@pytest.mark.one_engine  # (the executors' kernels do not follow the engine)
+@cases(6)
+@example(ABSENT, (["AP", "nDCG@3"], {"ties": "input"}), 3)
+@given(qrels_and_runs(), asks(), st.integers(1, 3))
+def test_spark(spark, data, ask, partitions):
+    """The run as a Spark DataFrame over 1 to 3 partitions in a shuffled order (a query's
+    rows spread over several), evaluate given it in that order; local mode (the session
+    fixture of tests/conftest.py), skipped without java or pyspark."""
+    request, opts = ask
+    import pandas as pd
+
+    qrels, run = tidy(*data)
+    qids, docs, scores = run_rows(run)
+    assume(qids)
+    frame = spark.createDataFrame(pd.DataFrame({"query_id": qids, "doc_id": docs,
+                                                "score": scores})).repartition(partitions)
+    want = expect(qrels, frame.toArrow().to_pandas(), request, **opts)
+    check("fastir.spark.evaluate", want,
+          lambda: importlib.import_module("fastir.spark").evaluate(
+              qrels, frame, request, per_query=True, **opts),
+          request, opts, lambda got: assert_same_results("fastir.spark", want, got))
 
 
 @cases(60)

@@ -1,0 +1,201 @@
+"""Evaluating a run held in a Spark DataFrame (needs the spark extra): the run is shuffled on
+the query id, each partition (complete queries) is evaluated by fastir's kernels in an
+executor's Python worker from its Arrow batches, and the per-query values are gathered into
+one :class:`~fastir.Results`, bit-identical to :func:`fastir.evaluate`.
+
+The qrels are read on the driver (the means need every judged query, in trec_eval order) and
+travel with the task (Spark broadcasts a large one); each task gives back its queries'
+values, pickled: a row per partition. Under ``ties="input"`` rows keep their place in the
+run (a row number taken before the shuffle orders each partition again); no other value
+depends on the rows' order (a doc ranked twice in a query is an error).
+Kernels are compiled once on the driver first (numba caches them on disk, and Python workers
+on the same machine load them from there); inside a task numba runs on one thread: Spark's
+task slots are the parallelism.
+"""
+
+import functools
+import pickle
+
+from fastir import _jit
+from fastir._optional import require
+from fastir.engine import Plan
+from fastir.io.inputs import LABEL_COLUMNS, QUERY_COLUMNS, as_qrels
+from fastir.model.data import Run
+from fastir.model.errors import InputError
+from fastir.options import Options
+from fastir.scale import dask as _tasks
+from fastir.scale.streaming import Combined, evaluate_part
+
+__all__ = ["evaluate"]
+
+_ROW = "__fastir_row__"  # the run's row number, taken before the shuffle
+_ID_TYPES = ("string", "bigint", "int", "smallint", "tinyint")
+_SCORE_TYPES = ("double", "float", "bigint", "int", "smallint", "tinyint")
+
+
+def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missing="zero",
+             max_docs=None, judged_only=False, num_docs=0, compat=None, ties="trec_eval",
+             unjudged="nonrelevant", labels="int", samples=1000, label_seed=0):
+    """Evaluate a Spark DataFrame run against qrels, exactly as :func:`fastir.evaluate`.
+
+    Parameters
+    ----------
+    qrels : pyspark DataFrame or str, or any form fastir.evaluate takes
+        A Spark DataFrame (columns ``query_id`` or ``q_id``, ``doc_id``, ``relevance`` or
+        ``score``, as a pandas one), the name of a Spark SQL table of them (a ``str`` is a
+        table name here, not a path: pass a file as a ``pathlib.Path``), or a Qrels, a dict,
+        a pandas DataFrame or a path. Read whole on the driver and sent to every task.
+    run : pyspark DataFrame or str
+        Columns ``query_id`` or ``q_id``, ``doc_id`` (text or integers) and ``score``
+        (numbers), or the name of a Spark SQL table of them; other columns are ignored.
+    measures
+        As in :func:`fastir.evaluate` (user measures too: their function is pickled, by
+        value when defined in ``__main__``, else imported where it lands).
+    relevance_level, missing, max_docs, judged_only, num_docs, compat, ties, unjudged
+        As in :func:`fastir.evaluate`.
+    labels, samples, label_seed
+        As in :func:`fastir.evaluate` (``labels="probability"``: a Spark qrels' label column
+        holds probabilities of relevance).
+    per_query : bool, default False
+        Return the :class:`~fastir.Results` (per-query values), not only the means.
+
+    Returns
+    -------
+    dict or Results
+        ``{measure: mean}``, or with ``per_query`` the :class:`~fastir.Results` (queries in
+        trec_eval order), exactly as :func:`fastir.evaluate` on the run collected. (A Spark
+        DataFrame of the per-query values: ``spark.createDataFrame(results.to_pandas())``.)
+    """
+    options = Options(relevance_level=relevance_level, missing=missing, max_docs=max_docs,
+                      judged_only=judged_only, num_docs=num_docs, compat=compat, ties=ties,
+                      unjudged=unjudged, labels=labels, samples=samples, label_seed=label_seed)
+    plan = Plan.of(measures, options)
+    run = _table(run, "run", None)
+    qrels = _qrels(qrels, run.sparkSession, labels)
+    columns = _tasks.Columns(*_run_columns(run), options)
+    run = run.select(*columns[:3])
+    _compile(qrels, plan, run, columns)
+    combined = Combined(qrels, plan, options.missing)
+    for part in _parts(run, qrels, plan, columns):
+        combined.add(part)
+    results = combined.results("Spark DataFrame")
+    return results if per_query else results.mean
+
+
+def _table(value, argument, spark):
+    """A Spark DataFrame: ``value`` itself, or the table it names (a str), in ``spark`` (or
+    the active session); an InputError naming ``argument`` for anything else."""
+    if isinstance(value, str):
+        sql = require("pyspark.sql", "fastir.spark")
+        spark = spark or sql.SparkSession.getActiveSession()
+        if spark is None:
+            raise InputError(f"fastir.spark.evaluate: {argument} {value!r} is a table name, "
+                             "and no Spark session is active")
+        return spark.table(value)
+    if not _is_spark_frame(value):
+        raise InputError(f"fastir.spark.evaluate: {argument} must be a Spark DataFrame or a "
+                         f"table name, got {type(value).__name__}")
+    return value
+
+
+def _is_spark_frame(value):
+    return hasattr(value, "sparkSession") and hasattr(value, "mapInArrow")
+
+
+def _qrels(qrels, spark, labels):
+    """The :class:`~fastir.Qrels` of a Spark DataFrame or table name (collected to the
+    driver), or of any form :func:`fastir.evaluate` takes."""
+    if isinstance(qrels, str) or _is_spark_frame(qrels):
+        frame = _table(qrels, "qrels", spark)
+        _check_types(frame, "qrels", [(QUERY_COLUMNS, _ID_TYPES), (("doc_id",), _ID_TYPES),
+                                      (LABEL_COLUMNS, _SCORE_TYPES)])
+        qrels = _collect(frame)
+    return as_qrels(qrels, labels=labels)
+
+
+def _run_columns(run):
+    """(query, doc, score) column names of the run, its types checked."""
+    return _check_types(run, "run", [(QUERY_COLUMNS, _ID_TYPES), (("doc_id",), _ID_TYPES),
+                                     (("score",), _SCORE_TYPES)])
+
+
+def _check_types(frame, argument, wanted):
+    """The column of each (candidate names, allowed Spark types) of ``wanted`` a Spark
+    DataFrame has; an InputError naming ``argument`` when one is absent or of another
+    type."""
+    types = dict(frame.dtypes)
+    found = []
+    for names, allowed in wanted:
+        present = [n for n in names if n in types]
+        if len(present) != 1:
+            raise InputError(f"fastir.spark.evaluate: {argument} needs one column of "
+                             f"{list(names)} (its columns: {list(types)})")
+        if types[present[0]] not in allowed:
+            raise InputError(f"fastir.spark.evaluate: {argument} column {present[0]!r} is "
+                             f"{types[present[0]]}, not one of {', '.join(allowed)}")
+        found.append(present[0])
+    return found
+
+
+def _collect(frame):
+    """A Spark DataFrame on the driver: an Arrow table (pyspark 4), else a pandas frame."""
+    return frame.toArrow() if hasattr(frame, "toArrow") else frame.toPandas()
+
+
+def _compile(qrels, plan, run, columns):
+    """Evaluate the run's first row (a one-row Arrow table) with compiled kernels, so that
+    numba's disk cache holds the kernels of its kind of ids before the Python workers
+    start."""
+    pa = require("pyarrow", "fastir.spark")
+    if _jit._forced_mode() == "python":
+        return
+    first = run.limit(1).collect()
+    if not first:
+        return
+    row = {name: [value] for name, value in zip(columns[:3], first[0])}
+    _evaluate_table(pa.table(row), qrels, plan, columns)
+
+
+def _parts(run, qrels, plan, columns):
+    """The :class:`~fastir.scale.streaming.Part` of each non-empty partition of the run
+    shuffled on the query id; an error a task met (a bad id, a bad score) raised here."""
+    sql = require("pyspark.sql", "fastir.spark")
+    if columns.options.ties == "input":  # (the only order a value depends on: the run's)
+        run = run.withColumn(_ROW, sql.functions.monotonically_increasing_id())
+    task = functools.partial(_evaluate_batches, qrels, plan, columns)
+    rows = run.repartition(columns.query).mapInArrow(task, "piece binary").collect()
+    pieces = [pickle.loads(row.piece) for row in rows]
+    for piece in pieces:
+        if isinstance(piece, Exception):
+            raise piece
+    return pieces
+
+
+def _evaluate_batches(qrels, plan, columns, batches):
+    """A partition's task: its Arrow batches (complete queries) evaluated (in the run's row
+    order under ``ties="input"``), giving one batch of one row, the pickled Part (or the
+    InputError or ValueError met); nothing for an empty partition."""
+    pa = require("pyarrow", "fastir.spark")
+    batches = [batch for batch in batches if batch.num_rows]
+    if not batches:
+        return
+    table = pa.Table.from_batches(batches)
+    if _ROW in table.column_names:
+        table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
+    try:
+        piece = _evaluate_table(table, qrels, plan, columns)
+    except (InputError, ValueError) as exc:
+        piece = exc
+    yield pa.RecordBatch.from_pydict({"piece": [pickle.dumps(piece)]},
+                                     schema=pa.schema([("piece", pa.binary())]))
+
+
+def _evaluate_table(table, qrels, plan, columns):
+    """The Part of an Arrow table of complete queries, by compiled kernels (unless
+    ``FASTIR_JIT=python``), however few its rows: the driver compiled them."""
+    with _tasks._numba_section(), _jit.tier(1 << 40):
+        run = Run.from_arrow(table, columns.query, columns.doc, columns.score,
+                             source="Spark partition")
+        if columns.options.compat == "9.0.8":
+            run = run.in_float32()
+        return evaluate_part(qrels, plan, run, columns.options)
