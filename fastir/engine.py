@@ -121,11 +121,18 @@ class Plan:
                       anywhere=self.anywhere)
         if check is not None:
             check(joined, qrels, run)
-        values, errors = expected_values(self, joined, qrels) if qrels.label_probs is not \
-            None else (self.values(joined, qrels), None)
+        values, errors = self.values_and_errors(joined, qrels)
         results = self.results(joined, values, options.missing)
         results.standard_errors = errors
         return results, joined
+
+    def values_and_errors(self, joined, qrels):
+        """(:meth:`values`, their standard errors): with probabilistic labels, each value's
+        (0 where its query's label assignments were enumerated: :mod:`fastir.worlds`);
+        None otherwise."""
+        if qrels.label_probs is not None:
+            return expected_values(self, joined, qrels)
+        return self.values(joined, qrels), None
 
     def values(self, joined, qrels):
         """Per-query values (n_queries, n_measures) on a join; text measures get NaN. The

@@ -108,10 +108,13 @@ def _size(path):
         return 0
 
 
-Part = collections.namedtuple("Part", "rows values strings ignored text_ids n_run_queries")
+Part = collections.namedtuple("Part", "rows values strings ignored text_ids n_run_queries "
+                              "errors")
 Part.__doc__ = """What one part of a run (complete queries) gives: the qrels rows of its judged
 queries, their values, ``{key: texts}`` of text measures, its run queries without
-judgments, whether integer qrels ids matched its ids as text, and its number of queries."""
+judgments, whether integer qrels ids matched its ids as text, its number of queries, and
+its values' standard errors (``Results.standard_errors``: None but with probabilistic
+labels)."""
 
 
 def evaluate_part(qrels, plan, run, options):
@@ -122,7 +125,7 @@ def evaluate_part(qrels, plan, run, options):
     text_ids = qrels.query_ids.is_int and not common_kind(qrels.query_ids,
                                                           run.query_ids)[0].is_int
     return Part(joined.qrels_query, results.values, results.strings,
-                joined.ignored_run_queries, text_ids, run.n_queries)
+                joined.ignored_run_queries, text_ids, run.n_queries, results.standard_errors)
 
 
 class Combined:
@@ -132,6 +135,7 @@ class Combined:
     def __init__(self, qrels, plan, missing):
         self.qrels, self.plan, self.missing = qrels, plan, missing
         self.values = np.zeros((qrels.n_queries, len(plan.parsed)))
+        self.errors = None if qrels.label_probs is None else np.zeros_like(self.values)
         self.in_run = np.zeros(qrels.n_queries, dtype=bool)
         self.strings = {key: [""] * qrels.n_queries
                         for key, m in zip(plan.keys, plan.parsed) if m.spec.kind == STRING}
@@ -141,6 +145,8 @@ class Combined:
 
     def add(self, part):
         self.values[part.rows] = part.values
+        if self.errors is not None:
+            self.errors[part.rows] = part.errors
         self.in_run[part.rows] = True
         for key, texts in part.strings.items():
             for row, text in zip(part.rows.tolist(), texts):
@@ -153,7 +159,10 @@ class Combined:
         qrels, plan = self.qrels, self.plan
         absent = np.flatnonzero(~self.in_run)
         if self.missing == "zero" and len(absent):  # their empty rankings, joined as any
-            self.values[absent] = plan.values(empty_rankings(qrels, absent, plan), qrels)
+            values, errors = plan.values_and_errors(empty_rankings(qrels, absent, plan), qrels)
+            self.values[absent] = values
+            if errors is not None:
+                self.errors[absent] = errors
         keep = np.arange(qrels.n_queries) if self.missing == "zero" else \
             np.flatnonzero(self.in_run)
         ids = qrels.query_ids.as_text() if self.text_ids and qrels.query_ids.is_int else \
@@ -163,8 +172,10 @@ class Combined:
         in_run = self.in_run[keep]
         warn_of_queries(in_run, qrels, self.n_run_queries, source)
         strings = {key: [texts[q] for q in keep.tolist()] for key, texts in self.strings.items()}
-        return plan.results_of(ids.take(keep), self.values[keep], in_run, self.missing,
-                               ignored, ids.take(absent).tolist(), strings)
+        results = plan.results_of(ids.take(keep), self.values[keep], in_run, self.missing,
+                                  ignored, ids.take(absent).tolist(), strings)
+        results.standard_errors = None if self.errors is None else self.errors[keep]
+        return results
 
 
 def empty_rankings(qrels, rows, plan):

@@ -228,6 +228,8 @@ def test_every_door_gives_evaluates_values_sampled_queries_too(tmp_path_factory,
         assert got.query_ids == want.query_ids, door
         np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-12,
                                    err_msg=door)
+        np.testing.assert_allclose(got.standard_errors, want.standard_errors, rtol=1e-12,
+                                   atol=1e-12, err_msg=door)
 
 
 # -- readers and their refusals -----------------------------------------------------------
