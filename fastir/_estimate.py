@@ -43,6 +43,21 @@ COMPILE_SECONDS = {"shared": 21, "files": 6, "fusion": 6, "loops": 27, "diversit
 COMPILE_LOAD = 2.0
 
 
+#: What compiling each kernel ``fastir eval`` needs for files of TREC runs and qrels took on a
+#: fresh numba cache (seconds, its helpers included), in the order the command first calls
+#: them: 2-core project machine, 2026-11-28, at load KERNEL_LOAD (fastir.cli.first_run).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 1.1, "fastir.io._scan.scan_chunks": 8.0,
+                  "fastir.model.ids.merge_sorted_ids": 2.6, "fastir.model.ids._gather_bytes": 0.6,
+                  "fastir.model.data._hash_judgments": 2.0, "fastir.model.join._join_kernel": 9.4,
+                  "fastir.measures.kernels.evaluate_queries": 12.9,
+                  "fastir.measures.kernels.summaries": 0.6}
+#: What a helper process of a first run takes before it compiles (starting Python, importing
+#: fastir and numba, its sample of the input as Python), at load KERNEL_LOAD.
+HELPER_SECONDS = 1.5
+#: The load average of those measurements.
+KERNEL_LOAD = 1.0
+
+
 def compiling(*steps, shared=True):
     """The measurement of a process compiling ``steps``' kernels (and, in a fresh process,
     the ``shared`` ones)."""
@@ -74,12 +89,38 @@ def seconds(measured, processes=1, loads=None, cores=None):
     return measured.seconds * min(now) / then, measured.seconds * max(now) / then
 
 
+def shared(measured, loads=None, cores=None):
+    """(fewest, most) seconds until the last of several processes ends, each of which
+    needs its ``measured`` seconds (measured alone, at one load), when they share the
+    ``cores`` fairly with each of ``loads`` other runnable processes (default: the load
+    averages now): each gets a whole core while there are cores enough, and a share of one
+    otherwise (``seconds`` for one process)."""
+    cores = cores or _cores()
+    alone = sorted(m.seconds / max(1.0, m.load / m.cores) for m in measured)
+    ends = [_last_end(alone, load, cores) for load in (loads or _loads())]
+    return min(ends), max(ends)
+
+
+def _last_end(alone, others, cores):
+    """When the last of the processes needing ``alone`` seconds (sorted) of a core ends."""
+    clock, done = 0.0, 0.0  # (every running process has had ``done`` seconds of a core)
+    for i, need in enumerate(alone):
+        rate = min(1.0, cores / (others + len(alone) - i))
+        clock += (need - done) / rate
+        done = need
+    return clock
+
+
 def about(measured, processes=1, loads=None, cores=None):
     """``about 40-70 s`` or ``about 3-6 minutes`` (one figure when the range rounds to it),
-    and the load it was scaled to: what a message says before a step starts."""
+    and the load it was scaled to: what a message says before a step starts. ``measured``:
+    a Measured, or a list of them for processes that share the cores (:func:`shared`)."""
     loads = loads or _loads()
     cores = cores or _cores()
-    low, high = seconds(measured, processes, loads, cores)
+    if isinstance(measured, list):
+        low, high = shared(measured, loads, cores)
+    else:
+        low, high = seconds(measured, processes, loads, cores)
     if high < 180:
         low, high, unit = max(1, round(low)), max(1, round(high)), "s"
     else:
