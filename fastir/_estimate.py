@@ -43,18 +43,21 @@ COMPILE_SECONDS = {"shared": 21, "files": 6, "fusion": 6, "loops": 27, "diversit
 COMPILE_LOAD = 2.0
 
 
-#: What compiling each kernel ``fastir eval`` needs for files of TREC runs and qrels took on a
-#: fresh numba cache (seconds, its helpers included), in the order the command first calls
-#: them: 2-core project machine, 2026-11-28, at load KERNEL_LOAD (fastir.cli.first_run).
-KERNEL_SECONDS = {"fastir.io._scan.count_lines": 1.1, "fastir.io._scan.scan_chunks": 8.0,
-                  "fastir.model.ids.merge_sorted_ids": 2.6, "fastir.model.ids._gather_bytes": 0.6,
-                  "fastir.model.data._hash_judgments": 2.0, "fastir.model.join._join_kernel": 9.4,
-                  "fastir.measures.kernels.evaluate_queries": 12.9,
-                  "fastir.measures.kernels.summaries": 0.6}
-#: What a helper process of a first run takes before it compiles (starting Python, importing
-#: fastir and numba, its sample of the input as Python), at load KERNEL_LOAD.
-HELPER_SECONDS = 1.5
-#: The load average of those measurements.
+#: What compiling each kernel ``fastir eval`` needs for TREC files took on a fresh numba
+#: cache (the compile's CPU seconds, its helpers included), in the order the command first
+#: calls them: 2-core project machine, 2026-11-28, the medians of 2 first runs at load
+#: 4.4-5.7 (fastir.cli.first_run). CPU seconds: what a compile takes with a core of its own.
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 1.0, "fastir.io._scan.scan_chunks": 6.1,
+                  "fastir.model.ids.merge_sorted_ids": 0.9, "fastir.model.ids._gather_bytes": 0.4,
+                  "fastir.model.data._hash_judgments": 0.8, "fastir.model.join._join_kernel": 10.1,
+                  "fastir.measures.kernels.evaluate_queries": 8.4,
+                  "fastir.measures.kernels.summaries": 0.9}
+#: What each process of a first run spends besides compiling, in CPU seconds as above: a
+#: helper's start (Python, fastir, numba) and its sample of the input as Python, about the
+#: command's own start and work on that MS MARCO-shaped input (measured: 1.1-1.4 s a
+#: helper, 2.4-2.9 s the command).
+PROCESS_SECONDS = 1.5
+#: The load of CPU seconds (a core of its own: the slowdown of an idle machine).
 KERNEL_LOAD = 1.0
 
 

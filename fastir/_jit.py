@@ -397,9 +397,13 @@ def compiling_only(names):
 def compiled_elsewhere(names, wait):
     """Have this process's first use of each kernel of ``names`` (:func:`name_of`) call
     ``wait()`` first: the kernel is being compiled into numba's cache by another process,
-    from which it is then loaded (:mod:`fastir.cli.first_run`)."""
+    from which it is then loaded (:mod:`fastir.cli.first_run`); ``wait`` None: no longer
+    (the other process has ended)."""
     for kernel_name in names:
-        _elsewhere[kernel_name] = wait
+        if wait is None:
+            _elsewhere.pop(kernel_name, None)
+        else:
+            _elsewhere[kernel_name] = wait
 
 
 # -- the choice: Python or compiled ------------------------------------------------------

@@ -24,7 +24,7 @@ import tempfile
 import threading
 
 from fastir import _jit
-from fastir._estimate import HELPER_SECONDS, KERNEL_LOAD, KERNEL_SECONDS, Measured, about
+from fastir._estimate import KERNEL_LOAD, KERNEL_SECONDS, PROCESS_SECONDS, Measured, about
 
 #: Bytes of each file a helper reads (cut at a line's end): enough for a query or two.
 SAMPLE_BYTES = 1 << 16
@@ -50,13 +50,13 @@ def helped(argv, paths):
 
 def shares(names, cores):
     """``names`` (kernels, in the order they are needed) cut into runs of consecutive
-    kernels, one per process, the first this process's: the cut whose last process ends
-    soonest on ``cores`` idle cores (each helper's start counted), at most one process
-    more than the cores (the runs are uneven)."""
+    kernels, one per process, the first this process's, and each process's measurement:
+    the cut whose last process ends soonest on ``cores`` idle cores (each process's start
+    counted), at most one process more than the cores (the runs are uneven)."""
     def measured(cut):
         runs = [names[a:b] for a, b in zip((0, *cut), (*cut, len(names)))]
-        return runs, [Measured(sum(KERNEL_SECONDS[n] for n in run) + HELPER_SECONDS * (i > 0),
-                               KERNEL_LOAD) for i, run in enumerate(runs)]
+        return runs, [Measured(sum(KERNEL_SECONDS[n] for n in run) + PROCESS_SECONDS,
+                               KERNEL_LOAD) for run in runs]
 
     from fastir._estimate import shared
 
@@ -109,7 +109,7 @@ class _Helpers:
                  "--compile-inputs", inputs, "--no-progress", *self.argv],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
-            self.processes.append((process, len(run)))
+            self.processes.append((process, run))
             _jit.compiled_elsewhere(run, process.wait)
 
     def _show(self, runs):
@@ -126,7 +126,7 @@ class _Helpers:
             shown = 0
             while not self.done.wait(0.25):
                 n = sum(map(_jit.loaded, runs[0])) + sum(
-                    size for process, size in self.processes if process.poll() is not None)
+                    len(run) for process, run in self.processes if process.poll() is not None)
                 self.bar.advance(n - shown)
                 shown = n
 
@@ -136,10 +136,11 @@ class _Helpers:
     def close(self):
         """End the helpers still running (their kernels were not needed), the bar, the
         samples."""
-        for process, _ in self.processes:
+        for process, run in self.processes:
             if process.poll() is None:
                 process.terminate()
             process.wait()
+            _jit.compiled_elsewhere(run, None)
         if self.bar is not None:
             self.done.set()
             self.ticker.join()
