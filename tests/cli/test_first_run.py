@@ -29,6 +29,33 @@ def test_the_kernels_timed_are_those_fastir_registers():
     assert [n for n in KERNEL_SECONDS if not _jit.registered(n)] == []
 
 
+def test_a_helper_compiles_its_share_and_runs_the_other_kernels_as_python():
+    import functools
+
+    from fastir.measures import kernels
+
+    name = _jit.name_of(kernels.summaries)
+    with _jit.compiling_only(["fastir.x.other"]):
+        assert not _jit.python_mode(10)  # (compiled work: its share compiles at any size)
+        assert isinstance(_jit.compiled(kernels.summaries), functools.partial)
+    with _jit.compiling_only([name]):
+        assert not isinstance(_jit.compiled(kernels.summaries), functools.partial)
+
+
+def test_a_kernel_compiled_elsewhere_waits_for_that_process_once():
+    from fastir.measures import kernels
+
+    waits = []
+    name = _jit.name_of(kernels.summaries)
+    _jit.compiled_elsewhere([name], lambda: waits.append(1))
+    try:
+        _jit.compiled(kernels.summaries)
+        _jit.compiled(kernels.summaries)
+    finally:
+        _jit.compiled_elsewhere([name], None)
+    assert waits == [1]
+
+
 def test_one_process_alone_takes_what_seconds_says():
     measured = Measured(30, load=3.0)
     for load in (0.0, 1.0, 2.5, 6.0):
