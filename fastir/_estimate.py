@@ -43,22 +43,28 @@ COMPILE_SECONDS = {"shared": 21, "files": 6, "fusion": 6, "loops": 27, "diversit
 COMPILE_LOAD = 2.0
 
 
-#: What compiling each kernel ``fastir eval`` needs for TREC files took on a fresh numba
-#: cache (the compile's CPU seconds, its helpers included), in the order the command first
-#: calls them: 2-core project machine, 2026-11-28, the medians of 2 first runs at load
-#: 4.4-5.7 (fastir.cli.first_run). CPU seconds: what a compile takes with a core of its own.
-KERNEL_SECONDS = {"fastir.io._scan.count_lines": 1.0, "fastir.io._scan.scan_chunks": 6.1,
-                  "fastir.model.ids.merge_sorted_ids": 0.9, "fastir.model.ids._gather_bytes": 0.4,
-                  "fastir.model.data._hash_judgments": 0.8, "fastir.model.join._join_kernel": 10.1,
-                  "fastir.measures.kernels.evaluate_queries": 8.4,
-                  "fastir.measures.kernels.summaries": 0.9}
-#: What each process of a first run spends besides compiling, in CPU seconds as above: a
-#: helper's start (Python, fastir, numba) and its sample of the input as Python, about the
-#: command's own start and work on that MS MARCO-shaped input (measured: 1.1-1.4 s a
-#: helper, 2.4-2.9 s the command).
-PROCESS_SECONDS = 1.5
-#: The load of CPU seconds (a core of its own: the slowdown of an idle machine).
-KERNEL_LOAD = 1.0
+#: What compiling each kernel ``fastir eval`` needs for TREC files takes on a fresh numba
+#: cache (seconds with a core of its own on an idle machine, its helpers included), in the
+#: order the command first calls them (fastir.cli.first_run). Measured on the 2-core project
+#: machine, 2026-11-28, as each compile's CPU seconds (numba's compile events) at load 8-9,
+#: scaled by trec_eval's on the MS MARCO pair then (11.7 CPU seconds, 6.3 quiet: x0.54).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 3.6,
+                  "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
+                  "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
+                  "fastir.measures.kernels.evaluate_queries": 5.2,
+                  "fastir.measures.kernels.summaries": 0.6}
+#: What each process of a first run spends besides compiling, measured as above: a helper's
+#: start (Python, fastir, numba) and its sample of the input as Python, about the command's
+#: own start and work on that MS MARCO-shaped input (0.7-0.8 s a helper, 1.5 s the command).
+PROCESS_SECONDS = 1.0
+#: The load of those seconds (an idle machine's).
+KERNEL_LOAD = 0.0
+#: How much more work a core takes to do the same when other processes keep the machine
+#: busy (sharing its caches and memory): up to this factor, linearly until the others
+#: number two a core. On the 2-core project machine, 2026-11-28: trec_eval on the MS MARCO
+#: pair took 11.7 CPU seconds at load 8-9 against 6.3 quiet (x1.85); a first run's
+#: compiles 1.6 times the CPU seconds above at load 4.4-5.7.
+CONTENTION = 1.85
 
 
 def compiling(*steps, shared=True):
@@ -97,7 +103,8 @@ def shared(measured, loads=None, cores=None):
     needs its ``measured`` seconds (measured alone, at one load), when they share the
     ``cores`` fairly with each of ``loads`` other runnable processes (default: the load
     averages now): each gets a whole core while there are cores enough, and a share of one
-    otherwise (``seconds`` for one process)."""
+    otherwise (as :func:`seconds` has it for one process), each core slower as the others
+    fill the machine (:data:`CONTENTION`)."""
     cores = cores or _cores()
     alone = sorted(m.seconds / max(1.0, m.load / m.cores) for m in measured)
     ends = [_last_end(alone, load, cores) for load in (loads or _loads())]
@@ -105,10 +112,12 @@ def shared(measured, loads=None, cores=None):
 
 
 def _last_end(alone, others, cores):
-    """When the last of the processes needing ``alone`` seconds (sorted) of a core ends."""
+    """When the last of the processes needing ``alone`` seconds (sorted) of a core ends
+    (each core slower by :data:`CONTENTION` as the ``others`` fill the machine)."""
     clock, done = 0.0, 0.0  # (every running process has had ``done`` seconds of a core)
+    slower = 1.0 + (CONTENTION - 1.0) * min(1.0, others / (2 * cores))
     for i, need in enumerate(alone):
-        rate = min(1.0, cores / (others + len(alone) - i))
+        rate = min(1.0, cores / (others + len(alone) - i)) / slower
         clock += (need - done) / rate
         done = need
     return clock

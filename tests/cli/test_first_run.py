@@ -11,7 +11,7 @@ from cli_calls import PROGRAM
 from conftest import DATA
 
 from fastir import _jit
-from fastir._estimate import KERNEL_SECONDS, Measured, seconds, shared
+from fastir._estimate import CONTENTION, KERNEL_SECONDS, Measured, seconds, shared
 from fastir.cli.first_run import shares
 
 pytestmark = pytest.mark.one_engine
@@ -56,11 +56,11 @@ def test_a_kernel_compiled_elsewhere_waits_for_that_process_once():
     assert waits == [1]
 
 
-def test_one_process_alone_takes_what_seconds_says():
+def test_one_process_takes_what_seconds_says_and_more_as_others_fill_the_machine():
     measured = Measured(30, load=3.0)
-    for load in (0.0, 1.0, 2.5, 6.0):
+    for load, slower in [(0.0, 1.0), (1.0, 1 + (CONTENTION - 1) / 4), (6.0, CONTENTION)]:
         low, high = shared([measured], [load], cores=2)
-        assert low == high == pytest.approx(seconds(measured, 1, [load], cores=2)[0])
+        assert low == high == pytest.approx(seconds(measured, 1, [load], cores=2)[0] * slower)
 
 
 def test_processes_sharing_the_cores_end_with_the_last():
