@@ -317,6 +317,7 @@ def _measures(args):
 
 def _eval(args, argv):
     from fastir.cli import first_run
+    from fastir.progress import wanted
 
     measures = _measures(args)
     if args.compile_only is not None:
@@ -328,7 +329,8 @@ def _eval(args, argv):
                          "file: give one of them as a file")
     names = _run_names(paths, args.name)
     streamed = any(os.path.isfile(p) and os.path.getsize(p) > _stream_above() for p in paths)
-    with first_run.helped(argv, [] if streamed else [args.qrels, *paths]):
+    with first_run.helped(argv, [] if streamed else [args.qrels, *paths],
+                          wanted("auto" if args.progress is None else args.progress)):
         results = _evaluate_runs(args, paths, names, measures)
     for name, path in zip(names, paths):
         _note_queries(name, results[name], args.missing)

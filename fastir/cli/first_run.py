@@ -24,22 +24,31 @@ import tempfile
 import threading
 
 from fastir import _jit
-from fastir._estimate import KERNEL_LOAD, KERNEL_SECONDS, PROCESS_SECONDS, Measured, about
+from fastir._estimate import (
+    KERNEL_LOAD,
+    KERNEL_SECONDS,
+    PROCESS_SECONDS,
+    Measured,
+    _cores,
+    about,
+    shared,
+)
 
 #: Bytes of each file a helper reads (cut at a line's end): enough for a query or two.
 SAMPLE_BYTES = 1 << 16
 
 
 @contextlib.contextmanager
-def helped(argv, paths):
+def helped(argv, paths, bar):
     """Run the block (the command ``fastir eval`` with arguments ``argv``, reading the
     files ``paths``: the qrels, then the runs) with helpers compiling its kernels if it
-    has to compile some (see the module's doc). A command reading standard input (or no
-    ``paths``: a run evaluated in chunks) compiles in this process alone."""
+    has to compile some (see the module's doc), and a bar of them if ``bar``. A command
+    reading standard input (or no ``paths``: a run evaluated in chunks) compiles in this
+    process alone."""
     if not paths or not all(p != "-" and os.path.isfile(p) for p in paths):
         yield
         return
-    helpers = _Helpers(argv, paths)
+    helpers = _Helpers(argv, paths, bar)
     previous, _jit.first_compile = _jit.first_compile, helpers.start
     try:
         yield
@@ -58,8 +67,6 @@ def shares(names, cores):
         return runs, [Measured(sum(KERNEL_SECONDS[n] for n in run) + PROCESS_SECONDS,
                                KERNEL_LOAD) for run in runs]
 
-    from fastir._estimate import shared
-
     cuts = [cut for k in range(min(len(names), cores + 1))
             for cut in itertools.combinations(range(1, len(names)), k)]
     best = min(cuts, key=lambda cut: shared(measured(cut)[1], [0.0], cores)[1])
@@ -67,8 +74,8 @@ def shares(names, cores):
 
 
 class _Helpers:
-    def __init__(self, argv, paths):
-        self.argv, self.paths = argv, paths
+    def __init__(self, argv, paths, bar):
+        self.argv, self.paths, self.wanted = argv, paths, bar
         self.folder = None
         self.processes = []
         self.bar = None
@@ -85,47 +92,64 @@ class _Helpers:
         if None in missing:
             return False
         names = [first] + [n for n, m in zip(later, missing) if not m]
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-            os.cpu_count() or 1
-        runs, measured = shares(names, cores)
-        if len(runs) > 1:
-            self._start_helpers(runs[1:])
-        print(f"fastir: compiling numba kernels, the {len(names)} this input needs, once "
-              f"(cached on disk), in {len(runs)} process{'es' if len(runs) > 1 else ''}: "
-              f"{about(measured)}. `fastir warmup` compiles them all ahead.",
-              file=sys.stderr, flush=True)
-        self._show(runs)
+        runs, measured = shares(names, _cores())
+        started = self._start_helpers(runs[1:])
+        if started < len(runs) - 1:  # (a process that could not start: this one compiles)
+            runs, measured = runs[:started + 1], None
+        line = (f"fastir: compiling numba kernels, the {len(names)} this input needs, once "
+                f"(cached on disk), in {len(runs)} process{'es' if len(runs) > 1 else ''}: "
+                f"{about(measured or shares(names, 1)[1])}. `fastir warmup` compiles them "
+                "all ahead.")
+        if self.wanted:  # (above the bars shown)
+            from tqdm import tqdm
+
+            tqdm.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+        self._show(names)
         return True
 
     def _start_helpers(self, runs):
-        self.folder = tempfile.mkdtemp(prefix="fastir-first-run-")
-        inputs = _samples(self.paths, self.folder)
+        """Start a helper for each share of ``runs``: how many started (an OSError stops
+        the starting, and this process compiles the rest)."""
+        if not runs:
+            return 0
+        try:
+            self.folder = tempfile.mkdtemp(prefix="fastir-first-run-")
+            inputs = _samples(self.paths, self.folder)
+        except OSError:
+            return 0
         parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         code = (f"import sys; sys.path.insert(0, {parent!r}); "  # (this fastir, not another)
                 "from fastir.cli.main import dispatch; sys.exit(dispatch(sys.argv[1:]))")
         for run in runs:
-            process = subprocess.Popen(
-                [sys.executable, "-c", code, "eval", "--compile-only", ",".join(run),
-                 "--compile-inputs", inputs, "--no-progress", *self.argv],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL)
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-c", code, "eval", "--compile-only", ",".join(run),
+                     "--compile-inputs", inputs, "--no-progress", *self.argv],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
+            except OSError:
+                break
             self.processes.append((process, run))
             _jit.compiled_elsewhere(run, process.wait)
+        return len(self.processes)
 
-    def _show(self, runs):
-        """A bar of the kernels compiled, on a terminal."""
-        from fastir.progress import Progress, wanted
+    def _show(self, names):
+        """A bar of the kernels ``names`` compiled (when wanted)."""
+        from fastir.progress import Progress
 
-        if not wanted("auto"):
+        if not self.wanted:
             return
-        self.bar = Progress(sum(map(len, runs)), "compiling numba kernels", True,
-                            unit="kernel")
+        self.bar = Progress(len(names), "compiling numba kernels", True, unit="kernel")
+        elsewhere = {n for _, run in self.processes for n in run}
+        own = [n for n in names if n not in elsewhere]
         self.done = threading.Event()
 
         def tick():
             shown = 0
             while not self.done.wait(0.25):
-                n = sum(map(_jit.loaded, runs[0])) + sum(
+                n = sum(map(_jit.loaded, own)) + sum(
                     len(run) for process, run in self.processes if process.poll() is not None)
                 self.bar.advance(n - shown)
                 shown = n
