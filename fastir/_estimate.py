@@ -43,6 +43,30 @@ COMPILE_SECONDS = {"shared": 21, "files": 6, "fusion": 6, "loops": 27, "diversit
 COMPILE_LOAD = 2.0
 
 
+#: What compiling each kernel ``fastir eval`` needs for TREC files takes on a fresh numba
+#: cache (seconds with a core of its own on an idle machine, its helpers included), in the
+#: order the command first calls them (fastir.cli.first_run). Measured on the 2-core project
+#: machine, 2026-11-28, as each compile's CPU seconds (numba's compile events) at load 8-9,
+#: scaled by trec_eval's on the MS MARCO pair then (11.7 CPU seconds, 6.3 quiet: x0.54).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 3.6,
+                  "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
+                  "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
+                  "fastir.measures.kernels.evaluate_queries": 5.2,
+                  "fastir.measures.kernels.summaries": 0.6}
+#: What each process of a first run spends besides compiling, measured as above: a helper's
+#: start (Python, fastir, numba) and its sample of the input as Python, about the command's
+#: own start and work on that MS MARCO-shaped input (0.7-0.8 s a helper, 1.5 s the command).
+PROCESS_SECONDS = 1.0
+#: The load of those seconds (an idle machine's).
+KERNEL_LOAD = 0.0
+#: How much more work a core takes to do the same when other processes keep the machine
+#: busy (sharing its caches and memory): up to this factor, linearly until the others
+#: number two a core. On the 2-core project machine, 2026-11-28: trec_eval on the MS MARCO
+#: pair took 11.7 CPU seconds at load 8-9 against 6.3 quiet (x1.85); a first run's
+#: compiles 1.6 times the CPU seconds above at load 4.4-5.7.
+CONTENTION = 1.85
+
+
 def compiling(*steps, shared=True):
     """The measurement of a process compiling ``steps``' kernels (and, in a fresh process,
     the ``shared`` ones)."""
@@ -74,12 +98,41 @@ def seconds(measured, processes=1, loads=None, cores=None):
     return measured.seconds * min(now) / then, measured.seconds * max(now) / then
 
 
+def shared(measured, loads=None, cores=None):
+    """(fewest, most) seconds until the last of several processes ends, each of which
+    needs its ``measured`` seconds (measured alone, at one load), when they share the
+    ``cores`` fairly with each of ``loads`` other runnable processes (default: the load
+    averages now): each gets a whole core while there are cores enough, and a share of one
+    otherwise (as :func:`seconds` has it for one process), each core slower as the others
+    fill the machine (:data:`CONTENTION`)."""
+    cores = cores or _cores()
+    alone = sorted(m.seconds / max(1.0, m.load / m.cores) for m in measured)
+    ends = [_last_end(alone, load, cores) for load in (loads or _loads())]
+    return min(ends), max(ends)
+
+
+def _last_end(alone, others, cores):
+    """When the last of the processes needing ``alone`` seconds (sorted) of a core ends
+    (each core slower by :data:`CONTENTION` as the ``others`` fill the machine)."""
+    clock, done = 0.0, 0.0  # (every running process has had ``done`` seconds of a core)
+    slower = 1.0 + (CONTENTION - 1.0) * min(1.0, others / (2 * cores))
+    for i, need in enumerate(alone):
+        rate = min(1.0, cores / (others + len(alone) - i)) / slower
+        clock += (need - done) / rate
+        done = need
+    return clock
+
+
 def about(measured, processes=1, loads=None, cores=None):
     """``about 40-70 s`` or ``about 3-6 minutes`` (one figure when the range rounds to it),
-    and the load it was scaled to: what a message says before a step starts."""
+    and the load it was scaled to: what a message says before a step starts. ``measured``:
+    a Measured, or a list of them for processes that share the cores (:func:`shared`)."""
     loads = loads or _loads()
     cores = cores or _cores()
-    low, high = seconds(measured, processes, loads, cores)
+    if isinstance(measured, list):
+        low, high = shared(measured, loads, cores)
+    else:
+        low, high = seconds(measured, processes, loads, cores)
     if high < 180:
         low, high, unit = max(1, round(low)), max(1, round(high)), "s"
     else:

@@ -59,6 +59,10 @@ KERNEL_LOAD_SECONDS = 0.01
 PYTHON_ITEM_SECONDS = 1e-6
 
 note_compiles = True  # say on stderr when numba starts compiling fastir's kernels
+#: The command line's (:mod:`fastir.cli.first_run`), when set: called with the kernel's
+#: name (:func:`name_of`) as the first of fastir's kernels starts compiling in this process;
+#: it returns whether it said so (else the note below is said).
+first_compile = None
 #: Kept for callers that set it: numba's set-up now skips its scipy probe in every
 #: process, without changing anything a user sees (_set_up_without_blas_probe).
 lean_start = False
@@ -87,6 +91,8 @@ _python_rows = 0
 _loop_python_seconds = 0.0  # what loops' calls decided as Python took (loop_tier)
 _FORCED_BY_ENV = os.environ.get("FASTIR_JIT")
 _forced = contextvars.ContextVar("fastir_forced", default=None)
+_only = contextvars.ContextVar("fastir_only", default=None)  # see compiling_only
+_elsewhere = {}  # kernel name -> a wait for the process compiling it (compiled_elsewhere)
 _python = contextvars.ContextVar("fastir_python", default=None)
 
 
@@ -303,6 +309,8 @@ def _compile_note(listener_base):
             if self.said or not module.startswith("fastir") or not note_compiles:
                 return
             self.said = True
+            if first_compile is not None and first_compile(name_of(dispatcher.py_func)):
+                return
             from fastir._estimate import about, compiling
 
             print(f"fastir: compiling numba kernels for this kind of input, once (cached "
@@ -325,11 +333,77 @@ def fork_safe():
 
 
 def compiled(kernel):
-    """The numba dispatcher of a registered kernel (loading numba on first use)."""
+    """The numba dispatcher of a registered kernel (loading numba on first use); under
+    :func:`compiling_only`, a kernel not named runs as Python instead."""
     entry = kernel._fastir_entry
+    only = _only.get()
+    if only is not None and name_of(entry.source) not in only:
+        return functools.partial(_run_python, entry.python)
+    if _elsewhere:
+        wait = _elsewhere.pop(name_of(entry.source), None)
+        if wait is not None:
+            wait()
     if entry.dispatcher is None:
         _load_numba()
     return entry.dispatcher
+
+
+def name_of(function):
+    """A kernel's name: ``module.function``."""
+    return f"{function.__module__}.{function.__qualname__}"
+
+
+def _entry(kernel_name):
+    return next((e for e in _registry if name_of(e.source) == kernel_name), None)
+
+
+def registered(kernel_name):
+    """Whether ``kernel_name`` (:func:`name_of`) names a registered kernel."""
+    return _entry(kernel_name) is not None
+
+
+def loaded(kernel_name):
+    """Whether this process has the kernel ``kernel_name`` (:func:`name_of`) compiled or
+    loaded from the cache."""
+    entry = _entry(kernel_name)
+    return entry is not None and _loaded(entry)
+
+
+def cached(kernel_name):
+    """Whether numba's on-disk cache holds the kernel ``kernel_name`` (:func:`name_of`)
+    compiled for some input, from fastir's current sources; None when that cannot be
+    known (no cache, a numba laid out otherwise, a kernel not registered)."""
+    _load_numba()
+    entry = _entry(kernel_name)
+    cache_file = getattr(getattr(entry and entry.dispatcher, "_cache", None), "_cache_file",
+                         None)
+    load_index = getattr(cache_file, "_load_index", None)  # (numba's private layout)
+    return None if load_index is None else bool(load_index())
+
+
+@contextlib.contextmanager
+def compiling_only(names):
+    """Run the block with the kernels ``names`` (:func:`name_of`) compiled, whatever their
+    inputs' size, and every other kernel as Python: a command line's helper process
+    compiling its share of the kernels a command needs, on a sample of its input
+    (:mod:`fastir.cli.first_run`)."""
+    token = _only.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _only.reset(token)
+
+
+def compiled_elsewhere(names, wait):
+    """Have this process's first use of each kernel of ``names`` (:func:`name_of`) call
+    ``wait()`` first: the kernel is being compiled into numba's cache by another process,
+    from which it is then loaded (:mod:`fastir.cli.first_run`); ``wait`` None: no longer
+    (the other process has ended)."""
+    for kernel_name in names:
+        if wait is None:
+            _elsewhere.pop(kernel_name, None)
+        else:
+            _elsewhere[kernel_name] = wait
 
 
 # -- the choice: Python or compiled ------------------------------------------------------
@@ -422,6 +496,8 @@ def loop_tier(n_rows):
 def python_mode(n_rows=0):
     """Whether kernels run as Python here: the enclosing :func:`tier`'s decision, else the
     decision for one call on ``n_rows`` rows."""
+    if _only.get() is not None:  # (compiled work: compiled() runs the others as Python)
+        return False
     decided = _python.get()
     return _choose_python(n_rows) if decided is None else decided
 
@@ -456,7 +532,7 @@ def _python_pays(entry, n_items):
     """Whether a call of ``n_items`` to a kernel not loaded yet runs as Python: while what
     its Python runs cost, this one's estimated at the rate of the earlier ones (or
     ``PYTHON_ITEM_SECONDS``), stays under what loading it costs."""
-    if _forced_mode() == "numba":
+    if _forced_mode() == "numba" or _only.get() is not None:
         return False
     rate = entry.python_seconds / entry.python_items if entry.python_items else \
         PYTHON_ITEM_SECONDS

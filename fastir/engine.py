@@ -383,7 +383,7 @@ def coded_spec(spec, parsed, levels, values):
             params[j] = np.nan
             params[j, :len(values)] = gains
             table[j, kernels.GAIN] = kernels.GAIN_TABLE
-    return kernels.Spec(table, params, spec.log2, np.int64(kernels.prefix_depth(table)))
+    return kernels.spec(table, params, spec.log2, kernels.prefix_depth(table))
 
 
 def check_compat(parsed, options):
@@ -416,7 +416,7 @@ def measure_spec(parsed, options):
         table[j, kernels.EMPTY] = spec.empty in ("value", "emptied")
         params[j, :len(rows[j])] = rows[j]
     depth = kernels.prefix_depth(table)
-    return kernels.Spec(table, params, kernels.log2_table(2), np.int64(depth))
+    return kernels.spec(table, params, kernels.log2_table(2), depth)
 
 
 def rank_depth(spec):

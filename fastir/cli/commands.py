@@ -282,8 +282,10 @@ def eval_main(argv):
                        help="test the differences between the runs")
     group.add_argument("--baseline", help="compare every run with this one (default: all "
                        "pairs)")
+    parser.add_argument("--compile-only", help=argparse.SUPPRESS)  # a first run's helper
+    parser.add_argument("--compile-inputs", help=argparse.SUPPRESS)  # (fastir.cli.first_run)
     args = parser.parse_args(argv)
-    return _guarded("eval", lambda _: _eval(args), argv)
+    return _guarded("eval", lambda _: _eval(args, argv), argv)
 
 
 def _add_significance_options(parser):
@@ -313,14 +315,23 @@ def _measures(args):
     return args.measure or [*DEFAULT_MEASURES, *defined]
 
 
-def _eval(args):
+def _eval(args, argv):
+    from fastir.cli import first_run
+    from fastir.progress import wanted
+
+    measures = _measures(args)
+    if args.compile_only is not None:
+        return first_run.compile_share(
+            args, lambda paths, names: _evaluate_runs(args, paths, names, measures))
     paths = _run_paths(args.runs)
     if args.qrels == "-" and "-" in paths:
         raise ValueError("the qrels and a run are both standard input (-), which holds one "
                          "file: give one of them as a file")
     names = _run_names(paths, args.name)
-    measures = _measures(args)
-    results = _evaluate_runs(args, paths, names, measures)
+    streamed = any(os.path.isfile(p) and os.path.getsize(p) > _stream_above() for p in paths)
+    with first_run.helped(argv, [] if streamed else [args.qrels, *paths],
+                          wanted("auto" if args.progress is None else args.progress)):
+        results = _evaluate_runs(args, paths, names, measures)
     for name, path in zip(names, paths):
         _note_queries(name, results[name], args.missing)
         _warn_if_unjudged(name, path, results[name], args)

@@ -109,8 +109,19 @@ def prefix_depth(table):
 
 #: What the kernels know of the measures: ``table`` (int64, one row per measure, the columns
 #: above), ``params`` (float64, one row per measure: its float parameters), ``log2`` (the
-#: discounts: ``log2[i] == log2(i + 2)``) and ``depth`` (:func:`prefix_depth`).
-Spec = namedtuple("Spec", "table params log2 depth")
+#: discounts: ``log2[i] == log2(i + 2)``), ``depth`` (:func:`prefix_depth`) and ``own``
+#: (None when no measure is on the "own" path, else 1: see :func:`spec`).
+Spec = namedtuple("Spec", "table params log2 depth own")
+
+
+def spec(table, params, log2, depth):
+    """The :data:`Spec` of a measure table: the one way to make one. Its ``own`` is None when
+    no measure of ``table`` is on the "own" path, so that the kernels compiled for it leave
+    out the loops of that path (numba drops a branch on an argument typed None, and never
+    compiles what it calls: a fresh install's first ``fastir eval`` of the default measures
+    compiles a smaller kernel)."""
+    own = np.int64(1) if (table[:, PATH] == PATH_OWN).any() else None
+    return Spec(table, params, log2, np.int64(depth), own)
 
 #: A chunk's scratch, per chunk: ``rows`` (float64: the cumulative rows above), ``state``
 #: (int64: which query and parameters the rows describe), ``codes`` (int32: a ranking's
@@ -235,7 +246,8 @@ def query_value(e, spec, m, ranked, ideal, outside, outside_label, sc, state):
     if path == PATH_GAINS:
         return _gain_value(e, spec, m, ranked, ideal, sc, state)
     if path == PATH_OWN:
-        return _own_value(row, spec.params[m], ranked, ideal, n_rel, n_nonrel, spec.log2, sc)
+        return _own_path(spec.own, row, spec.params[m], ranked, ideal, n_rel, n_nonrel,
+                         spec.log2, sc)
     return np.nan  # PATH_SUBTOPICS (the diversity kernel's), "prefs", "groups"
 
 
@@ -278,6 +290,15 @@ def _gain_value(e, spec, m, ranked, ideal, sc, state):
         dcg = sc[CUM_DCG, :built + 1][n if cutoff == 0 else min(cutoff, n)]
         idcg = sc[CUM_IDCG, :count + 1][count if cutoff == 0 else min(cutoff, count)]
     return dcg_value(kind, dcg, idcg)
+
+
+@helper
+def _own_path(own, row, params, ranked, ideal, n_rel, n_nonrel, log2, sc):
+    """The "own" path: :func:`_own_value`, compiled only for a :data:`Spec` whose ``own``
+    says a measure takes it (else NaN, never reached: see :func:`spec`)."""
+    if own is None:
+        return np.nan
+    return _own_value(row, params, ranked, ideal, n_rel, n_nonrel, log2, sc)
 
 
 @helper
