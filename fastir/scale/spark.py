@@ -1,12 +1,17 @@
-"""Evaluating a run held in a Spark DataFrame (needs the spark extra): the run is shuffled on
-the query id, each partition (complete queries) is evaluated by fastir's kernels in an
-executor's Python worker from its Arrow batches, and the per-query values are gathered into
-one :class:`~fastir.Results`, bit-identical to :func:`fastir.evaluate`.
+"""Evaluating a run held in a Spark DataFrame (needs the spark extra): each partition is
+evaluated by fastir's kernels in an executor's Python worker from its Arrow batches, and the
+per-query values are gathered into one :class:`~fastir.Results`, bit-identical to
+:func:`fastir.evaluate`.
 
-The qrels are read on the driver (the means need every judged query, in trec_eval order) and
-travel with the task (Spark broadcasts a large one); each task gives back its queries'
-values, pickled: a row per partition. Under ``ties="input"`` rows keep their place in the
-run (a row number taken before the shuffle orders each partition again); no other value
+As in :mod:`fastir.scale.dask`, a partition's queries but its first and last are evaluated in
+its task; the rows of those two (which a file's split may cut) come back to the driver, which
+joins each query's pieces in partition order and evaluates them there. Only a run not grouped
+by query (a query's rows apart within a partition, or in the middle of two) is shuffled on the
+query id and evaluated again, a partition of complete queries per task. The qrels are read on
+the driver (the means need every judged query, in trec_eval order) and travel with the task
+(Spark broadcasts a large one); each task gives back its queries' values, pickled: a row per
+partition. Under ``ties="input"`` rows keep their place in the run (partitions in order, and
+after a shuffle a row number taken before it orders each partition again); no other value
 depends on the rows' order (a doc ranked twice in a query is an error).
 Kernels are compiled once on the driver first (numba caches them on disk, and Python workers
 on the same machine load them from there); inside a task numba runs on one thread: Spark's
@@ -15,6 +20,8 @@ task slots are the parallelism.
 
 import functools
 import pickle
+
+import numpy as np
 
 from fastir import _jit
 from fastir._optional import require
@@ -157,24 +164,39 @@ def _compile(qrels, plan, run, columns):
 
 
 def _parts(run, qrels, plan, columns):
-    """The :class:`~fastir.scale.streaming.Part` of each non-empty partition of the run
-    shuffled on the query id; an error a task met (a bad id, a bad score) raised here."""
-    sql = require("pyspark.sql", "fastir.spark")
-    if columns.options.ties == "input":  # (the only order a value depends on: the run's)
-        run = run.withColumn(_ROW, sql.functions.monotonically_increasing_id())
-    task = functools.partial(_evaluate_batches, qrels, plan, columns)
-    rows = run.repartition(columns.query).mapInArrow(task, "piece binary").collect()
-    pieces = [pickle.loads(row.piece) for row in rows]
+    """The :class:`~fastir.scale.streaming.Part` of each partition's queries and of the
+    queries cut at partitions' edges (evaluated here), or, when the run is not grouped by
+    query, of each partition of the run shuffled on the query id; an error a task met (a bad
+    id, a bad score) raised here."""
+    pieces = _pieces(run, qrels, plan, columns, whole=False)
+    if pieces is None or not _tasks._queries_complete(pieces):
+        if columns.options.ties == "input":  # (the only order a value depends on: the run's)
+            sql = require("pyspark.sql", "fastir.spark")
+            run = run.withColumn(_ROW, sql.functions.monotonically_increasing_id())
+        pieces = _pieces(run.repartition(columns.query), qrels, plan, columns, whole=True)
+    parts = [piece.part for piece in pieces if piece.part is not None]
+    edges = [piece.edges for piece in pieces if piece.edges.num_rows]
+    if edges:
+        pa = require("pyarrow", "fastir.spark")
+        parts.append(_evaluate_table(pa.concat_tables(edges), qrels, plan, columns)[0])
+    return parts
+
+
+def _pieces(run, qrels, plan, columns, whole):
+    """The :class:`~fastir.scale.dask.Piece` (its edges an Arrow table) of each non-empty
+    partition, in partition order; None when a partition's queries are not grouped."""
+    task = functools.partial(_evaluate_batches, qrels, plan, columns, whole)
+    pieces = [pickle.loads(row.piece) for row in run.mapInArrow(task, "piece binary").collect()]
     for piece in pieces:
         if isinstance(piece, Exception):
             raise piece
-    return pieces
+    return None if any(piece is None for piece in pieces) else pieces
 
 
-def _evaluate_batches(qrels, plan, columns, batches):
-    """A partition's task: its Arrow batches (complete queries) evaluated (in the run's row
-    order under ``ties="input"``), giving one batch of one row, the pickled Part (or the
-    InputError or ValueError met); nothing for an empty partition."""
+def _evaluate_batches(qrels, plan, columns, whole, batches):
+    """A partition's task: its Arrow batches (in the run's row order under
+    ``ties="input"``) evaluated by :func:`_piece`, giving one batch of one row, the pickled
+    Piece (or None, or the InputError or ValueError met); nothing for an empty partition."""
     pa = require("pyarrow", "fastir.spark")
     batches = [batch for batch in batches if batch.num_rows]
     if not batches:
@@ -183,19 +205,51 @@ def _evaluate_batches(qrels, plan, columns, batches):
     if _ROW in table.column_names:
         table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
     try:
-        piece = _evaluate_table(table, qrels, plan, columns)
+        piece = _piece(table, qrels, plan, columns, whole)
     except (InputError, ValueError) as exc:
         piece = exc
     yield pa.RecordBatch.from_pydict({"piece": [pickle.dumps(piece)]},
                                      schema=pa.schema([("piece", pa.binary())]))
 
 
+def _piece(table, qrels, plan, columns, whole):
+    """The Piece of a partition's Arrow table: all its queries evaluated (``whole``: it
+    holds complete queries), or all but its first and last, whose rows (copied out) are left
+    to the driver; None when a query's rows are apart in it (the run is not grouped)."""
+    if whole:
+        inner, edges, edge_ids = table, table.slice(0, 0), []
+    else:
+        queries = table.column(columns.query)
+        cuts = _query_starts(queries)
+        if cuts is None:
+            return None
+        n = table.num_rows
+        head, tail = (n, n) if not len(cuts) else (cuts[0], cuts[-1])
+        inner, edges = table.slice(head, tail - head), table.take(np.r_[0:head, tail:n])
+        ends = [queries[0].as_py()] + ([queries[n - 1].as_py()] if len(cuts) else [])
+        edge_ids = _tasks._ids_of(ends)
+    if not inner.num_rows:
+        return _tasks.Piece(None, [], edges, edge_ids)
+    return _tasks.Piece(*_evaluate_table(inner, qrels, plan, columns), edges, edge_ids)
+
+
+def _query_starts(queries):
+    """The rows of an Arrow id column where a query starts but the first, or None when a
+    query's rows are apart (more starts than queries)."""
+    pc = require("pyarrow.compute", "fastir.spark")
+    n = len(queries)
+    differs = pc.fill_null(pc.not_equal(queries.slice(1), queries.slice(0, max(n - 1, 0))),
+                           True)  # (a null id: apart, and refused by the shuffled run's task)
+    starts = np.flatnonzero(differs.to_numpy(zero_copy_only=False)) + 1
+    return starts if len(starts) + 1 == pc.count_distinct(queries).as_py() else None
+
+
 def _evaluate_table(table, qrels, plan, columns):
-    """The Part of an Arrow table of complete queries, by compiled kernels (unless
+    """(Part, query ids) of an Arrow table of complete queries, by compiled kernels (unless
     ``FASTIR_JIT=python``), however few its rows: the driver compiled them."""
     with _tasks._numba_section(), _jit.tier(1 << 40):
         run = Run.from_arrow(table, columns.query, columns.doc, columns.score,
                              source="Spark partition")
         if columns.options.compat == "9.0.8":
             run = run.in_float32()
-        return evaluate_part(qrels, plan, run, columns.options)
+        return evaluate_part(qrels, plan, run, columns.options), run.query_ids.tolist()

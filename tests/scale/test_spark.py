@@ -147,3 +147,38 @@ def test_bad_qrels_and_inputs_are_refused_by_argument(spark):
 def test_import_does_not_load_pyspark():
     code = "import sys, fastir, fastir.spark; assert 'pyspark' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def in_order(spark, frame, partitions):
+    """A Spark DataFrame of ``frame``'s rows in their order, cut into ``partitions`` slices
+    of consecutive rows (as a file's splits are)."""
+    rows = list(frame.itertuples(index=False, name=None))
+    return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions),
+                                 list(frame.columns))
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7, 60])
+@pytest.mark.parametrize("ties", ["trec_eval", "input"])
+def test_a_run_grouped_by_query_is_evaluated_where_it_lies(spark, partitions, ties):
+    """Queries cut at partitions' edges (one over several partitions, empty partitions at
+    60): their rows are joined on the driver, the run is not shuffled."""
+    qrels, run = frames(seed=5)
+    run = run.sample(frac=1, random_state=2).sort_values("query_id", kind="stable")
+    data = in_order(spark, run, partitions)
+    got = fspark.evaluate(qrels, data, MEASURES, ties=ties, per_query=True)
+    assert_same(got, fastir.evaluate(qrels, run, MEASURES, ties=ties))
+
+
+def test_a_query_in_the_middle_of_a_partition_makes_the_run_shuffled(spark):
+    """Each partition grouped by query, but the first query's first row in the middle of
+    the second of 3 partitions (a shuffle); or at the end of the last (an edge: its rows
+    are joined on the driver with those at the start of the first)."""
+    qrels, run = frames(seed=6)
+    starts = np.flatnonzero(run.query_id.ne(run.query_id.shift()).to_numpy())
+    cut = starts[len(starts) // 2]  # (a query's start near the middle)
+    middle = pd.concat([run.iloc[1:cut], run.iloc[:1], run.iloc[cut:]])
+    last = pd.concat([run, run.iloc[:1].assign(doc_id="extra")])
+    for frame in (middle, last):
+        data = in_order(spark, frame, 3)
+        got = fspark.evaluate(qrels, data, MEASURES, ties="input", per_query=True)
+        assert_same(got, fastir.evaluate(qrels, frame, MEASURES, ties="input"))
