@@ -33,7 +33,7 @@ from fastir.options import Options
 from fastir.scale import dask as _tasks
 from fastir.scale.streaming import Combined, evaluate_part
 
-__all__ = ["evaluate"]
+__all__ = ["compare", "evaluate"]
 
 _ROW = "__fastir_row__"  # the run's row number, taken before the shuffle
 _ID_TYPES = ("string", "bigint", "int", "smallint", "tinyint")
@@ -87,6 +87,38 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
         combined.add(part)
     results = combined.results("Spark DataFrame")
     return results if per_query else results.mean
+
+
+def compare(qrels, runs, measures, *, baseline=None, test="randomization",
+            n_resamples=10_000, correction="holm", alpha=0.05, seed=0, missing="zero",
+            **options):
+    """Compare systems whose runs are Spark DataFrames, exactly as :func:`fastir.compare`.
+
+    Each run of ``runs`` (``{name: Spark DataFrame or table name}``, at least two) is
+    evaluated by :func:`evaluate` (``missing`` and ``**options``: its options, e.g.
+    ``ties``, ``relevance_level``, ``labels``); the per-query values are gathered on the
+    driver and compared there by :func:`fastir.compare` (``baseline``, ``test``,
+    ``n_resamples``, ``correction``, ``alpha``, ``seed``: its arguments). ``qrels`` is
+    read once, in any form :func:`evaluate` takes.
+
+    Returns
+    -------
+    Comparison
+        What :func:`fastir.compare` gives on the runs collected, bit for bit.
+    """
+    from fastir.analysis.stats import compare as compare_results
+
+    if not isinstance(runs, dict):
+        raise ValueError("runs must be a dict {name: Spark DataFrame}, got "
+                         f"{type(runs).__name__}")
+    tables = {name: _table(run, f"run {name!r}", None) for name, run in runs.items()}
+    spark = next(iter(tables.values())).sparkSession if tables else None
+    qrels = _qrels(qrels, spark, options.get("labels", "int"))
+    results = {name: evaluate(qrels, run, measures, per_query=True, missing=missing, **options)
+               for name, run in tables.items()}
+    return compare_results(None, results, measures, baseline=baseline, test=test,
+                           n_resamples=n_resamples, correction=correction, alpha=alpha,
+                           seed=seed, missing=missing)
 
 
 def _table(value, argument, spark):
@@ -184,7 +216,8 @@ def _parts(run, qrels, plan, columns):
 
 def _pieces(run, qrels, plan, columns, whole):
     """The :class:`~fastir.scale.dask.Piece` (its edges an Arrow table) of each non-empty
-    partition, in partition order; None when a partition's queries are not grouped."""
+    partition, in partition order; None when a partition's queries are not grouped (unless
+    ``whole``: partitions of complete queries)."""
     task = functools.partial(_evaluate_batches, qrels, plan, columns, whole)
     pieces = [pickle.loads(row.piece) for row in run.mapInArrow(task, "piece binary").collect()]
     for piece in pieces:
@@ -196,33 +229,55 @@ def _pieces(run, qrels, plan, columns, whole):
 def _evaluate_batches(qrels, plan, columns, whole, batches):
     """A partition's task: its Arrow batches (in the run's row order under
     ``ties="input"``) evaluated by :func:`_piece`, giving one batch of one row, the pickled
-    Piece (or None, or the InputError or ValueError met); nothing for an empty partition."""
+    Piece (or None, or the InputError or ValueError met); nothing for an empty partition.
+    Unless ``whole``, the batches are read only while the queries stay grouped: a query's
+    rows apart are None at once (the driver shuffles the run)."""
     pa = require("pyarrow", "fastir.spark")
-    batches = [batch for batch in batches if batch.num_rows]
-    if not batches:
+    batches = [batch for batch in batches if batch.num_rows] if whole else \
+        _grouped(batches, columns.query)
+    if batches is None:
+        piece = None
+    elif not batches:
         return
-    table = pa.Table.from_batches(batches)
-    if _ROW in table.column_names:
-        table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
-    try:
-        piece = _piece(table, qrels, plan, columns, whole)
-    except (InputError, ValueError) as exc:
-        piece = exc
+    else:
+        table = pa.Table.from_batches(batches)
+        if _ROW in table.column_names:
+            table = table.take(table.column(_ROW).to_numpy().argsort(kind="stable"))
+        try:
+            piece = _piece(table, qrels, plan, columns, whole)
+        except (InputError, ValueError) as exc:
+            piece = exc
     yield pa.RecordBatch.from_pydict({"piece": [pickle.dumps(piece)]},
                                      schema=pa.schema([("piece", pa.binary())]))
 
 
+def _grouped(batches, query):
+    """The non-empty batches of a partition, or None as soon as one shows a query's rows
+    apart (its id met again after another's)."""
+    kept, seen, last = [], set(), None
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        ids = batch.column(query)
+        firsts = ids.take(np.r_[0, _query_starts(ids)]).to_pylist()  # (each run's id)
+        new = firsts[1:] if firsts[0] == last and kept else firsts
+        if len(set(firsts)) < len(firsts) or not seen.isdisjoint(new):
+            return None
+        seen.update(firsts)
+        last = firsts[-1]
+        kept.append(batch)
+    return kept
+
+
 def _piece(table, qrels, plan, columns, whole):
     """The Piece of a partition's Arrow table: all its queries evaluated (``whole``: it
-    holds complete queries), or all but its first and last, whose rows (copied out) are left
-    to the driver; None when a query's rows are apart in it (the run is not grouped)."""
+    holds complete queries), or (its queries grouped) all but its first and last, whose rows
+    (copied out) are left to the driver."""
     if whole:
         inner, edges, edge_ids = table, table.slice(0, 0), []
     else:
         queries = table.column(columns.query)
         cuts = _query_starts(queries)
-        if cuts is None:
-            return None
         n = table.num_rows
         head, tail = (n, n) if not len(cuts) else (cuts[0], cuts[-1])
         inner, edges = table.slice(head, tail - head), table.take(np.r_[0:head, tail:n])
@@ -234,14 +289,13 @@ def _piece(table, qrels, plan, columns, whole):
 
 
 def _query_starts(queries):
-    """The rows of an Arrow id column where a query starts but the first, or None when a
-    query's rows are apart (more starts than queries)."""
+    """The rows of an Arrow id column (an array or a chunked one) whose id differs from the
+    row before (a null: from every row)."""
     pc = require("pyarrow.compute", "fastir.spark")
     n = len(queries)
     differs = pc.fill_null(pc.not_equal(queries.slice(1), queries.slice(0, max(n - 1, 0))),
-                           True)  # (a null id: apart, and refused by the shuffled run's task)
-    starts = np.flatnonzero(differs.to_numpy(zero_copy_only=False)) + 1
-    return starts if len(starts) + 1 == pc.count_distinct(queries).as_py() else None
+                           True)
+    return np.flatnonzero(differs.to_numpy(zero_copy_only=False)) + 1
 
 
 def _evaluate_table(table, qrels, plan, columns):

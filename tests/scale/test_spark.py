@@ -182,3 +182,19 @@ def test_a_query_in_the_middle_of_a_partition_makes_the_run_shuffled(spark):
         data = in_order(spark, frame, 3)
         got = fspark.evaluate(qrels, data, MEASURES, ties="input", per_query=True)
         assert_same(got, fastir.evaluate(qrels, frame, MEASURES, ties="input"))
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_compare_equals_fastir_compare(spark, missing):
+    """Three runs (one grouped by query, two spread), the per-query values gathered."""
+    qrels, run = frames(seed=8)
+    other = run.assign(score=run.score[::-1].to_numpy())
+    third = run.iloc[::2]
+    data, orders = {"a": in_order(spark, run, 3)}, {"a": run}
+    for name, frame in (("b", other), ("c", third)):
+        data[name], orders[name] = spread(spark, frame)
+    measures = ["AP", "nDCG@10", "P@5"]
+    options = dict(test="t", missing=missing, relevance_level=2, baseline="a")
+    got = fspark.compare(spark.createDataFrame(qrels), data, measures, **options)
+    want = fastir.compare(qrels, orders, measures, **options)
+    assert got.to_json() == want.to_json()
