@@ -36,6 +36,8 @@ from fastir.scale.streaming import Combined, evaluate_part
 __all__ = ["compare", "evaluate"]
 
 _ROW = "__fastir_row__"  # the run's row number, taken before the shuffle
+_HEAD = 10_000  # the run's first rows read on the driver: compiling, and a first look at
+# whether the run is grouped by query (a query's rows apart there: shuffled at once)
 _ID_TYPES = ("string", "bigint", "int", "smallint", "tinyint")
 _SCORE_TYPES = ("double", "float", "bigint", "int", "smallint", "tinyint")
 
@@ -81,9 +83,11 @@ def evaluate(qrels, run, measures, *, per_query=False, relevance_level=1, missin
     qrels = _qrels(qrels, run.sparkSession, labels)
     columns = _tasks.Columns(*_run_columns(run), options)
     run = run.select(*columns[:3])
-    _compile(qrels, plan, run, columns)
+    head = _head(run)
+    _compile(qrels, plan, head, columns)
+    grouped = _grouped(head.to_batches(), columns.query) is not None
     combined = Combined(qrels, plan, options.missing)
-    for part in _parts(run, qrels, plan, columns):
+    for part in _parts(run, qrels, plan, columns, grouped):
         combined.add(part)
     results = combined.results("Spark DataFrame")
     return results if per_query else results.mean
@@ -181,26 +185,27 @@ def _collect(frame):
     return frame.toArrow() if hasattr(frame, "toArrow") else frame.toPandas()
 
 
-def _compile(qrels, plan, run, columns):
-    """Evaluate the run's first row (a one-row Arrow table) with compiled kernels, so that
-    numba's disk cache holds the kernels of its kind of ids before the Python workers
-    start."""
+def _head(run):
+    """The run's first rows (at most ``_HEAD``) as an Arrow table."""
     pa = require("pyarrow", "fastir.spark")
-    if _jit._forced_mode() == "python":
-        return
-    first = run.limit(1).collect()
-    if not first:
-        return
-    row = {name: [value] for name, value in zip(columns[:3], first[0])}
-    _evaluate_table(pa.table(row), qrels, plan, columns)
+    head = _collect(run.limit(_HEAD))
+    return head if isinstance(head, pa.Table) else pa.Table.from_pandas(head,
+                                                                        preserve_index=False)
 
 
-def _parts(run, qrels, plan, columns):
+def _compile(qrels, plan, head, columns):
+    """Evaluate the run's first row with compiled kernels, so that numba's disk cache holds
+    the kernels of its kind of ids before the Python workers start."""
+    if _jit._forced_mode() != "python" and head.num_rows:
+        _evaluate_table(head.slice(0, 1), qrels, plan, columns)
+
+
+def _parts(run, qrels, plan, columns, grouped):
     """The :class:`~fastir.scale.streaming.Part` of each partition's queries and of the
     queries cut at partitions' edges (evaluated here), or, when the run is not grouped by
-    query, of each partition of the run shuffled on the query id; an error a task met (a bad
-    id, a bad score) raised here."""
-    pieces = _pieces(run, qrels, plan, columns, whole=False)
+    query (``grouped`` False: its first rows showed it), of each partition of the run
+    shuffled on the query id; an error a task met (a bad id, a bad score) raised here."""
+    pieces = _pieces(run, qrels, plan, columns, whole=False) if grouped else None
     if pieces is None or not _tasks._queries_complete(pieces):
         if columns.options.ties == "input":  # (the only order a value depends on: the run's)
             sql = require("pyspark.sql", "fastir.spark")

@@ -169,16 +169,19 @@ def test_a_run_grouped_by_query_is_evaluated_where_it_lies(spark, partitions, ti
     assert_same(got, fastir.evaluate(qrels, run, MEASURES, ties=ties))
 
 
-def test_a_query_in_the_middle_of_a_partition_makes_the_run_shuffled(spark):
-    """Each partition grouped by query, but the first query's first row in the middle of
-    the second of 3 partitions (a shuffle); or at the end of the last (an edge: its rows
-    are joined on the driver with those at the start of the first)."""
+def test_a_query_in_the_middle_of_a_partition_makes_the_run_shuffled(spark, monkeypatch):
+    """The run's first row only looked at on the driver (it cannot tell): each partition
+    grouped by query, but the first query's first row in the middle of the second of 3
+    partitions (a shuffle); or at the end of the last (an edge: its rows are joined on the
+    driver with those at the start of the first); or every partition not grouped (its task
+    says so, a shuffle)."""
+    monkeypatch.setattr("fastir.scale.spark._HEAD", 1)
     qrels, run = frames(seed=6)
     starts = np.flatnonzero(run.query_id.ne(run.query_id.shift()).to_numpy())
     cut = starts[len(starts) // 2]  # (a query's start near the middle)
     middle = pd.concat([run.iloc[1:cut], run.iloc[:1], run.iloc[cut:]])
     last = pd.concat([run, run.iloc[:1].assign(doc_id="extra")])
-    for frame in (middle, last):
+    for frame in (middle, last, run.sample(frac=1, random_state=3)):
         data = in_order(spark, frame, 3)
         got = fspark.evaluate(qrels, data, MEASURES, ties="input", per_query=True)
         assert_same(got, fastir.evaluate(qrels, frame, MEASURES, ties="input"))
