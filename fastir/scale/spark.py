@@ -6,13 +6,15 @@ per-query values are gathered into one :class:`~fastir.Results`, bit-identical t
 As in :mod:`fastir.scale.dask`, a partition's queries but its first and last are evaluated in
 its task; the rows of those two (which a file's split may cut) come back to the driver, which
 joins each query's pieces in partition order and evaluates them there. Only a run not grouped
-by query (a query's rows apart within a partition, or in the middle of two) is shuffled on the
-query id and evaluated again, a partition of complete queries per task. The qrels are read on
-the driver (the means need every judged query, in trec_eval order) and travel with the task
-(Spark broadcasts a large one); each task gives back its queries' values, pickled: a row per
-partition. Under ``ties="input"`` rows keep their place in the run (partitions in order, and
-after a shuffle a row number taken before it orders each partition again); no other value
-depends on the rows' order (a doc ranked twice in a query is an error).
+by query is shuffled on the query id, a partition of complete queries per task: at once when
+its first rows (read on the driver to compile) show a query's rows apart, else after the
+tasks found it (a query's rows apart within a partition, or in the middle of two). The qrels
+are read on the driver (the means need every judged query, in trec_eval order) and travel
+with the task (Spark broadcasts a large one); each task gives back its queries' values,
+pickled: a row per partition. Under ``ties="input"`` rows keep their place in the run
+(partitions in order, and after a shuffle a row number taken before it orders each partition
+again); no other value depends on the rows' order (a doc ranked twice in a query is an
+error).
 Kernels are compiled once on the driver first (numba caches them on disk, and Python workers
 on the same machine load them from there); inside a task numba runs on one thread: Spark's
 task slots are the parallelism.
