@@ -49,9 +49,11 @@ TEXT = (f"`fastir.spark.evaluate` against Spark ML's `RankingEvaluator` (MLlib's
         f"{MEASURES}. One warm Spark session (`local[2]`) and one warm dask cluster (2 "
         "one-thread workers) in the script's process, ways alternated after an untimed "
         "round: `python scripts/bench_spark.py data/msmarco-dev.qrels data/msmarco-dev.run "
-        "--lines 1000000,0 --rounds 3`. MLlib's values differ: binary gains in its nDCG, its "
-        "own tie order, numeric item ids, means over the queries of its join (the "
-        "script's docstring).")
+        "--lines 1000000,0 --rounds 3`. The Parquet run keeps the run file's order (grouped by "
+        "query), so fastir.spark evaluates each partition where it lies; a run not grouped "
+        "by query is shuffled on the query id first. MLlib's values differ: binary gains in "
+        "its nDCG, its own tie order, numeric item ids, means over the queries of its join "
+        "(the script's docstring).")
 MLLIB = {"nDCG@10": ("ndcgAtK", 10), "AP": ("meanAveragePrecision", 10),
          "P@10": ("precisionAtK", 10)}
 HEADER = [("way", "l"), ("call", "l"), ("in the call (s), median (min-max)", "r"),

@@ -147,3 +147,57 @@ def test_bad_qrels_and_inputs_are_refused_by_argument(spark):
 def test_import_does_not_load_pyspark():
     code = "import sys, fastir, fastir.spark; assert 'pyspark' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def in_order(spark, frame, partitions):
+    """A Spark DataFrame of ``frame``'s rows in their order, cut into ``partitions`` slices
+    of consecutive rows (as a file's splits are)."""
+    rows = list(frame.itertuples(index=False, name=None))
+    return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions),
+                                 list(frame.columns))
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7, 60])
+@pytest.mark.parametrize("ties", ["trec_eval", "input"])
+def test_a_run_grouped_by_query_is_evaluated_where_it_lies(spark, partitions, ties):
+    """Queries cut at partitions' edges (one over several partitions, empty partitions at
+    60): their rows are joined on the driver, the run is not shuffled."""
+    qrels, run = frames(seed=5)
+    run = run.sample(frac=1, random_state=2).sort_values("query_id", kind="stable")
+    data = in_order(spark, run, partitions)
+    got = fspark.evaluate(qrels, data, MEASURES, ties=ties, per_query=True)
+    assert_same(got, fastir.evaluate(qrels, run, MEASURES, ties=ties))
+
+
+def test_a_query_in_the_middle_of_a_partition_makes_the_run_shuffled(spark, monkeypatch):
+    """The run's first row only looked at on the driver (it cannot tell): each partition
+    grouped by query, but the first query's first row in the middle of the second of 3
+    partitions (a shuffle); or at the end of the last (an edge: its rows are joined on the
+    driver with those at the start of the first); or every partition not grouped (its task
+    says so, a shuffle)."""
+    monkeypatch.setattr("fastir.scale.spark._HEAD", 1)
+    qrels, run = frames(seed=6)
+    starts = np.flatnonzero(run.query_id.ne(run.query_id.shift()).to_numpy())
+    cut = starts[len(starts) // 2]  # (a query's start near the middle)
+    middle = pd.concat([run.iloc[1:cut], run.iloc[:1], run.iloc[cut:]])
+    last = pd.concat([run, run.iloc[:1].assign(doc_id="extra")])
+    for frame in (middle, last, run.sample(frac=1, random_state=3)):
+        data = in_order(spark, frame, 3)
+        got = fspark.evaluate(qrels, data, MEASURES, ties="input", per_query=True)
+        assert_same(got, fastir.evaluate(qrels, frame, MEASURES, ties="input"))
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_compare_equals_fastir_compare(spark, missing):
+    """Three runs (one grouped by query, two spread), the per-query values gathered."""
+    qrels, run = frames(seed=8)
+    other = run.assign(score=run.score[::-1].to_numpy())
+    third = run.iloc[::2]
+    data, orders = {"a": in_order(spark, run, 3)}, {"a": run}
+    for name, frame in (("b", other), ("c", third)):
+        data[name], orders[name] = spread(spark, frame)
+    measures = ["AP", "nDCG@10", "P@5"]
+    options = dict(test="t", missing=missing, relevance_level=2, baseline="a")
+    got = fspark.compare(spark.createDataFrame(qrels), data, measures, **options)
+    want = fastir.compare(qrels, orders, measures, **options)
+    assert got.to_json() == want.to_json()
