@@ -43,6 +43,9 @@ LONE_CR = 6  # a carriage return not followed by a newline (old Mac line ends)
 
 _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
+#: Lines of another shape a chunk tries :func:`_plain_line` on before it reads the rest
+#: token by token alone (a file of tabs, say, would otherwise read each line's start twice).
+PLAIN_MISSES = 64
 
 
 @helper
@@ -276,6 +279,37 @@ def _read_line(buf, p, stop, needed, exact, f_doc, f_value):
 
 
 @helper
+def _plain_line(buf, p, needed, f_doc, f_value):
+    """Read the line from ``p`` when it has the common shape, in one branch a byte: it
+    starts with a token that is not a comment, holds ``needed`` tokens of bytes above the
+    space with one space between two, and ends with a newline after the last. Returns
+    (position after its newline, or 0 when it has another shape: :func:`_read_line` reads
+    it; query id start and end, doc id start and end, value start and end): on such a
+    line, what :func:`_next_line` and :func:`_read_line` find. The caller guarantees a
+    newline at or after ``p`` (the chunk ends with one): a token's scan stops there."""
+    one = np.uint64(1)
+    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
+    if buf[p] == 35:  # '#': a comment line
+        return np.uint64(0), q0, q1, d0, d1, v0, v1
+    for k in range(needed):
+        a = p
+        while buf[p] > 32:
+            p += one
+        if p == a:  # a blank, or a line end, where a token should start
+            return np.uint64(0), q0, q1, d0, d1, v0, v1
+        if k == 0:
+            q0, q1 = a, p
+        elif k == f_doc:
+            d0, d1 = a, p
+        elif k == f_value:
+            v0, v1 = a, p
+        if buf[p] != (10 if k == needed - 1 else 32):
+            return np.uint64(0), q0, q1, d0, d1, v0, v1
+        p += one
+    return p, q0, q1, d0, d1, v0, v1
+
+
+@helper
 def _line_value(buf, layout, v0, v1):
     """(number of a line's value field ``buf[v0:v1]``, ok): an integer label, or a number
     as strtod reads it (NaN: Python converts it), negated for MS MARCO's ranks."""
@@ -312,7 +346,9 @@ def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, output):
 
 @helper
 def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap, output):
-    """Scan one chunk line by line, each line token by token up to the needed fields.
+    """Scan one chunk line by line: a line of the common shape by :func:`_plain_line` (when
+    the chunk ends with a newline, until :data:`PLAIN_MISSES` lines were not), any other
+    token by token up to the needed fields.
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
     integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
@@ -330,16 +366,25 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     all_int = True
     prev_q0 = np.uint64(0)
     prev_q1 = np.uint64(0)
+    misses = 0 if stop > p and buf[stop - np.uint64(1)] == 10 else PLAIN_MISSES
     while p < stop:
-        p, line_start, lone = _next_line(buf, p, stop)
-        if lone:
-            return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
-        if p >= stop:
-            break
-        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
-                                                           f_value)
-        if error:
-            return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
+        line_start = p
+        after = np.uint64(0)
+        if misses < PLAIN_MISSES:
+            after, q0, q1, d0, d1, v0, v1 = _plain_line(buf, p, needed, f_doc, f_value)
+            misses += after == 0
+        if after:
+            p = after
+        else:
+            p, line_start, lone = _next_line(buf, p, stop)
+            if lone:
+                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
+            if p >= stop:
+                break
+            p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
+                                                               f_value)
+            if error:
+                return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
         if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
                                             np.int64(prev_q1)):
             if write:  # the query id's bytes and the group's first row
@@ -371,8 +416,8 @@ def count_lines(buf, starts, ends):
     out = np.zeros(len(starts), dtype=np.int64)
     for c in prange(len(starts)):
         n = 0
-        for p in range(starts[c], ends[c]):
-            n += buf[p] == 10
+        for byte in buf[starts[c]:ends[c]]:  # (a slice's loop has no index checks: SIMD)
+            n += byte == 10
         out[c] = n + (ends[c] > starts[c] and buf[ends[c] - 1] != 10)
     return out
 
