@@ -400,23 +400,30 @@ def _line_value(buf, layout, v0, v1):
 
 
 @helper
-def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, plain, doc, score, output):
-    """Store row ``r`` in ``output``: its value, and its doc id ``buf[d0:d1]`` (an integer
-    when ``int_docs``, else bytes at ``b``). A ``plain`` line (:func:`_plain_line`) brings
-    its doc id's integer ``doc`` and value's number ``score``. Returns 0, or the line's error
-    code."""
-    doc_data, doc_offsets, doc_values, values, _ = output
+def _row_numbers(buf, layout, int_docs, plain, d0, d1, v0, v1, doc, score):
+    """(doc id's integer, value, error code or 0) of a row: a ``plain`` line
+    (:func:`_plain_line`) brings its doc id's integer ``doc`` and its value's number
+    ``score``; another line's are read here, its doc id's only when ``int_docs``."""
     if plain and not integer_values(layout):
         value = -score if layout == RUN3 else score
     else:
         value, ok = _line_value(buf, layout, v0, v1)
         if not ok:
-            return BAD_LABEL
+            return doc, value, BAD_LABEL
     if int_docs:
         if not plain:
             doc = canonical_int(buf, np.int64(d0), np.int64(d1))
         if doc < 0:
-            return NOT_INT
+            return doc, value, NOT_INT
+    return doc, value, 0
+
+
+@helper
+def _write_row(buf, int_docs, r, b, d0, d1, doc, value, output):
+    """Store row ``r`` in ``output``: its ``value``, and its doc id (the integer ``doc`` when
+    ``int_docs``, else the bytes ``buf[d0:d1]`` at ``b``)."""
+    doc_data, doc_offsets, doc_values, values, _ = output
+    if int_docs:
         doc_values[r] = doc
     else:
         length = np.int64(d1 - d0)
@@ -425,7 +432,6 @@ def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, plain, doc, score, o
             doc_data[b + k] = buf[first + k]
         doc_offsets[r + 1] = b + length
     values[r] = value
-    return 0
 
 
 @helper
@@ -486,11 +492,12 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
             prev_q0 = q0
             prev_q1 = q1
         if write:
-            error = _write_row(buf, layout, int_docs, row + n_rows, byte + n_bytes, d0, d1, v0,
-                               v1, after != 0, doc, score, output)
+            doc, value, error = _row_numbers(buf, layout, int_docs, after != 0, d0, d1, v0, v1,
+                                             doc, score)
             if error:
                 return (n_rows, n_bytes, n_groups, error, np.int64(line_start),
                         all_int and error != NOT_INT)
+            _write_row(buf, int_docs, row + n_rows, byte + n_bytes, d0, d1, doc, value, output)
         elif all_int:
             all_int = (doc if after else canonical_int(buf, np.int64(d0), np.int64(d1))) >= 0
         n_rows += 1
