@@ -43,6 +43,9 @@ LONE_CR = 6  # a carriage return not followed by a newline (old Mac line ends)
 
 _SLOW = np.float64(np.nan)  # marks a number token that Python must convert
 _POW10 = np.array([10.0**k for k in range(23)])
+#: Lines of another shape a chunk tries :func:`_plain_line` on before it reads the rest
+#: token by token alone (a file of tabs, say, would otherwise read each line's start twice).
+PLAIN_MISSES = 64
 
 
 @helper
@@ -276,6 +279,115 @@ def _read_line(buf, p, stop, needed, exact, f_doc, f_value):
 
 
 @helper
+def _plain_line(buf, p, needed, f_doc, f_value, prev_q0, prev_q1):
+    """Read the line from ``p`` when it has the common shape, in one branch a byte: it
+    starts with a token that is not a comment, holds ``needed`` tokens of bytes above the
+    space with one space between two, and ends with a newline after the last. Returns
+    (position after its newline, or 0 when it has another shape: :func:`_read_line` reads
+    it; query id start and end, doc id start and end, value start and end, the doc id's
+    :func:`~fastir.model.ids.canonical_int`, the value's :func:`parse_float`, whether the
+    query id has the bytes of ``buf[prev_q0:prev_q1]``, an earlier span): on such a line,
+    what :func:`_next_line` and :func:`_read_line` find, the rest read while tokenising.
+    The caller guarantees a newline at or after ``p`` (the chunk ends with one): a token's
+    scan stops there."""
+    one = np.uint64(1)
+    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
+    doc = np.int64(-1)
+    value = _SLOW
+    same = False
+    if buf[p] == 35:  # '#': a comment line
+        return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
+    for k in range(needed):
+        a = p
+        if k == 0:
+            p, same = _same_token(buf, p, prev_q0, prev_q1)
+        elif k == f_doc:
+            p, doc = _int_token(buf, p)
+        elif k == f_value:
+            p, value = _float_token(buf, p)
+        else:
+            while buf[p] > 32:
+                p += one
+        if p == a:  # a blank, or a line end, where a token should start
+            return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
+        if k == 0:
+            q0, q1 = a, p
+        elif k == f_doc:
+            d0, d1 = a, p
+        elif k == f_value:
+            v0, v1 = a, p
+        if buf[p] != (10 if k == needed - 1 else 32):
+            return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
+        p += one
+    return p, q0, q1, d0, d1, v0, v1, doc, value, same
+
+
+@helper
+def _same_token(buf, p, prev_q0, prev_q1):
+    """The end of the token of bytes above the space at ``p``, and whether it has the bytes
+    of ``buf[prev_q0:prev_q1]`` (a span before ``p``, or empty), compared in the same pass."""
+    one = np.uint64(1)
+    a = p
+    same = True
+    while buf[p] > 32:
+        same &= buf[p] == buf[prev_q0 + (p - a)]  # (at most p: within the buffer)
+        p += one
+    return p, same and p - a == prev_q1 - prev_q0
+
+
+@helper
+def _int_token(buf, p):
+    """The end of the token of bytes above the space at ``p``, and its
+    :func:`~fastir.model.ids.canonical_int`, in one pass."""
+    one = np.uint64(1)
+    a = p
+    value = 0  # (a Python int as Python: a long token does not overflow)
+    digits = True
+    while buf[p] > 32:
+        c = buf[p]
+        digits &= 48 <= c <= 57
+        value = value * 10 + (int(c) - 48)
+        p += one
+    n = p - a
+    if not digits or n == 0 or n > 18 or (n > 1 and buf[a] == 48):
+        return p, np.int64(-1)
+    return p, value
+
+
+@helper
+def _float_token(buf, p):
+    """The end of the token of bytes above the space at ``p``, and its :func:`parse_float`:
+    read in the same pass when it is a sign, digits and a decimal point (at most 18 digits
+    in all), else by :func:`parse_float`."""
+    one = np.uint64(1)
+    a = p
+    c = buf[p]
+    if c == 43 or c == 45:  # '+' or '-'
+        p += one
+    mantissa = 0
+    d = p
+    while 48 <= buf[p] <= 57:
+        mantissa = mantissa * 10 + (int(buf[p]) - 48)
+        p += one
+    n_digits = p - d
+    n_fraction = np.uint64(0)
+    if buf[p] == 46:  # '.'
+        p += one
+        f = p
+        while 48 <= buf[p] <= 57:
+            mantissa = mantissa * 10 + (int(buf[p]) - 48)
+            p += one
+        n_fraction = p - f
+        n_digits += n_fraction
+    if buf[p] > 32 or n_digits == 0 or n_digits > 18 or mantissa > 9007199254740992:
+        while buf[p] > 32:
+            p += one
+        return p, parse_float(buf, np.int64(a), np.int64(p))
+    value = np.float64(mantissa) / _POW10[n_fraction]
+    return p, -value if c == 45 else value
+
+
+@helper
 def _line_value(buf, layout, v0, v1):
     """(number of a line's value field ``buf[v0:v1]``, ok): an integer label, or a number
     as strtod reads it (NaN: Python converts it), negated for MS MARCO's ranks."""
@@ -288,18 +400,31 @@ def _line_value(buf, layout, v0, v1):
 
 
 @helper
-def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, output):
-    """Store row ``r`` in ``output``: its value, and its doc id ``buf[d0:d1]`` (an integer
-    when ``int_docs``, else bytes at ``b``). Returns 0, or the line's error code."""
-    doc_data, doc_offsets, doc_values, values, _ = output
-    value, ok = _line_value(buf, layout, v0, v1)
-    if not ok:
-        return BAD_LABEL
+def _row_numbers(buf, layout, int_docs, plain, d0, d1, v0, v1, doc, score):
+    """(doc id's integer, value, error code or 0) of a row: a ``plain`` line
+    (:func:`_plain_line`) brings its doc id's integer ``doc`` and its value's number
+    ``score``; another line's are read here, its doc id's only when ``int_docs``."""
+    if plain and not integer_values(layout):
+        value = -score if layout == RUN3 else score
+    else:
+        value, ok = _line_value(buf, layout, v0, v1)
+        if not ok:
+            return doc, value, BAD_LABEL
     if int_docs:
-        doc_value = canonical_int(buf, np.int64(d0), np.int64(d1))
-        if doc_value < 0:
-            return NOT_INT
-        doc_values[r] = doc_value
+        if not plain:
+            doc = canonical_int(buf, np.int64(d0), np.int64(d1))
+        if doc < 0:
+            return doc, value, NOT_INT
+    return doc, value, 0
+
+
+@helper
+def _write_row(buf, int_docs, r, b, d0, d1, doc, value, output):
+    """Store row ``r`` in ``output``: its ``value``, and its doc id (the integer ``doc`` when
+    ``int_docs``, else the bytes ``buf[d0:d1]`` at ``b``)."""
+    doc_data, doc_offsets, doc_values, values, _ = output
+    if int_docs:
+        doc_values[r] = doc
     else:
         length = np.int64(d1 - d0)
         first = np.int64(d0)
@@ -307,12 +432,13 @@ def _write_row(buf, layout, int_docs, r, b, d0, d1, v0, v1, output):
             doc_data[b + k] = buf[first + k]
         doc_offsets[r + 1] = b + length
     values[r] = value
-    return 0
 
 
 @helper
 def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap, output):
-    """Scan one chunk line by line, each line token by token up to the needed fields.
+    """Scan one chunk line by line: a line of the common shape by :func:`_plain_line` (when
+    the chunk ends with a newline, until :data:`PLAIN_MISSES` lines were not), any other
+    token by token up to the needed fields.
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
     integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
@@ -330,18 +456,31 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     all_int = True
     prev_q0 = np.uint64(0)
     prev_q1 = np.uint64(0)
+    misses = 0 if stop > p and buf[stop - np.uint64(1)] == 10 else PLAIN_MISSES
     while p < stop:
-        p, line_start, lone = _next_line(buf, p, stop)
-        if lone:
-            return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
-        if p >= stop:
-            break
-        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
-                                                           f_value)
-        if error:
-            return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
-        if n_groups == 0 or not _same_bytes(buf, np.int64(q0), np.int64(q1), np.int64(prev_q0),
-                                            np.int64(prev_q1)):
+        line_start = p
+        after = np.uint64(0)
+        if misses < PLAIN_MISSES:
+            after, q0, q1, d0, d1, v0, v1, doc, score, same = _plain_line(
+                buf, p, needed, f_doc, f_value, prev_q0, prev_q1)
+            misses += after == 0
+        if after:
+            p = after
+        else:
+            doc = np.int64(-1)
+            score = _SLOW
+            same = False
+            p, line_start, lone = _next_line(buf, p, stop)
+            if lone:
+                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
+            if p >= stop:
+                break
+            p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
+                                                               f_value)
+            if error:
+                return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
+        if n_groups == 0 or not (same or not after and _same_bytes(
+                buf, np.int64(q0), np.int64(q1), np.int64(prev_q0), np.int64(prev_q1))):
             if write:  # the query id's bytes and the group's first row
                 if n_groups == group_cap:
                     return (n_rows, n_bytes, n_groups, GROUPS_FULL, np.int64(line_start),
@@ -353,13 +492,14 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
             prev_q0 = q0
             prev_q1 = q1
         if write:
-            error = _write_row(buf, layout, int_docs, row + n_rows, byte + n_bytes, d0, d1, v0,
-                               v1, output)
+            doc, value, error = _row_numbers(buf, layout, int_docs, after != 0, d0, d1, v0, v1,
+                                             doc, score)
             if error:
                 return (n_rows, n_bytes, n_groups, error, np.int64(line_start),
                         all_int and error != NOT_INT)
+            _write_row(buf, int_docs, row + n_rows, byte + n_bytes, d0, d1, doc, value, output)
         elif all_int:
-            all_int = canonical_int(buf, np.int64(d0), np.int64(d1)) >= 0
+            all_int = (doc if after else canonical_int(buf, np.int64(d0), np.int64(d1))) >= 0
         n_rows += 1
         n_bytes += np.int64(d1 - d0)
     return n_rows, n_bytes, n_groups, 0, -1, all_int
@@ -371,8 +511,8 @@ def count_lines(buf, starts, ends):
     out = np.zeros(len(starts), dtype=np.int64)
     for c in prange(len(starts)):
         n = 0
-        for p in range(starts[c], ends[c]):
-            n += buf[p] == 10
+        for byte in buf[starts[c]:ends[c]]:  # (a slice's loop has no index checks: SIMD)
+            n += byte == 10
         out[c] = n + (ends[c] > starts[c] and buf[ends[c] - 1] != 10)
     return out
 
