@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "BENCHMARKS.md"
 #: Sections written from a script of their own (their command in the section), which
 #: ``./dev bench`` keeps as they are: a comparison of two commits.
-ONE_OFF = ("before-after",)
+ONE_OFF = ("before-after", "first-run")
 MARKER = re.compile(r"^<!-- case (\S+) -->$", re.MULTILINE)
 
 HEAD = """# Benchmarks
