@@ -301,21 +301,18 @@ def _plain_line(buf, p, needed, f_doc, f_value, prev_q0, prev_q1):
         a = p
         if k == 0:
             p, same = _same_token(buf, p, prev_q0, prev_q1)
+            q0, q1 = a, p
         elif k == f_doc:
             p, doc = _int_token(buf, p)
+            d0, d1 = a, p
         elif k == f_value:
             p, value = _float_token(buf, p)
+            v0, v1 = a, p
         else:
             while buf[p] > 32:
                 p += one
         if p == a:  # a blank, or a line end, where a token should start
             return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
-        if k == 0:
-            q0, q1 = a, p
-        elif k == f_doc:
-            d0, d1 = a, p
-        elif k == f_value:
-            v0, v1 = a, p
         if buf[p] != (10 if k == needed - 1 else 32):
             return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
         p += one
