@@ -379,7 +379,9 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, r
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
-        marks, heads, chain = seen_tables(scratch)
+        marks = np.empty(table_size(scratch), dtype=np.uint64)  # (see seen_before)
+        heads = np.empty(table_size(scratch), dtype=np.int64)
+        chain = np.empty(scratch, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
         ranking = RankKey(scores, None, rank_docs)  # (made in the loop: see RunRows)
         tabled = -1  # (the qrels query in ``judged``: one table serves consecutive queries)
@@ -468,25 +470,15 @@ _PREFIX_SHIFT = np.uint64(58)  # (a hash's top 6 bits: a bit of a 64-bit word)
 
 
 @jit
-def seen_tables(scratch):
-    """The tables of :func:`seen_before` for rankings of up to ``scratch`` docs: ``marks``,
-    ``heads`` (:func:`table_size` long) and ``chain``; :func:`empty_seen` gives a ranking
-    its part of them, empty."""
-    size = table_size(scratch)
-    return (np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.int64),
-            np.empty(scratch, dtype=np.int64))
-
-
-@jit
 def empty_seen(marks, heads, m):
-    """The parts of ``marks`` and ``heads`` (:func:`seen_tables`) for a ranking of ``m``
-    docs (:func:`table_size` of ``m`` words: at least 128 bits a doc), emptied."""
+    """The parts of ``marks`` and ``heads`` (as long as the longest ranking's
+    :func:`table_size`) of :func:`seen_before` for a ranking of ``m`` docs (its
+    :func:`table_size`: at least 128 bits a doc), emptied."""
     size = table_size(m)
-    q_marks = marks[:size]
-    q_heads = heads[:size]
-    q_marks[:] = 0
-    q_heads[:] = -1
-    return q_marks, q_heads
+    for w in range(size):
+        marks[w] = 0
+        heads[w] = -1
+    return marks[:size], heads[:size]
 
 
 @helper

@@ -31,7 +31,6 @@ from fastir.model.join import (
     judged_row,
     judged_table,
     seen_before,
-    seen_tables,
     table_size,
 )
 from fastir.model.ranking import RankKey, rank_rows
@@ -133,7 +132,9 @@ def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
-        marks, heads, chain = seen_tables(scratch)
+        marks = np.empty(table_size(scratch), dtype=np.uint64)  # (see seen_before)
+        heads = np.empty(table_size(scratch), dtype=np.int64)
+        chain = np.empty(scratch, dtype=np.int64)
         table = np.full(table_size(most_judged), -1, dtype=np.int64)
         reversed_key = RankKey(negated, None, docs)  # (made in the loop, as the join's)
         for e in range(bounds[c], bounds[c + 1]):
