@@ -372,7 +372,6 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, r
     labels, kept, duplicate, rows_out, tie_out, group_out, added, tied = out
     judged_only, candidates, unjudged = rules
     grouping = len(group_out) > 0
-    seen_size = table_size(scratch)
     most_judged = 0
     for q in range(len(q_indptr) - 1):
         most_judged = max(most_judged, q_indptr[q + 1] - q_indptr[q])
@@ -380,12 +379,14 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, r
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
-        hashes = np.empty(scratch, dtype=np.uint64)
-        seen = np.full(seen_size, -1, dtype=np.int64)
+        marks = np.empty(table_size(scratch), dtype=np.uint64)  # (see seen_before)
+        heads = np.empty(table_size(scratch), dtype=np.int64)
+        chain = np.empty(scratch, dtype=np.int64)
         judged = np.full(judged_size, -1, dtype=np.int64)
         ranking = RankKey(scores, None, rank_docs)  # (made in the loop: see RunRows)
         tabled = -1  # (the qrels query in ``judged``: one table serves consecutive queries)
         q_mask = np.uint64(0)
+        q_prefixes = np.uint64(0)
         for e in range(bounds[c], bounds[c + 1]):
             at = indptr[e]
             m = indptr[e + 1] - at
@@ -399,29 +400,27 @@ def _join_kernel(bounds, indptr, run, docs, rank_docs, judgments, j_docs, key, r
                 _input_order(order, buf, start, m, tie_out[at:at + m], rows_out[at:at + m])
             q = qrels_query[e]
             if q != tabled:
-                q_mask = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
+                q_mask, q_prefixes = judged_table(judged, row_hash, q_indptr[q], q_indptr[q + 1])
                 tabled = q
-            local = table_size(m)
-            local_mask = np.uint64(local - 1)
-            seen[:local] = -1
+            q_marks, q_heads = empty_seen(marks, heads, m)
             n_kept = 0
             group = 0
             group_code = 0
             for i in range(m):
                 row = order[i]
                 h = id_hash(docs, row, key)
-                hashes[i] = h
-                first = seen_before(seen, local_mask, order, hashes, docs, i, h)
+                first = seen_before(q_marks, q_heads, chain, order, docs, i, h)
                 if first >= 0:
                     duplicate[e] = first
                     break
-                code = _label_code(judged, q_mask, row_hash, q_labels, j_docs, docs, row, h)
+                code = _label_code(judged, q_mask, q_prefixes, row_hash, q_labels, j_docs, docs,
+                                   row, h)
                 if code == -1 and unjudged >= 0:
                     code = unjudged
                     added[e] += 1
-                if i > 0 and scores[row] != scores[order[i - 1]]:
-                    group = i
                 if grouping:
+                    if i > 0 and scores[row] != scores[order[i - 1]]:
+                        group = i
                     if group == i:
                         group_code = code
                     else:
@@ -451,37 +450,65 @@ def _input_order(order, buf, start, m, tie, rows):
 def judged_table(judged, row_hash, q_lo, q_hi):
     """Fill ``judged`` with a small table (cache-resident, unlike an index of all the
     qrels) of the judgments ``q_lo:q_hi`` of one query: slot -> qrels row. Returns the
-    table's slot mask."""
+    table's slot mask and its hashes' prefixes: bit ``h >> 58`` set for each judgment's
+    hash ``h`` (a doc whose bit is clear is not judged: with a few judgments, most docs
+    are rejected without a probe)."""
     q_size = table_size(q_hi - q_lo)
     q_mask = np.uint64(q_size - 1)
     judged[:q_size] = -1
+    prefixes = np.uint64(0)
     for j in range(q_lo, q_hi):
         slot = row_hash[j] & q_mask
         while judged[slot] >= 0:
             slot = (slot + np.uint64(1)) & q_mask
         judged[slot] = j
-    return q_mask
+        prefixes |= np.uint64(1) << (row_hash[j] >> _PREFIX_SHIFT)
+    return q_mask, prefixes
+
+
+_PREFIX_SHIFT = np.uint64(58)  # (a hash's top 6 bits: a bit of a 64-bit word)
+
+
+@jit
+def empty_seen(marks, heads, m):
+    """The parts of ``marks`` and ``heads`` (as long as the longest ranking's
+    :func:`table_size`) of :func:`seen_before` for a ranking of ``m`` docs (its
+    :func:`table_size`: at least 128 bits a doc), emptied."""
+    size = table_size(m)
+    for w in range(size):
+        marks[w] = 0
+        heads[w] = -1
+    return marks[:size], heads[:size]
 
 
 @helper
-def seen_before(seen, mask, order, hashes, docs, i, h):
+def seen_before(marks, heads, chain, order, docs, i, h):
     """The row ranked before position ``i`` with the same doc id as ``order[i]`` (hash
-    ``h``), or -1 after adding position ``i`` to the table ``seen``."""
-    row = order[i]
-    slot = h & mask
-    while seen[slot] >= 0:
-        other = seen[slot]
-        if hashes[other] == h and id_equal(docs, order[other], docs, row):
-            return order[other]
-        slot = (slot + np.uint64(1)) & mask
-    seen[slot] = i
+    ``h``), or -1 after adding position ``i`` to the tables (:func:`empty_seen`): a bit
+    per value of a hash's low ``6 + log2(len(marks))`` bits (``marks``), and the positions
+    chained by hash bucket (``heads``: a bucket's last position, -1: none; ``chain``: per
+    position the previous of its bucket). A clear mark says "not seen" without a probe; a
+    set one (a doc seen, or another hash with the same low bits: under one in 128) walks
+    the positions of the hash's bucket."""
+    word = (h >> np.uint64(6)) & np.uint64(len(marks) - 1)
+    bit = np.uint64(1) << (h & np.uint64(63))
+    bucket = h & np.uint64(len(heads) - 1)
+    if marks[word] & bit:
+        k = heads[bucket]
+        while k >= 0:
+            if id_equal(docs, order[k], docs, order[i]):
+                return order[k]
+            k = chain[k]
+    marks[word] |= bit
+    chain[i] = heads[bucket]
+    heads[bucket] = i
     return -1
 
 
 @helper
-def _label_code(judged, mask, row_hash, q_labels, j_docs, docs, row, h):
+def _label_code(judged, mask, prefixes, row_hash, q_labels, j_docs, docs, row, h):
     """The label code of run row ``row`` (doc hash ``h``) in a query's table ``judged``."""
-    j = judged_row(judged, mask, row_hash, j_docs, docs, row, h)
+    j = judged_row(judged, mask, prefixes, row_hash, j_docs, docs, row, h)
     if j < 0:
         return -1
     label = q_labels[j]
@@ -489,9 +516,11 @@ def _label_code(judged, mask, row_hash, q_labels, j_docs, docs, row, h):
 
 
 @helper
-def judged_row(judged, mask, row_hash, j_docs, docs, row, h):
+def judged_row(judged, mask, prefixes, row_hash, j_docs, docs, row, h):
     """The judgment of run row ``row`` (doc hash ``h``) in a query's table ``judged`` (see
-    :func:`judged_table`), or -1."""
+    :func:`judged_table`: its ``mask`` and ``prefixes``), or -1."""
+    if not (prefixes >> (h >> _PREFIX_SHIFT)) & np.uint64(1):
+        return -1
     slot = h & mask
     while judged[slot] >= 0:
         j = judged[slot]

@@ -26,6 +26,7 @@ from fastir.model.ids import (
 from fastir.model.join import (
     RunRows,
     depth,
+    empty_seen,
     evaluated_queries,
     judged_row,
     judged_table,
@@ -131,8 +132,9 @@ def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out
     for c in prange(len(bounds) - 1):
         order = np.empty(scratch, dtype=np.int64)
         buf = np.empty(scratch, dtype=np.int64)
-        hashes = np.empty(scratch, dtype=np.uint64)
-        seen = np.full(table_size(scratch), -1, dtype=np.int64)
+        marks = np.empty(table_size(scratch), dtype=np.uint64)  # (see seen_before)
+        heads = np.empty(table_size(scratch), dtype=np.int64)
+        chain = np.empty(scratch, dtype=np.int64)
         table = np.full(table_size(most_judged), -1, dtype=np.int64)
         reversed_key = RankKey(negated, None, docs)  # (made in the loop, as the join's)
         for e in range(bounds[c], bounds[c + 1]):
@@ -143,19 +145,16 @@ def _position_kernel(bounds, run, docs, judged, j_docs, key, limit, scratch, out
             if r >= 0:
                 m = min(r_stops[r] - r_starts[r], limit)
                 rank_rows_ascending(r_starts[r], r_stops[r], reversed_key, order, buf)
-                t_mask = judged_table(table, row_hash, lo, hi)
-                s_size = table_size(m)
-                s_mask = np.uint64(s_size - 1)
-                seen[:s_size] = -1
+                t_mask, t_prefixes = judged_table(table, row_hash, lo, hi)
+                s_marks, s_heads = empty_seen(marks, heads, m)
                 for i in range(m):
                     row = order[i]
                     h = id_hash(docs, row, key)
-                    hashes[i] = h
-                    first = seen_before(seen, s_mask, order, hashes, docs, i, h)
+                    first = seen_before(s_marks, s_heads, chain, order, docs, i, h)
                     if first >= 0:
                         duplicate[e] = first
                         break
-                    j = judged_row(table, t_mask, row_hash, j_docs, docs, row, h)
+                    j = judged_row(table, t_mask, t_prefixes, row_hash, j_docs, docs, row, h)
                     if j >= 0:
                         position[j] = found
                         found += 1

@@ -74,7 +74,10 @@ def rank_sort(order, key, buf):
         hi = min(lo + _RUN, n)
         for i in range(lo + 1, hi):
             row = order[i]
-            j = i
+            if not ranks_before(key, row, order[i - 1]):
+                continue  # in place already
+            j = i - 1
+            order[i] = order[j]
             while j > lo and ranks_before(key, row, order[j - 1]):
                 order[j] = order[j - 1]
                 j -= 1
@@ -82,15 +85,16 @@ def rank_sort(order, key, buf):
     width = _RUN
     while width < n:
         for lo in range(0, n - width, 2 * width):
-            _merge(order, lo, lo + width, min(lo + 2 * width, n), key, buf)
+            mid = lo + width
+            if ranks_before(key, order[mid], order[mid - 1]):  # (else in order already)
+                _merge(order, lo, mid, min(lo + 2 * width, n), key, buf)
         width *= 2
 
 
 @helper
 def _merge(order, lo, mid, hi, key, buf):
-    """Merge the ranked rows ``order[lo:mid]`` and ``order[mid:hi]`` in place, stably."""
-    if not ranks_before(key, order[mid], order[mid - 1]):
-        return  # in order already
+    """Merge the ranked rows ``order[lo:mid]`` and ``order[mid:hi]`` in place, stably (the
+    first of the second half ranks before the last of the first)."""
     first = order[mid]  # left rows before the first that it ranks before stay
     a, b = lo, mid - 1
     while a < b:
