@@ -6,6 +6,12 @@ query groups (maximal blocks of consecutive lines with the same query id) per ch
 second writes, at each chunk's offsets, the packed document ids, the numeric field and
 the query group of every line. Query ids are interned later from the (few) groups.
 
+Within a chunk, a run of lines of the common shape (the needed fields, one space between
+two, a newline) is read by one loop, :func:`_plain_lines`, its per-line helpers inlined
+(``helper(inline=True)``): a call a line would pass the buffer, the outputs and a tuple of
+results through memory, which costs more than the line's bytes. Any other line is read
+token by token.
+
 Numbers are parsed in place when the decimal-to-double conversion is exact (at most 19
 significant digits, mantissa below 2**53, power of ten up to 22: one correctly rounded
 multiplication or division). Any other token is marked and converted afterwards by Python's
