@@ -218,8 +218,12 @@ def _attach(numba, entry):
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
     entry.dispatcher = dispatcher
-    entry.source._numba_type_ = dispatcher._numba_type_
-    entry.python._numba_type_ = dispatcher._numba_type_
+    for func in {entry.source, entry.python}:
+        func._numba_type_ = dispatcher._numba_type_
+        if "inline" in entry.options:  # what numba's inliner reads of a callee (a kernel
+            # calls the module's Python function, not the dispatcher)
+            func.targetoptions = dispatcher.targetoptions
+            func.py_func = entry.source
 
 
 def _refuse_a_cache_of_others(numba, dispatcher, source):

@@ -472,13 +472,13 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     needed, exact, _, f_doc, f_value = _line_fields(layout)
     stop = np.uint64(end)
     p = np.uint64(start)
+    at = (row, byte, group, group_cap)
     state = (0, 0, 0, True, np.uint64(0), np.uint64(0))
     misses = 0 if stop > p and buf[stop - np.uint64(1)] == 10 else PLAIN_MISSES
     while p < stop:
         if misses < PLAIN_MISSES:
             p, state, error, line_start = _plain_lines(buf, p, stop, layout, write, int_docs,
-                                                       row, byte, group, group_cap, output,
-                                                       state)
+                                                       at, output, state)
             if error:
                 return _chunk_result(state, error, line_start)
             if p >= stop:
@@ -492,9 +492,8 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
         p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
                                                            f_value)
         if not error:
-            state, error = _add_line(buf, layout, write, int_docs, row, byte, group,
-                                     group_cap, output, state, False, False, q0, q1, d0, d1,
-                                     v0, v1, np.int64(-1), _SLOW)
+            state, error = _add_line(buf, layout, write, int_docs, at, output, state, (
+                False, False, q0, q1, d0, d1, v0, v1, np.int64(-1), _SLOW))
         if error:
             return _chunk_result(state, error, line_start)
     return _chunk_result(state, 0, np.uint64(0))
@@ -509,8 +508,7 @@ def _chunk_result(state, error, line_start):
 
 
 @helper
-def _plain_lines(buf, p, stop, layout, write, int_docs, row, byte, group, group_cap, output,
-                 state):
+def _plain_lines(buf, p, stop, layout, write, int_docs, at, output, state):
     """Read the lines of the common shape (:func:`_plain_line`) from ``p`` on, adding each
     to ``state`` (:func:`_add_line`): (position of the first line of another shape, or
     ``stop``; the state; error code or 0; the start of the line in error). The chunk
@@ -523,23 +521,25 @@ def _plain_lines(buf, p, stop, layout, write, int_docs, row, byte, group, group_
         if not after:
             break
         p = after
-        state, error = _add_line(buf, layout, write, int_docs, row, byte, group, group_cap,
-                                 output, state, True, same, q0, q1, d0, d1, v0, v1, doc,
-                                 score)
+        state, error = _add_line(buf, layout, write, int_docs, at, output, state, (
+            True, same, q0, q1, d0, d1, v0, v1, doc, score))
         if error:
             return p, state, error, line_start
     return p, state, 0, p
 
 
 @helper(inline=True)
-def _add_line(buf, layout, write, int_docs, row, byte, group, group_cap, output, state,
-              plain, same, q0, q1, d0, d1, v0, v1, doc, score):
-    """Add a content line (its spans; a ``plain`` line, :func:`_plain_line`, also brings
+def _add_line(buf, layout, write, int_docs, at, output, state, line):
+    """Add a content ``line`` (plain, same, query id start and end, doc id start and end,
+    value start and end, doc, score: a ``plain`` line, :func:`_plain_line`, also brings
     ``same``, its doc id's integer ``doc`` and its value's number ``score``) to a chunk's
-    ``state``: (rows, doc bytes, groups, all docs canonical integers, the last group's
-    query id span). With ``write`` it stores the line's row, and its group when its query
-    id starts one. Returns (the new state, error code or 0; on an error the state counts
-    what was stored)."""
+    ``state`` (rows, doc bytes, groups, all docs canonical integers, the last group's query
+    id span). With ``write`` it stores the line's row, and its group when its query id
+    starts one, where ``at`` says (the chunk's first row, doc byte and group, its room for
+    groups). Returns (the new state, error code or 0; on an error the state counts what was
+    stored)."""
+    plain, same, q0, q1, d0, d1, v0, v1, doc, score = line
+    row, byte, group, group_cap = at
     n_rows, n_bytes, n_groups, all_int, prev_q0, prev_q1 = state
     if n_groups == 0 or not (same or not plain and _same_bytes(
             buf, np.int64(q0), np.int64(q1), np.int64(prev_q0), np.int64(prev_q1))):
