@@ -1,7 +1,8 @@
 """The scanner's fast path reads what its general code reads: a line of the common shape
 (:func:`fastir.io._scan._plain_line` against ``_next_line`` and ``_read_line``, its doc id's
-integer against ``canonical_int`` and its value's number against ``parse_float``), compiled
-and as Python."""
+integer against ``canonical_int`` and its value's number against ``parse_float``; a chunk's
+runs of such lines, ``_plain_lines``, against its reading token by token), compiled and as
+Python."""
 
 import numpy as np
 import pytest
