@@ -111,14 +111,19 @@ def jit(func):
     return _register(func)
 
 
-def helper(func):
+def helper(func=None, *, inline=False):
     """A helper that never allocates: compiled without numba's reference counting.
 
     Kernels call helpers per row or per measure; a helper compiled with reference counting
     increments and decrements every array argument on each call (atomic operations, ~100 ns
-    a call for a few arrays). Helpers must not create arrays (views are fine).
+    a call for a few arrays). Helpers must not create arrays (views are fine). With
+    ``inline``, numba inlines the helper's code into each caller (a per-line call LLVM
+    would keep, its arguments and its tuple passed through memory; each caller compiles
+    a copy).
     """
-    return _register(func, _nrt=False)
+    if func is None:
+        return lambda f: helper(f, inline=inline)
+    return _register(func, _nrt=False, **({"inline": "always"} if inline else {}))
 
 
 def pjit(func=None, *, nrt=True):
@@ -213,8 +218,12 @@ def _attach(numba, entry):
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
     entry.dispatcher = dispatcher
-    entry.source._numba_type_ = dispatcher._numba_type_
-    entry.python._numba_type_ = dispatcher._numba_type_
+    for func in {entry.source, entry.python}:
+        func._numba_type_ = dispatcher._numba_type_
+        if "inline" in entry.options:  # what numba's inliner reads of a callee (a kernel
+            # calls the module's Python function, not the dispatcher)
+            func.targetoptions = dispatcher.targetoptions
+            func.py_func = entry.source
 
 
 def _refuse_a_cache_of_others(numba, dispatcher, source):

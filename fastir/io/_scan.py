@@ -6,6 +6,12 @@ query groups (maximal blocks of consecutive lines with the same query id) per ch
 second writes, at each chunk's offsets, the packed document ids, the numeric field and
 the query group of every line. Query ids are interned later from the (few) groups.
 
+Within a chunk, a run of lines of the common shape (the needed fields, one space between
+two, a newline) is read by one loop, :func:`_plain_lines`, its per-line helpers inlined
+(``helper(inline=True)``): a call a line would pass the buffer, the outputs and a tuple of
+results through memory, which costs more than the line's bytes. Any other line is read
+token by token.
+
 Numbers are parsed in place when the decimal-to-double conversion is exact (at most 19
 significant digits, mantissa below 2**53, power of ten up to 22: one correctly rounded
 multiplication or division). Any other token is marked and converted afterwards by Python's
@@ -278,7 +284,7 @@ def _read_line(buf, p, stop, needed, exact, f_doc, f_value):
     return p + one, LONE_CR if lone else 0, q0, q1, d0, d1, v0, v1
 
 
-@helper
+@helper(inline=True)
 def _plain_line(buf, p, needed, f_doc, f_value, prev_q0, prev_q1):
     """Read the line from ``p`` when it has the common shape, in one branch a byte: it
     starts with a token that is not a comment, holds ``needed`` tokens of bytes above the
@@ -289,34 +295,54 @@ def _plain_line(buf, p, needed, f_doc, f_value, prev_q0, prev_q1):
     query id has the bytes of ``buf[prev_q0:prev_q1]``, an earlier span): on such a line,
     what :func:`_next_line` and :func:`_read_line` find, the rest read while tokenising.
     The caller guarantees a newline at or after ``p`` (the chunk ends with one): a token's
-    scan stops there."""
-    one = np.uint64(1)
-    q0 = q1 = d0 = d1 = v0 = v1 = np.uint64(0)
+    scan stops there. Each field has its own code (no loop over the fields): a token's end
+    is then a branch the processor predicts from the lines before."""
+    no = np.uint64(0)
+    q0 = q1 = d0 = d1 = v0 = v1 = no
     doc = np.int64(-1)
     value = _SLOW
     same = False
     if buf[p] == 35:  # '#': a comment line
-        return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
-    for k in range(needed):
+        return no, q0, q1, d0, d1, v0, v1, doc, value, same
+    q0 = p
+    q1, same = _same_token(buf, p, prev_q0, prev_q1)
+    d0 = _skip_tokens(buf, _after_token(buf, q0, q1, 0, needed), 1, f_doc, needed)
+    if d0 == no:
+        return no, q0, q1, d0, d1, v0, v1, doc, value, same
+    d1, doc = _int_token(buf, d0)
+    v0 = _skip_tokens(buf, _after_token(buf, d0, d1, f_doc, needed), f_doc + 1, f_value,
+                      needed)
+    if v0 == no:
+        return no, q0, q1, d0, d1, v0, v1, doc, value, same
+    v1, value = _float_token(buf, v0)
+    after = _skip_tokens(buf, _after_token(buf, v0, v1, f_value, needed), f_value + 1,
+                         needed, needed)
+    return after, q0, q1, d0, d1, v0, v1, doc, value, same
+
+
+@helper
+def _after_token(buf, a, p, k, needed):
+    """The position after the byte ending token number ``k`` of a line, ``buf[a:p]``: a
+    space, or the newline after the last of ``needed`` tokens; 0 when the token is empty or
+    another byte ends it."""
+    if p == a or buf[p] != (10 if k == needed - 1 else 32):
+        return np.uint64(0)
+    return p + np.uint64(1)
+
+
+@helper
+def _skip_tokens(buf, p, k0, k1, needed):
+    """The position after tokens number ``k0`` to ``k1 - 1`` of a line, from ``p``: bytes
+    above the space, each ended as :func:`_after_token` says; 0 when ``p`` is 0 or a token
+    is not."""
+    for k in range(k0, k1):
+        if p == 0:
+            break
         a = p
-        if k == 0:
-            p, same = _same_token(buf, p, prev_q0, prev_q1)
-            q0, q1 = a, p
-        elif k == f_doc:
-            p, doc = _int_token(buf, p)
-            d0, d1 = a, p
-        elif k == f_value:
-            p, value = _float_token(buf, p)
-            v0, v1 = a, p
-        else:
-            while buf[p] > 32:
-                p += one
-        if p == a:  # a blank, or a line end, where a token should start
-            return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
-        if buf[p] != (10 if k == needed - 1 else 32):
-            return np.uint64(0), q0, q1, d0, d1, v0, v1, doc, value, same
-        p += one
-    return p, q0, q1, d0, d1, v0, v1, doc, value, same
+        while buf[p] > 32:
+            p += np.uint64(1)
+        p = _after_token(buf, a, p, k, needed)
+    return p
 
 
 @helper
@@ -351,7 +377,7 @@ def _int_token(buf, p):
     return p, value
 
 
-@helper
+@helper(inline=True)
 def _float_token(buf, p):
     """The end of the token of bytes above the space at ``p``, and its :func:`parse_float`:
     read in the same pass when it is a sign, digits and a decimal point (at most 18 digits
@@ -396,7 +422,7 @@ def _line_value(buf, layout, v0, v1):
     return value, True
 
 
-@helper
+@helper(inline=True)
 def _row_numbers(buf, layout, int_docs, plain, d0, d1, v0, v1, doc, score):
     """(doc id's integer, value, error code or 0) of a row: a ``plain`` line
     (:func:`_plain_line`) brings its doc id's integer ``doc`` and its value's number
@@ -415,7 +441,7 @@ def _row_numbers(buf, layout, int_docs, plain, d0, d1, v0, v1, doc, score):
     return doc, value, 0
 
 
-@helper
+@helper(inline=True)
 def _write_row(buf, int_docs, r, b, d0, d1, doc, value, output):
     """Store row ``r`` in ``output``: its ``value``, and its doc id (the integer ``doc`` when
     ``int_docs``, else the bytes ``buf[d0:d1]`` at ``b``)."""
@@ -433,9 +459,9 @@ def _write_row(buf, int_docs, r, b, d0, d1, doc, value, output):
 
 @helper
 def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, group_cap, output):
-    """Scan one chunk line by line: a line of the common shape by :func:`_plain_line` (when
-    the chunk ends with a newline, until :data:`PLAIN_MISSES` lines were not), any other
-    token by token up to the needed fields.
+    """Scan one chunk line by line: runs of lines of the common shape by
+    :func:`_plain_lines` (when the chunk ends with a newline, until :data:`PLAIN_MISSES`
+    lines were not), any other line token by token up to the needed fields.
 
     Returns (rows, doc bytes, groups, error code, error offset, all docs canonical
     integers); with ``write`` it also stores every row at ``row``/``byte``/``group``, the
@@ -443,63 +469,99 @@ def _scan_chunk(buf, start, end, layout, write, int_docs, row, byte, group, grou
     Positions are unsigned so that numba indexes without negative-index checks (the loops
     are byte-at-a-time). ``output`` is a :data:`ScanOutput`.
     """
-    groups = output.groups
     needed, exact, _, f_doc, f_value = _line_fields(layout)
     stop = np.uint64(end)
     p = np.uint64(start)
-    n_rows = 0
-    n_bytes = 0
-    n_groups = 0
-    all_int = True
-    prev_q0 = np.uint64(0)
-    prev_q1 = np.uint64(0)
+    at = (row, byte, group, group_cap)
+    state = (0, 0, 0, True, np.uint64(0), np.uint64(0))
     misses = 0 if stop > p and buf[stop - np.uint64(1)] == 10 else PLAIN_MISSES
     while p < stop:
-        line_start = p
-        after = np.uint64(0)
         if misses < PLAIN_MISSES:
-            after, q0, q1, d0, d1, v0, v1, doc, score, same = _plain_line(
-                buf, p, needed, f_doc, f_value, prev_q0, prev_q1)
-            misses += after == 0
-        if after:
-            p = after
-        else:
-            doc = np.int64(-1)
-            score = _SLOW
-            same = False
-            p, line_start, lone = _next_line(buf, p, stop)
-            if lone:
-                return n_rows, n_bytes, n_groups, LONE_CR, np.int64(line_start), all_int
+            p, state, error, line_start = _plain_lines(buf, p, stop, layout, write, int_docs,
+                                                       at, output, state)
+            if error:
+                return _chunk_result(state, error, line_start)
             if p >= stop:
                 break
-            p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
-                                                               f_value)
-            if error:
-                return n_rows, n_bytes, n_groups, error, np.int64(line_start), all_int
-        if n_groups == 0 or not (same or not after and _same_bytes(
-                buf, np.int64(q0), np.int64(q1), np.int64(prev_q0), np.int64(prev_q1))):
-            if write:  # the query id's bytes and the group's first row
-                if n_groups == group_cap:
-                    return (n_rows, n_bytes, n_groups, GROUPS_FULL, np.int64(line_start),
-                            all_int)
-                groups[group + n_groups, 0] = np.int64(q0)
-                groups[group + n_groups, 1] = np.int64(q1)
-                groups[group + n_groups, 2] = row + n_rows
-            n_groups += 1
-            prev_q0 = q0
-            prev_q1 = q1
-        if write:
-            doc, value, error = _row_numbers(buf, layout, int_docs, after != 0, d0, d1, v0, v1,
-                                             doc, score)
-            if error:
-                return (n_rows, n_bytes, n_groups, error, np.int64(line_start),
-                        all_int and error != NOT_INT)
-            _write_row(buf, int_docs, row + n_rows, byte + n_bytes, d0, d1, doc, value, output)
-        elif all_int:
-            all_int = (doc if after else canonical_int(buf, np.int64(d0), np.int64(d1))) >= 0
-        n_rows += 1
-        n_bytes += np.int64(d1 - d0)
-    return n_rows, n_bytes, n_groups, 0, -1, all_int
+            misses += 1
+        p, line_start, lone = _next_line(buf, p, stop)
+        if lone:
+            return _chunk_result(state, LONE_CR, line_start)
+        if p >= stop:
+            break
+        p, error, q0, q1, d0, d1, v0, v1 = _read_line(buf, p, stop, needed, exact, f_doc,
+                                                           f_value)
+        if not error:
+            state, error = _add_line(buf, layout, write, int_docs, at, output, state, (
+                False, False, q0, q1, d0, d1, v0, v1, np.int64(-1), _SLOW))
+        if error:
+            return _chunk_result(state, error, line_start)
+    return _chunk_result(state, 0, np.uint64(0))
+
+
+@helper
+def _chunk_result(state, error, line_start):
+    """What :func:`_scan_chunk` returns, from its ``state`` (see :func:`_add_line`) and an
+    error code (0: none) at the line starting at ``line_start``."""
+    n_rows, n_bytes, n_groups, all_int, _, _ = state
+    return n_rows, n_bytes, n_groups, error, np.int64(line_start) if error else -1, all_int
+
+
+@helper
+def _plain_lines(buf, p, stop, layout, write, int_docs, at, output, state):
+    """Read the lines of the common shape (:func:`_plain_line`) from ``p`` on, adding each
+    to ``state`` (:func:`_add_line`): (position of the first line of another shape, or
+    ``stop``; the state; error code or 0; the start of the line in error). The chunk
+    ``buf[:stop]`` ends with a newline."""
+    needed, _, _, f_doc, f_value = _line_fields(layout)
+    while p < stop:
+        line_start = p
+        after, q0, q1, d0, d1, v0, v1, doc, score, same = _plain_line(
+            buf, p, needed, f_doc, f_value, state[4], state[5])
+        if not after:
+            break
+        p = after
+        state, error = _add_line(buf, layout, write, int_docs, at, output, state, (
+            True, same, q0, q1, d0, d1, v0, v1, doc, score))
+        if error:
+            return p, state, error, line_start
+    return p, state, 0, p
+
+
+@helper(inline=True)
+def _add_line(buf, layout, write, int_docs, at, output, state, line):
+    """Add a content ``line`` (plain, same, query id start and end, doc id start and end,
+    value start and end, doc, score: a ``plain`` line, :func:`_plain_line`, also brings
+    ``same``, its doc id's integer ``doc`` and its value's number ``score``) to a chunk's
+    ``state`` (rows, doc bytes, groups, all docs canonical integers, the last group's query
+    id span). With ``write`` it stores the line's row, and its group when its query id
+    starts one, where ``at`` says (the chunk's first row, doc byte and group, its room for
+    groups). Returns (the new state, error code or 0; on an error the state counts what was
+    stored)."""
+    plain, same, q0, q1, d0, d1, v0, v1, doc, score = line
+    row, byte, group, group_cap = at
+    n_rows, n_bytes, n_groups, all_int, prev_q0, prev_q1 = state
+    if n_groups == 0 or not (same or not plain and _same_bytes(
+            buf, np.int64(q0), np.int64(q1), np.int64(prev_q0), np.int64(prev_q1))):
+        if write:  # the query id's bytes and the group's first row
+            if n_groups == group_cap:
+                return state, GROUPS_FULL
+            output.groups[group + n_groups, 0] = np.int64(q0)
+            output.groups[group + n_groups, 1] = np.int64(q1)
+            output.groups[group + n_groups, 2] = row + n_rows
+        n_groups += 1
+        prev_q0 = q0
+        prev_q1 = q1
+    if write:
+        doc, value, error = _row_numbers(buf, layout, int_docs, plain, d0, d1, v0, v1, doc,
+                                         score)
+        if error:
+            return (n_rows, n_bytes, n_groups, all_int and error != NOT_INT, prev_q0,
+                    prev_q1), error
+        _write_row(buf, int_docs, row + n_rows, byte + n_bytes, d0, d1, doc, value, output)
+    elif all_int:
+        all_int = (doc if plain else canonical_int(buf, np.int64(d0), np.int64(d1))) >= 0
+    return (n_rows + 1, n_bytes + np.int64(d1 - d0), n_groups, all_int, prev_q0, prev_q1), 0
 
 
 @pjit

@@ -1,7 +1,8 @@
 """The scanner's fast path reads what its general code reads: a line of the common shape
 (:func:`fastir.io._scan._plain_line` against ``_next_line`` and ``_read_line``, its doc id's
-integer against ``canonical_int`` and its value's number against ``parse_float``), compiled
-and as Python."""
+integer against ``canonical_int`` and its value's number against ``parse_float``; a chunk's
+runs of such lines, ``_plain_lines``, against its reading token by token), compiled and as
+Python."""
 
 import numpy as np
 import pytest
@@ -102,3 +103,52 @@ def test_a_chunk_of_other_lines_first_then_plain_ones_reads_as_python(tmp_path, 
                      run.scores.tolist()))
     assert read[0] == read[1]
     assert len(read[0][3]) == (2 if first.startswith(b"#") else 4) * _scan.PLAIN_MISSES
+
+
+@st.composite
+def run_lines(draw):
+    """A line of the common shape from a few tokens, so that a query id, a ``Q0`` or a tag
+    often repeats the line before's (or differs from it in a byte or its length)."""
+    tokens = [draw(st.sampled_from(choices)) for choices in (
+        [b"q1", b"q2", b"1", b"12", b"q1x"], [b"Q0", b"Q1", b"0", b"Q00"],
+        [b"7", b"1234567", b"d1", b"07"], [b"1", b"22"], [b"29.6179", b"-0.5", b"1e5", b"3"],
+        [b"tag", b"tag2", b"ta"])]
+    return b" ".join(tokens[:draw(st.sampled_from([3, 4, 5, 6, 6, 6, 7]))]) + b"\n"
+
+
+def _scan_one_chunk(scan_chunks, buf, layout, write, int_docs, group_cap):
+    """What ``scan_chunks`` returns and writes for ``buf`` as one chunk."""
+    n = len(buf)
+    output = _scan.ScanOutput(np.zeros(n, dtype=np.uint8), np.zeros(n + 1, dtype=np.int64),
+                              np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64),
+                              np.zeros((group_cap, 3), dtype=np.int64))
+    edges = np.array([0, n], dtype=np.int64)
+    result = scan_chunks(buf, edges[:1], edges[1:], layout, write, int_docs,
+                         np.array([0, n], dtype=np.int64), np.array([0, n], dtype=np.int64),
+                         np.array([0, group_cap], dtype=np.int64), output)
+    return [result.tolist()] + [a.tobytes() for a in output]
+
+
+@pytest.mark.one_engine
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(lines(), run_lines()), max_size=10), st.sampled_from(LAYOUTS),
+       st.sampled_from([(True, True), (True, False), (False, False)]), st.integers(0, 6))
+@example([b"q1 Q0 7 1 3 tag\n", b"q1 Q0 7 1 3 tag\n"], _scan.RUN6, (True, True), 1)
+def test_a_chunk_reads_as_its_lines_read_token_by_token(lines, layout, modes, group_cap):
+    """A chunk ending with a newline (its runs of lines of the common shape read by
+    ``_plain_lines``) gives the rows, groups, error and error offset that the general code
+    gives (the same bytes with a blank after the last newline: every line read token by
+    token), compiled and as Python."""
+    data = b"".join(lines)
+    ends_with_newline = data.endswith(b"\n")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    general = np.frombuffer(data + b" ", dtype=np.uint8)
+    read = []
+    for scan_chunks in (_jit.compiled(_scan.scan_chunks), _scan.scan_chunks):
+        fast = _scan_one_chunk(scan_chunks, buf, layout, *modes, group_cap)
+        slow = _scan_one_chunk(scan_chunks, general, layout, *modes, group_cap)
+        if ends_with_newline:
+            assert fast[0] == slow[0]
+            assert fast[1:] == [a[:len(b)] for a, b in zip(slow[1:], fast[1:])]
+        read.append(fast)
+    assert read[0] == read[1]
