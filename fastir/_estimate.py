@@ -47,8 +47,10 @@ COMPILE_LOAD = 2.0
 #: cache (seconds with a core of its own on an idle machine, its helpers included), in the
 #: order the command first calls them (fastir.cli.first_run). Measured on the 2-core project
 #: machine, 2026-11-28, as each compile's CPU seconds (numba's compile events) at load 8-9,
-#: scaled by trec_eval's on the MS MARCO pair then (11.7 CPU seconds, 6.3 quiet: x0.54).
-KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 3.6,
+#: scaled by trec_eval's on the MS MARCO pair then (11.7 CPU seconds, 6.3 quiet: x0.54);
+#: ``scan_chunks`` scaled again on 2026-11-29 by its compile's growth when its per-line
+#: helpers were inlined (16-17 s against 8-11 s on a fresh cache: x1.75).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 6.3,
                   "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
                   "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
                   "fastir.measures.kernels.evaluate_queries": 5.2,
