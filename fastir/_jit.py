@@ -2,8 +2,8 @@
 
 Kernels are plain Python functions registered here by the decorators below. numba is
 imported only when a kernel is first needed compiled (:func:`compiled`); until then, and
-for inputs too small to repay numba's start-up (about a second: importing numba, its
-one-time LLVM set-up, loading the cached kernels), the very same functions run as Python
+for inputs too small to repay numba's start-up (half a second or more: importing numba,
+loading the cached kernels; a compile sets numba up first), the very same functions run as Python
 (:func:`select`), so every value has one definition and is bit-identical either way.
 
 The choice is tiered, like a JIT's: a process runs its first inputs as Python until they
@@ -196,10 +196,12 @@ class _BlasProbe:
 
 
 def _set_up_without_blas_probe():
-    """numba's one-time set-up, less its BLAS probe: the set-up imports scipy.linalg (0.15
-    to 0.2 s) to learn whether np.convolve and np.correlate may call a BLAS. The probe is
-    left for the first compile that asks (a user's np.convolve gets the same answer, and
-    the same code, as without fastir); nothing else is changed."""
+    """numba's one-time set-up (installing every implementation it can compile), less its
+    BLAS probe, as a process's first compile starts (loading a kernel from the cache needs
+    no set-up: :func:`_load_without_set_up`). The set-up imports scipy.linalg (0.15 to
+    0.2 s) to learn whether np.convolve and np.correlate may call a BLAS. The probe is left
+    for the first compile that asks (a user's np.convolve gets the same answer, and the
+    same code, as without fastir); nothing else is changed."""
     from numba.core.registry import cpu_target
     from numba.np import linalg
 
