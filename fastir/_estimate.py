@@ -49,11 +49,13 @@ COMPILE_LOAD = 2.0
 #: machine, 2026-11-28, as each compile's CPU seconds (numba's compile events) at load 8-9,
 #: scaled by trec_eval's on the MS MARCO pair then (11.7 CPU seconds, 6.3 quiet: x0.54);
 #: ``scan_chunks`` scaled again on 2026-11-29 by its compile's growth when its per-line
-#: helpers were inlined (16-17 s against 8-11 s on a fresh cache: x1.75).
-KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 6.3,
+#: helpers were inlined (16-17 s against 8-11 s on a fresh cache: x1.75); ``scan_chunks`` and
+#: ``evaluate_queries`` scaled again on 2026-11-29 when a helper called with a constant
+#: was no longer compiled twice (3 alternated pairs of compiles, load 1.0-2.0: x0.86, x0.80).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 5.4,
                   "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
                   "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
-                  "fastir.measures.kernels.evaluate_queries": 5.2,
+                  "fastir.measures.kernels.evaluate_queries": 4.2,
                   "fastir.measures.kernels.summaries": 0.6}
 #: What each process of a first run spends besides compiling, measured as above: a helper's
 #: start (Python, fastir, numba) and its sample of the input as Python, about the command's

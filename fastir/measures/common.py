@@ -98,7 +98,7 @@ def insert_descending(values, m, v):
 
 
 @helper
-def ideal_gains(ideal, level, gain_kind, table, out, limit=0):
+def ideal_gains(ideal, level, gain_kind, table, out, limit):
     """Positive gains of all judged docs, descending, into ``out``; returns their count.
     With ``limit`` > 0 and label-derived gains, only the first ``limit`` are needed."""
     m = 0

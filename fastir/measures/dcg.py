@@ -46,7 +46,7 @@ def ideal_dcg_sum(ig, m, cutoff, log2):
 @helper
 def ideal_relative(kind, ranked, ideal, n_rel, level, gain_kind, params, log2, sc):
     """nDCGRel, RnDCG and G: loops over the ranking beside every positive ideal gain."""
-    count = ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+    count = ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS], 0)
     ig = sc[IDEAL_GAINS]
     if kind == NDCG_REL:
         return _ndcg_rel(ranked, ig, count, level, gain_kind, params, log2)

@@ -273,7 +273,7 @@ def _gain_value(e, spec, m, ranked, ideal, sc, state):
     if gain_kind == GAIN_EXP and len(ideal) > 0 and ideal[0] >= MAX_EXP_LABEL:
         return np.nan  # 2**label - 1 overflows: not defined here (the registry's invalid)
     if gain_kind == GAIN_TABLE:
-        count = ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS])
+        count = ideal_gains(ideal, level, gain_kind, params, sc[IDEAL_GAINS], 0)
         idcg = ideal_dcg_sum(sc[IDEAL_GAINS], count, cutoff, spec.log2)
         dcg = dcg_sum(ranked, cutoff, level, gain_kind, params, spec.log2)
     else:
