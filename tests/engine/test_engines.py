@@ -500,3 +500,42 @@ def test_reading_a_large_file_loads_numba(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, check=True)
     assert done.stdout.strip() == "True"
+
+
+@_jit.helper
+def _plus(x, k):
+    """A helper of this test's own."""
+    return x + k
+
+
+@_jit.jit
+def _counted(n):
+    """Calls its helper with constants, then with a counter starting at 0 (which numba's
+    type inference first types as the constant's literal)."""
+    total = _plus(0, 1)
+    i = 0
+    while i < n:
+        total = _plus(total, i)
+        i += 1
+    return total
+
+
+@pytest.mark.one_engine
+def test_a_helper_called_with_constants_compiles_once():
+    with _jit.forced("numba"):
+        assert _jit.compiled(_counted)(4) == 1 + 0 + 1 + 2 + 3
+    assert [str(s) for s in _plus._fastir_entry.dispatcher.signatures] == ["(int64, int64)"]
+
+
+@pytest.mark.one_engine
+def test_a_kernel_loaded_from_the_cache_needs_no_numba_set_up(tmp_path):
+    code = """import sys
+from fastir import _jit
+from fastir.model.join import table_size
+with _jit.forced("numba"):
+    print(_jit.compiled(table_size)(20), "numba.np.arraymath" in sys.modules)
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    assert runs == [["64", "True"], ["64", "False"]]  # compiled (set up), then loaded
