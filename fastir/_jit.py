@@ -293,7 +293,10 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
 def _rebuild_a_damaged_cache(dispatcher):
     """A kernel whose cache entry cannot be loaded (a file truncated by a full disk or a
     killed process: numba's unpickling fails, and kept failing at every later load) forgets
-    its cache index, so that it compiles and its entry is written anew."""
+    its cache index, so that it compiles and its entry is written anew. A load that fails
+    for want of memory (the process's own limit, ``ulimit -v``) or of a file it cannot
+    read now damages nothing: the index is kept (the memory error raised, the unreadable
+    entry compiled)."""
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     if index is None:
@@ -303,6 +306,10 @@ def _rebuild_a_damaged_cache(dispatcher):
     def load_overload(sig, target_context):
         try:
             return load(sig, target_context)
+        except MemoryError:
+            raise
+        except OSError:
+            return None
         except Exception:  # (damaged: compiled and saved again)
             with contextlib.suppress(OSError):
                 os.unlink(index)
