@@ -296,7 +296,7 @@ def _rebuild_a_damaged_cache(dispatcher):
     its cache index, so that it compiles and its entry is written anew. A load that fails
     for want of memory (the process's own limit, ``ulimit -v``) or of a file it cannot
     read now damages nothing: the index is kept (the memory error raised, the unreadable
-    entry compiled)."""
+    entry compiled). A compiled kernel whose entry cannot be written runs all the same."""
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     if index is None:
@@ -316,6 +316,15 @@ def _rebuild_a_damaged_cache(dispatcher):
             return None
 
     cache.load_overload = load_overload
+    save = cache.save_overload
+
+    def save_overload(sig, data):
+        try:
+            save(sig, data)
+        except OSError:  # (a full disk, ``ulimit -f``: the kernel runs, cached next time)
+            pass
+
+    cache.save_overload = save_overload
 
 
 def _load_without_set_up(cache):

@@ -566,3 +566,19 @@ except MemoryError:
                                        capture_output=True, check=True).stdout.strip())
         outcomes.append(len(list(tmp_path.rglob("*.nbi"))))
     assert outcomes == ["64", 1, "MemoryError", 1, "64", 1]
+
+
+@pytest.mark.one_engine
+def test_a_kernel_whose_cache_cannot_be_written_runs(tmp_path):
+    """ulimit -f: a compiled kernel whose cache entry cannot be written (File too large)
+    runs all the same, uncached."""
+    code = """from fastir import _jit
+from fastir.model.join import table_size
+with _jit.forced("numba"):
+    print(_jit.compiled(table_size)(20))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run(["prlimit", "--fsize=1", sys.executable, "-c", code], env=env,
+                          text=True, capture_output=True)
+    assert (done.returncode, done.stdout) == (0, "64\n"), done.stderr[-2000:]
+    assert not list(tmp_path.rglob("*.nbc"))
