@@ -2,8 +2,8 @@
 
 Kernels are plain Python functions registered here by the decorators below. numba is
 imported only when a kernel is first needed compiled (:func:`compiled`); until then, and
-for inputs too small to repay numba's start-up (half a second or more: importing numba,
-loading the cached kernels; a compile sets numba up first), the very same functions run as Python
+for inputs too small to repay numba's start-up (about a second: importing numba, its
+one-time LLVM set-up, loading the cached kernels), the very same functions run as Python
 (:func:`select`), so every value has one definition and is bit-identical either way.
 
 The choice is tiered, like a JIT's: a process runs its first inputs as Python until they
@@ -85,7 +85,7 @@ class _Entry:
 
 _registry = []
 _numba = None  # the numba module, once loaded
-_load_lock = threading.RLock()
+_load_lock = threading.Lock()
 _launch_lock = threading.Lock()
 _python_rows = 0
 _loop_python_seconds = 0.0  # what loops' calls decided as Python took (loop_tier)
@@ -101,6 +101,8 @@ def _register(func, **options):
     func._fastir_entry = entry
     with _load_lock:
         _registry.append(entry)
+        if _numba is not None:  # a module imported after numba was loaded
+            _attach(_numba, entry)
     return func
 
 
@@ -159,28 +161,12 @@ def _load_numba():
         import numba
         from numba.core import event
 
+        _set_up_without_blas_probe()
         event.register("numba:compile", _compile_note(event.Listener))
+        for entry in _registry:
+            _attach(numba, entry)
         _numba = numba
         return numba
-
-
-def _dispatcher(entry):
-    """The numba dispatcher of the kernel ``entry``, made when first asked for (a process
-    loading a few kernels from the cache makes only theirs: 0.5 ms each)."""
-    if entry.dispatcher is None:
-        numba = _load_numba()
-        with _load_lock:
-            if entry.dispatcher is None:
-                _attach(numba, entry)
-    return entry.dispatcher
-
-
-def _attach_all():
-    """Every kernel's dispatcher, before numba compiles: a kernel calls its helpers by
-    their Python functions, which numba types by the dispatcher attached to them."""
-    with _load_lock:
-        for entry in _registry:
-            _dispatcher(entry)
 
 
 class _BlasProbe:
@@ -196,12 +182,10 @@ class _BlasProbe:
 
 
 def _set_up_without_blas_probe():
-    """numba's one-time set-up (installing every implementation it can compile), less its
-    BLAS probe, as a process's first compile starts (loading a kernel from the cache needs
-    no set-up: :func:`_load_without_set_up`). The set-up imports scipy.linalg (0.15 to
-    0.2 s) to learn whether np.convolve and np.correlate may call a BLAS. The probe is left
-    for the first compile that asks (a user's np.convolve gets the same answer, and the
-    same code, as without fastir); nothing else is changed."""
+    """numba's one-time set-up, less its BLAS probe: the set-up imports scipy.linalg (0.15
+    to 0.2 s) to learn whether np.convolve and np.correlate may call a BLAS. The probe is
+    left for the first compile that asks (a user's np.convolve gets the same answer, and
+    the same code, as without fastir); nothing else is changed."""
     from numba.core.registry import cpu_target
     from numba.np import linalg
 
@@ -234,13 +218,13 @@ def _attach(numba, entry):
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
+    entry.dispatcher = dispatcher
     for func in {entry.source, entry.python}:
         func._numba_type_ = dispatcher._numba_type_
         if "inline" in entry.options:  # what numba's inliner reads of a callee (a kernel
             # calls the module's Python function, not the dispatcher)
             func.targetoptions = dispatcher.targetoptions
             func.py_func = entry.source
-    entry.dispatcher = dispatcher
 
 
 def _typed_without_literals(dispatcher):
@@ -293,23 +277,17 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
 def _rebuild_a_damaged_cache(dispatcher):
     """A kernel whose cache entry cannot be loaded (a file truncated by a full disk or a
     killed process: numba's unpickling fails, and kept failing at every later load) forgets
-    its cache index, so that it compiles and its entry is written anew. A load that fails
-    for want of memory (the process's own limit, ``ulimit -v``) or of a file it cannot
-    read now damages nothing: the index is kept (the memory error raised, the unreadable
-    entry compiled). A compiled kernel whose entry cannot be written runs all the same."""
+    its cache index, so that it compiles and its entry is written anew. A compiled kernel
+    whose entry cannot be written (a full disk, ``ulimit -f``) runs all the same."""
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     if index is None:
         return
-    load = _load_without_set_up(cache)
+    load = cache.load_overload
 
     def load_overload(sig, target_context):
         try:
             return load(sig, target_context)
-        except MemoryError:
-            raise
-        except OSError:
-            return None
         except Exception:  # (damaged: compiled and saved again)
             with contextlib.suppress(OSError):
                 os.unlink(index)
@@ -321,31 +299,10 @@ def _rebuild_a_damaged_cache(dispatcher):
     def save_overload(sig, data):
         try:
             save(sig, data)
-        except OSError:  # (a full disk, ``ulimit -f``: the kernel runs, cached next time)
+        except OSError:  # (the kernel runs, uncached)
             pass
 
     cache.save_overload = save_overload
-
-
-def _load_without_set_up(cache):
-    """``cache.load_overload`` without numba's set-up (installing every implementation
-    it can compile: 0.25-0.45 s a process), which loading a compiled kernel does not need:
-    its reference counting runtime is started instead. A compile still sets numba up
-    (:func:`_set_up_without_blas_probe`, then numba's own). A numba laid out otherwise
-    keeps its own load."""
-    from numba.core.runtime import rtsys
-
-    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
-    load = getattr(cache, "_load_overload", None)
-    if guard is None or load is None:
-        return cache.load_overload
-
-    def load_overload(sig, target_context):
-        rtsys.initialize(target_context)
-        with guard():
-            return load(sig, target_context)
-
-    return load_overload
 
 
 @functools.cache
@@ -393,8 +350,6 @@ def _compile_note(listener_base):
         said = False
 
         def on_start(self, event):
-            _attach_all()
-            _set_up_without_blas_probe()  # (before any compile's own set-up: see there)
             dispatcher = event.data.get("dispatcher")
             module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
             if self.said or not module.startswith("fastir") or not note_compiles:
@@ -434,7 +389,9 @@ def compiled(kernel):
         wait = _elsewhere.pop(name_of(entry.source), None)
         if wait is not None:
             wait()
-    return _dispatcher(entry)
+    if entry.dispatcher is None:
+        _load_numba()
+    return entry.dispatcher
 
 
 def name_of(function):
@@ -462,8 +419,9 @@ def cached(kernel_name):
     """Whether numba's on-disk cache holds the kernel ``kernel_name`` (:func:`name_of`)
     compiled for some input, from fastir's current sources; None when that cannot be
     known (no cache, a numba laid out otherwise, a kernel not registered)."""
+    _load_numba()
     entry = _entry(kernel_name)
-    cache_file = getattr(getattr(entry and _dispatcher(entry), "_cache", None), "_cache_file",
+    cache_file = getattr(getattr(entry and entry.dispatcher, "_cache", None), "_cache_file",
                          None)
     load_index = getattr(cache_file, "_load_index", None)  # (numba's private layout)
     return None if load_index is None else bool(load_index())

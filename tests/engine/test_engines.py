@@ -528,47 +528,6 @@ def test_a_helper_called_with_constants_compiles_once():
 
 
 @pytest.mark.one_engine
-def test_a_kernel_loaded_from_the_cache_needs_no_numba_set_up(tmp_path):
-    code = """import sys
-from fastir import _jit
-from fastir.model.join import table_size
-with _jit.forced("numba"):
-    print(_jit.compiled(table_size)(20), "numba.np.arraymath" in sys.modules)
-"""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, check=True).stdout.split() for _ in range(2)]
-    assert runs == [["64", "True"], ["64", "False"]]  # compiled (set up), then loaded
-
-
-@pytest.mark.one_engine
-def test_a_cache_load_short_of_memory_keeps_the_cache(tmp_path):
-    """ulimit -v: a load that runs out of memory raises, and the cache index stays (it is
-    not damaged: the next process loads it)."""
-    code = """import sys
-import numba.core.caching
-from fastir import _jit
-from fastir.model.join import table_size
-if sys.argv[1] == "short":
-    def short_of_memory(self, sig, target_context):
-        raise MemoryError
-    numba.core.caching.Cache._load_overload = short_of_memory
-try:
-    with _jit.forced("numba"):
-        print(_jit.compiled(table_size)(20))
-except MemoryError:
-    print("MemoryError")
-"""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    outcomes = []
-    for way in ("compile", "short", "load"):
-        outcomes.append(subprocess.run([sys.executable, "-c", code, way], env=env, text=True,
-                                       capture_output=True, check=True).stdout.strip())
-        outcomes.append(len(list(tmp_path.rglob("*.nbi"))))
-    assert outcomes == ["64", 1, "MemoryError", 1, "64", 1]
-
-
-@pytest.mark.one_engine
 def test_a_kernel_whose_cache_cannot_be_written_runs(tmp_path):
     """ulimit -f: a compiled kernel whose cache entry cannot be written (File too large)
     runs all the same, uncached."""
