@@ -522,9 +522,14 @@ def _counted(n):
 
 @pytest.mark.one_engine
 def test_a_helper_called_with_constants_compiles_once():
+    from numba.core import types
+
     with _jit.forced("numba"):
-        assert _jit.compiled(_counted)(4) == 1 + 0 + 1 + 2 + 3
-    assert [str(s) for s in _plus._fastir_entry.dispatcher.signatures] == ["(int64, int64)"]
+        assert _jit.compiled(_counted)(4) == 1 + 0 + 1 + 2 + 3  # (compiled, or from the cache)
+        helper = _jit.compiled(_plus)
+        typed = helper.get_call_template((types.literal(0), types.literal(1)), {})[2]
+    assert typed == (types.int64, types.int64)
+    assert [str(s) for s in helper.signatures] == ["(int64, int64)"]
 
 
 @pytest.mark.one_engine
