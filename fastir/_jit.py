@@ -215,6 +215,7 @@ def _attach(numba, entry):
     _typed_without_literals(dispatcher)
     _refuse_a_cache_of_others(numba, dispatcher, entry.source)
     _rebuild_a_damaged_cache(dispatcher)
+    _run_when_uncachable(dispatcher)
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if hasattr(cache_file, "_source_stamp"):  # (numba's private layout; else its own check)
         cache_file._source_stamp = (cache_file._source_stamp, _sources_digest())
@@ -277,8 +278,7 @@ def _refuse_a_cache_of_others(numba, dispatcher, source):
 def _rebuild_a_damaged_cache(dispatcher):
     """A kernel whose cache entry cannot be loaded (a file truncated by a full disk or a
     killed process: numba's unpickling fails, and kept failing at every later load) forgets
-    its cache index, so that it compiles and its entry is written anew. A compiled kernel
-    whose entry cannot be written (a full disk, ``ulimit -f``) runs all the same."""
+    its cache index, so that it compiles and its entry is written anew."""
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     if index is None:
@@ -294,7 +294,15 @@ def _rebuild_a_damaged_cache(dispatcher):
             return None
 
     cache.load_overload = load_overload
-    save = cache.save_overload
+
+
+def _run_when_uncachable(dispatcher):
+    """A kernel compiled where its cache entry cannot be written (a full disk, ``ulimit
+    -f``) runs all the same, uncached."""
+    cache = getattr(dispatcher, "_cache", None)
+    save = getattr(cache, "save_overload", None)
+    if save is None:
+        return
 
     def save_overload(sig, data):
         try:
