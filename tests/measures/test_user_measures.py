@@ -11,7 +11,7 @@ import types
 import naive.base as naive
 import numpy as np
 import pytest
-from conftest import matrix_to_dicts, qrels_and_runs, run_rows
+from conftest import matrix_to_dicts, qrels_and_runs, run_rows, sigint_default
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -478,10 +478,16 @@ def test_ctrl_c_ends_a_compiled_loop_that_never_ends(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     spinning = subprocess.Popen([*command, "spin(forever=1)"], env=env, cwd=tmp_path,
-                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    time.sleep(5)
-    spinning.send_signal(signal.SIGINT)
-    _, err = spinning.communicate(timeout=60)
+                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                preexec_fn=sigint_default)
+    try:
+        time.sleep(5)
+        spinning.send_signal(signal.SIGINT)
+        _, err = spinning.communicate(timeout=60)
+    finally:  # (a loop that Ctrl-C did not end spins on, loading every later test)
+        if spinning.poll() is None:
+            spinning.kill()
+            spinning.wait()
     assert spinning.returncode == 130 and err.splitlines()[-1:] == [
         "fastir eval: interrupted (Ctrl-C)"], err
     script = (f"import os, signal, threading, fastir, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
@@ -491,7 +497,7 @@ def test_ctrl_c_ends_a_compiled_loop_that_never_ends(tmp_path):
               "try:\n    fastir.evaluate(*pair, ['spin(forever=1)'])\n"
               "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n")
     library = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=120, preexec_fn=sigint_default)
     assert library.returncode == 0 and library.stdout == "KeyboardInterrupt\n", library.stderr
 
 
