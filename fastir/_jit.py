@@ -40,7 +40,11 @@ import time
 
 import numpy as np
 
-_POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": False}
+#: ``no_cfunc_wrapper``: kernels are called from Python (numba's Python entry) and from
+#: kernels (their native entry), never through the C entry numba also compiles for each
+#: (a first-class function value): a first run compiled one for every kernel and helper.
+_POLICY = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": False,
+           "no_cfunc_wrapper": True}
 
 #: Rows a process evaluates as Python before it loads numba (see the module doc).
 PYTHON_ROWS = 250_000
@@ -71,7 +75,7 @@ prange = range  # kernel modules get numba.prange in its place when numba is loa
 
 
 class _Entry:
-    __slots__ = ("source", "python", "options", "dispatcher", "python_items",
+    __slots__ = ("source", "python", "options", "dispatcher", "python_entry", "python_items",
                  "python_seconds")
 
     def __init__(self, source, options):
@@ -79,6 +83,7 @@ class _Entry:
         self.python = source
         self.options = options
         self.dispatcher = None
+        self.python_entry = None  # a helper's dispatcher for Python callers (_with_python_entry)
         self.python_items = 0  # items this kernel ran as Python within compiled work
         self.python_seconds = 0.0  # and what they took
 
@@ -120,10 +125,15 @@ def helper(func=None, *, inline=False):
     ``inline``, numba inlines the helper's code into each caller (a per-line call LLVM
     would keep, its arguments and its tuple passed through memory; each caller compiles
     a copy).
+
+    Kernels call helpers; Python does not: a helper compiles without numba's Python entry
+    (its wrapper was a seventh of a first run's compiling), and :func:`compiled` gives a
+    Python caller (a test) a dispatcher of its own that has one.
     """
     if func is None:
         return lambda f: helper(f, inline=inline)
-    return _register(func, _nrt=False, **({"inline": "always"} if inline else {}))
+    return _register(func, _nrt=False, no_cpython_wrapper=True,
+                     **({"inline": "always"} if inline else {}))
 
 
 def pjit(func=None, *, nrt=True):
@@ -387,8 +397,9 @@ def fork_safe():
 
 
 def compiled(kernel):
-    """The numba dispatcher of a registered kernel (loading numba on first use); under
-    :func:`compiling_only`, a kernel not named runs as Python instead."""
+    """The numba dispatcher of a registered kernel for a Python caller (loading numba on
+    first use; a helper's: :func:`_with_python_entry`); under :func:`compiling_only`, a
+    kernel not named runs as Python instead."""
     entry = kernel._fastir_entry
     only = _only.get()
     if only is not None and name_of(entry.source) not in only:
@@ -399,7 +410,21 @@ def compiled(kernel):
             wait()
     if entry.dispatcher is None:
         _load_numba()
+    if entry.options.get("no_cpython_wrapper"):
+        return _with_python_entry(entry)
     return entry.dispatcher
+
+
+def _with_python_entry(entry):
+    """A helper's dispatcher for Python callers: compiled with numba's Python entry, which
+    the kernels' dispatcher of it lacks (called from Python, that one would jump to
+    nowhere). Not cached: numba's cache index does not tell the two apart."""
+    with _load_lock:
+        if entry.python_entry is None:
+            options = {k: v for k, v in entry.options.items()
+                       if k not in ("no_cpython_wrapper", "cache")}
+            entry.python_entry = _numba.njit(**options)(entry.source)
+        return entry.python_entry
 
 
 def name_of(function):

@@ -526,10 +526,43 @@ def test_a_helper_called_with_constants_compiles_once():
 
     with _jit.forced("numba"):
         assert _jit.compiled(_counted)(4) == 1 + 0 + 1 + 2 + 3  # (compiled, or from the cache)
-        helper = _jit.compiled(_plus)
+        helper = _plus._numba_type_.dispatcher  # (the kernels')
         typed = helper.get_call_template((types.literal(0), types.literal(1)), {})[2]
     assert typed == (types.int64, types.int64)
     assert [str(s) for s in helper.signatures] == ["(int64, int64)"]
+
+
+_ENTRIES = """import sys
+from fastir import _jit
+
+@_jit.helper
+def plus(x, k):
+    return x + k
+
+@_jit.jit
+def twice(x):
+    return plus(plus(x, 1), 1)
+
+with _jit.forced("numba"):
+    assert _jit.compiled(twice)(1) == 3 and _jit.compiled(plus)(2, 3) == 5
+for function in (plus, twice):
+    for result in function._numba_type_.dispatcher.overloads.values():
+        code = result.library.get_llvm_str()
+        print(function.__name__, result.fndesc.llvm_cpython_wrapper_name in code,
+              result.fndesc.llvm_cfunc_wrapper_name in code)
+"""
+
+
+@pytest.mark.one_engine
+def test_helpers_compile_without_a_python_entry_and_kernels_without_a_c_entry(tmp_path):
+    """Kernels call helpers, Python calls kernels, nothing calls numba's C entry: a first
+    run compiled both entries for every helper and kernel (a seventh of its compiling). A
+    Python caller of a helper (a test) still gets one (it would jump to nowhere)."""
+    (tmp_path / "entries.py").write_text(_ENTRIES)
+    done = subprocess.run([sys.executable, str(tmp_path / "entries.py")], capture_output=True,
+                          text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["plus False False", "twice True False"]
 
 
 @pytest.mark.one_engine
