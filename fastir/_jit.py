@@ -111,9 +111,12 @@ def _register(func, **options):
     return func
 
 
-def jit(func):
-    """A serial kernel."""
-    return _register(func)
+def jit(func=None, *, nrt=True):
+    """A serial kernel (``nrt=False``: it allocates nothing, so it is compiled without
+    reference counting, as a helper is, but Python may call it)."""
+    if func is None:
+        return lambda f: jit(f, nrt=nrt)
+    return _register(func, **({} if nrt else {"_nrt": False}))
 
 
 def helper(func=None, *, inline=False):

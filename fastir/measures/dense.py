@@ -21,7 +21,7 @@ first few are selected. Fixed candidates take their score vectors as weighted su
 import math
 from collections import namedtuple
 
-from fastir._jit import helper, pjit, prange
+from fastir._jit import helper, jit, pjit, prange
 from fastir.measures.kernels import (
     KIND,
     Spec,
@@ -343,7 +343,7 @@ def matrix_values_parallel(bounds, batch, relevance, rank_depth, ideal_cap, ties
     return 0
 
 
-@helper
+@jit(nrt=False)
 def matrix_values_serial(batch_fields, relevance, rank_depth, ideal_cap, ties, spec_fields,
                          work_fields, how, means, out):
     """The same, in the calling thread (small batches: no parallel launch). The
