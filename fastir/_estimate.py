@@ -52,6 +52,10 @@ COMPILE_LOAD = 2.0
 #: helpers were inlined (16-17 s against 8-11 s on a fresh cache: x1.75); ``scan_chunks`` and
 #: ``evaluate_queries`` scaled again on 2026-11-29 when a helper called with a constant
 #: was no longer compiled twice (3 alternated pairs of compiles, load 1.0-2.0: x0.86, x0.80).
+#: Not scaled when helpers lost numba's Python entry and kernels its C entry (2026-11-29, a
+#: first run's CPU x0.83): the host was then twice as slow (the binary 12.4 s), and quiet
+#: first runs (16.8, 18.2, 15.8 s) fell within the lines these figures gave (14-24, 14-22,
+#: 14-21 s; BENCHMARKS.md).
 KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 5.4,
                   "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
                   "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
