@@ -592,9 +592,14 @@ def select(kernel, n_items=None, python=None):
     it (:func:`_python_pays`): loading one cached kernel costs about 10 ms, more than Python
     takes on a few thousand items (the query ids of a large run, say); a kernel whose Python
     runs have cost that much is loaded, and then runs compiled at every size. ``python``
-    overrides the tier's decision (a caller that decided already).
+    overrides the tier's decision (a caller that decided already). A helper is refused:
+    kernels call it, and compiled for Python it would compile anew in each process.
     """
     entry = kernel._fastir_entry
+    if entry.options.get("no_cpython_wrapper"):
+        raise TypeError(f"{name_of(entry.source)} is a helper, which kernels call: a kernel "
+                        "that Python calls is registered with jit (jit(nrt=False) for one "
+                        "that allocates nothing)")
     if python is None:
         python = python_mode()
         if not python and n_items is not None and not _loaded(entry):

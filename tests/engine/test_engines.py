@@ -566,6 +566,16 @@ def test_helpers_compile_without_a_python_entry_and_kernels_without_a_c_entry(tm
 
 
 @pytest.mark.one_engine
+def test_python_is_refused_a_helper_as_a_kernel():
+    """The doors Python runs kernels through (select, launch) refuse a helper: compiled
+    for Python it compiled anew in each process (a loop's small batches did)."""
+    with pytest.raises(TypeError, match=r"_plus is a helper"):
+        _jit.select(_plus)
+    with pytest.raises(TypeError, match="is a helper"):
+        _jit.launch(_plus, 1, 2)
+
+
+@pytest.mark.one_engine
 def test_a_kernel_whose_cache_cannot_be_written_runs(tmp_path):
     """ulimit -f: a compiled kernel whose cache entry cannot be written (File too large)
     runs all the same, uncached."""
