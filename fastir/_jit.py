@@ -130,8 +130,9 @@ def helper(func=None, *, inline=False):
     a copy).
 
     Kernels call helpers; Python does not: a helper compiles without numba's Python entry
-    (its wrapper was a seventh of a first run's compiling), and :func:`compiled` gives a
-    Python caller (a test) a dispatcher of its own that has one.
+    (with the C entry no kernel compiles either, about a seventh of a first run's
+    compiling), :func:`select` refuses one, and :func:`compiled` gives a Python caller (a
+    test) a dispatcher of its own that has the entry.
     """
     if func is None:
         return lambda f: helper(f, inline=inline)
