@@ -414,9 +414,14 @@ def compiled(kernel):
             wait()
     if entry.dispatcher is None:
         _load_numba()
-    if entry.options.get("no_cpython_wrapper"):
+    if _is_helper(entry):
         return _with_python_entry(entry)
     return entry.dispatcher
+
+
+def _is_helper(entry):
+    """Whether ``entry`` is a helper (:func:`helper`: compiled without numba's Python entry)."""
+    return entry.options.get("no_cpython_wrapper", False)
 
 
 def _with_python_entry(entry):
@@ -597,7 +602,7 @@ def select(kernel, n_items=None, python=None):
     kernels call it, and compiled for Python it would compile anew in each process.
     """
     entry = kernel._fastir_entry
-    if entry.options.get("no_cpython_wrapper"):
+    if _is_helper(entry):
         raise TypeError(f"{name_of(entry.source)} is a helper, which kernels call: a kernel "
                         "that Python calls is registered with jit (jit(nrt=False) for one "
                         "that allocates nothing)")
