@@ -21,7 +21,9 @@ numpy's error model (a division by zero gives inf/nan instead of raising; kernel
 their denominators) and never use fastmath: sums must be bit-identical to trec_eval's.
 Nothing here changes numba's global state (thread count, threading layer); a small
 launch on a busy machine runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's
-per-thread count, restored after it).
+per-thread count, restored after it). What numba compiles for fastir's functions gets
+machine code only in the kernels' own libraries (:mod:`fastir._lazy_emit`); other
+compiles in the process are finished as numba does.
 
 A kernel whose byte-level loops would be slow in Python may have a Python variant
 (:func:`python_variant`): a faster Python function with the same results, which Python
@@ -39,6 +41,8 @@ import threading
 import time
 
 import numpy as np
+
+from fastir import _lazy_emit
 
 #: ``no_cfunc_wrapper``: kernels are called from Python (numba's Python entry) and from
 #: kernels (their native entry), never through the C entry numba also compiles for each
@@ -132,11 +136,13 @@ def helper(func=None, *, inline=False):
     Kernels call helpers; Python does not: a helper compiles without numba's Python entry
     (with the C entry no kernel compiles either, about a seventh of a first run's
     compiling), :func:`select` refuses one, and :func:`compiled` gives a Python caller (a
-    test) a dispatcher of its own that has the entry.
+    test) a dispatcher of its own that has the entry. A helper is not cached on disk: each
+    kernel's cache entry holds its helpers' code, and a helper's own entry would need the
+    machine code it no longer gets (:mod:`fastir._lazy_emit`).
     """
     if func is None:
         return lambda f: helper(f, inline=inline)
-    return _register(func, _nrt=False, no_cpython_wrapper=True,
+    return _register(func, _nrt=False, no_cpython_wrapper=True, cache=False,
                      **({"inline": "always"} if inline else {}))
 
 
@@ -173,10 +179,11 @@ def _load_numba():
         if _numba is not None:
             return _numba
         import numba
-        from numba.core import event
+        from numba.core import codegen, event
 
         _set_up_without_blas_probe()
         event.register("numba:compile", _compile_note(event.Listener))
+        _lazy_emit.install(codegen, event.Listener, event.register)
         for entry in _registry:
             _attach(numba, entry)
         _numba = numba
@@ -226,6 +233,7 @@ def _attach(numba, entry):
     if module_globals.get("prange") is range:
         module_globals["prange"] = numba.prange
     dispatcher = numba.njit(**entry.options)(entry.source)
+    _lazy_emit.follow(dispatcher)
     _typed_without_literals(dispatcher)
     _refuse_a_cache_of_others(numba, dispatcher, entry.source)
     _rebuild_a_damaged_cache(dispatcher)
@@ -433,6 +441,7 @@ def _with_python_entry(entry):
             options = {k: v for k, v in entry.options.items()
                        if k not in ("no_cpython_wrapper", "cache")}
             entry.python_entry = _numba.njit(**options)(entry.source)
+            _lazy_emit.follow(entry.python_entry)
         return entry.python_entry
 
 

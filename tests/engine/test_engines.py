@@ -5,6 +5,7 @@ import math
 import os
 import subprocess
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -563,6 +564,72 @@ def test_helpers_compile_without_a_python_entry_and_kernels_without_a_c_entry(tm
                           text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["plus False False", "twice True False"]
+
+
+_LAZY = """import sys
+import numba
+import numpy as np
+from fastir import _jit, _lazy_emit
+
+prange = range
+
+
+@_jit.helper
+def plus(x, k):
+    return x + k
+
+
+@_jit.pjit
+def sums(values, out):
+    for i in prange(len(out)):
+        out[i] = plus(values[i], 1.0)
+
+
+@numba.njit
+def users_own(x):
+    return x * 2
+
+
+with _jit.forced("numba"):
+    out = np.zeros(4)
+    _jit.compiled(sums)(np.arange(4.0), out)
+print(out.tolist(), users_own(3))
+helpers = plus._numba_type_.dispatcher.overloads.values()
+if sys.argv[1] == "compiled":
+    [kernel] = [result.library for result in sums._numba_type_.dispatcher.overloads.values()]
+    [helper] = [result.library for result in helpers]
+    [user] = [result.library for result in users_own.overloads.values()]
+    print(_lazy_emit.has_machine_code(kernel), _lazy_emit.has_machine_code(helper),
+          [lib.name for lib in kernel._linking_libraries if _lazy_emit.has_machine_code(lib)],
+          _lazy_emit.has_machine_code(user), "_fastir_lazy" in vars(user))
+else:
+    print(len(helpers))
+"""
+
+
+@pytest.mark.one_engine
+def test_machine_code_only_for_the_kernels_and_a_users_own_numba_as_numba_does(tmp_path):
+    """numba optimised and emitted a helper's code, and a parallel loop's, once alone and
+    again in each library linking it: LLVM was about 45% of a first run. Now only the
+    kernel's library gets machine code (its helper's and its loop's libraries none; numba's
+    runtime, made before, has its own),
+    computes the same, is cached and loads from the cache; a user's own numba function in
+    the same process is finished as numba does."""
+    (tmp_path / "lazy.py").write_text(_LAZY)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(tmp_path / "lazy.py"), run], env=env,
+                           capture_output=True, text=True) for run in ("compiled", "cached")]
+    for done in runs:
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert runs[0].stdout.splitlines() == ["[1.0, 2.0, 3.0, 4.0] 6",
+                                           "True False ['nrt'] True False"]
+    assert runs[1].stdout.splitlines() == ["[1.0, 2.0, 3.0, 4.0] 6", "0"]
+
+
+def test_numba_laid_out_otherwise_is_left_as_it_is():
+    from fastir import _lazy_emit
+
+    assert not _lazy_emit.install(types.SimpleNamespace(), object, None)
 
 
 @pytest.mark.one_engine
