@@ -9,9 +9,9 @@ average seen while it ran, its own processes counted: its slowdown then was ``ma
 cores)``. An estimate scales the seconds from that slowdown to the one now, once for each of
 the machine's three load averages (the last 1, 5 and 15 minutes: a load seldom holds still),
 and says the range they span (:func:`about`). Checked on the project machine with a
-fresh-cache ``fastir warmup`` in one process (95 s by the measurements below): it took 229 s
-at load 3.4-4.0 (2026-11-28), where the load averages as it started (4.0, 2.1, 0.9) give
-95-239 s.
+fresh-cache ``fastir warmup`` in one process (95 s by the measurements below then): it took
+229 s at load 3.4-4.0 (2026-11-28), where the load averages as it started (4.0, 2.1, 0.9)
+give 95-239 s. (Since 2026-11-29 the measurements give 55 s: :data:`COMPILE_SECONDS`.)
 
 Standard library only: ``./dev`` runs ``python3 -m fastir._estimate SECONDS LOAD
 [PROCESSES]`` before any environment exists.
@@ -37,8 +37,13 @@ class Measured(NamedTuple):
 #: the measure kernel, for dicts and files): 2-core project machine, 2026-11-24, load
 #: 1.5-2.6 (each step alone: files 26.8 s, containers 21.9, significance 22.8, diversity
 #: 27.7, fusion 27.1, preferences 45.6, loops 47.7).
-COMPILE_SECONDS = {"shared": 21, "files": 6, "fusion": 6, "loops": 27, "diversity": 7,
-                   "preferences": 25, "significance": 2, "containers": 1}
+#: Scaled on 2026-11-29 by each step's compile when machine code was made for the kernels'
+#: own libraries only (fastir._lazy_emit): a fresh ``fastir warmup --jobs 1`` took 107 s
+#: against 178 s for the code before, back to back at load 1.0-1.1: loops (with the shared
+#: kernels) x0.48, preferences x0.66, diversity x0.76, fusion x0.79, significance x0.60;
+#: files x0.60 (the whole warmup's ratio); containers kept.
+COMPILE_SECONDS = {"shared": 10, "files": 4, "fusion": 5, "loops": 13, "diversity": 5,
+                   "preferences": 16, "significance": 1, "containers": 1}
 #: The load average of those measurements (the middle of 1.5-2.6).
 COMPILE_LOAD = 2.0
 
@@ -55,11 +60,14 @@ COMPILE_LOAD = 2.0
 #: Not scaled when helpers lost numba's Python entry and kernels its C entry (2026-11-29, a
 #: first run's CPU x0.83): the host was then twice as slow (the binary 12.4 s), and quiet
 #: first runs (16.8, 18.2, 15.8 s) fell within the lines these figures gave (14-24, 14-22,
-#: 14-21 s; BENCHMARKS.md).
-KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.6, "fastir.io._scan.scan_chunks": 5.4,
+#: 14-21 s; BENCHMARKS.md). Scaled on 2026-11-29 by each kernel's compile when machine code
+#: was made for the kernels' own libraries only (fastir._lazy_emit; 2 alternated pairs of
+#: fresh compiles, load 0.5-1.0: count_lines x0.79, scan_chunks x0.77, _join_kernel x0.60,
+#: evaluate_queries x0.64; the others x0.9-1.0, kept).
+KERNEL_SECONDS = {"fastir.io._scan.count_lines": 0.5, "fastir.io._scan.scan_chunks": 4.2,
                   "fastir.model.ids.merge_sorted_ids": 0.6, "fastir.model.ids._gather_bytes": 0.2,
-                  "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 6.4,
-                  "fastir.measures.kernels.evaluate_queries": 4.2,
+                  "fastir.model.data._hash_judgments": 0.5, "fastir.model.join._join_kernel": 3.8,
+                  "fastir.measures.kernels.evaluate_queries": 2.7,
                   "fastir.measures.kernels.summaries": 0.6}
 #: What each process of a first run spends besides compiling, measured as above: a helper's
 #: start (Python, fastir, numba) and its sample of the input as Python, about the command's
