@@ -22,8 +22,8 @@ their denominators) and never use fastmath: sums must be bit-identical to trec_e
 Nothing here changes numba's global state (thread count, threading layer); a small
 launch on a busy machine runs on the calling thread alone (:data:`SERIAL_ITEMS`: numba's
 per-thread count, restored after it). What numba compiles for fastir's functions gets
-machine code only in the kernels' own libraries (:mod:`fastir._lazy_emit`); other
-compiles in the process are finished as numba does.
+machine code only where something asks for it, the kernels' own libraries
+(:mod:`fastir._lazy_emit`); other compiles in the process are finished as numba does.
 
 A kernel whose byte-level loops would be slow in Python may have a Python variant
 (:func:`python_variant`): a faster Python function with the same results, which Python

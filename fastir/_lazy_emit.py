@@ -20,9 +20,12 @@ LLVM's share of a first run is then about a fifth. The kernel's module gets the 
 passes over the same code, linked before it is optimised rather than after: LLVM may
 inline differently, but no pass may change a value (fastir never allows fastmath).
 
-Libraries of other compiles (a user's own numba functions, kernels loaded from the cache)
-are finished as numba does. :func:`install` leaves numba as it is when its internals are
-not laid out as this expects.
+A function compiled as part of a followed compile is finished lazily too, whoever wrote
+it (numba's own implementations, a user's measure function); one with a Python entry gets
+its machine code as its compile ends, as a kernel does. Other compiles
+(a user's own numba functions called from Python, kernels loaded from the cache) are
+finished as numba does. :func:`install` leaves numba as it is when its internals are not
+laid out as this expects.
 """
 
 import threading
@@ -30,6 +33,8 @@ import threading
 #: The prefix numba names a parallel loop's body function with (numba.parfors): it makes
 #: a Python entry for it, which nothing calls (the loop's wrapper calls its native entry).
 _GUFUNC_PREFIX = "__numba_parfor_gufunc_"
+#: How a Python entry's symbol starts (numba's mangled namespace ``cpython``).
+_PYTHON_ENTRY = "_ZN7cpython"
 
 _installed = False
 _compiling = threading.local()  # .depth: the followed compiles under way on this thread
@@ -49,8 +54,13 @@ def install(numba_codegen, listener_base, register):
         "_get_compiled_object", "serialize_using_object_code", "get_pointer_to_function",
         "has_dynamic_globals")] + [(codegen, name) for name in (
             "create_library", "set_env", "_check_llvm_bugs")]
+    try:
+        from numba.core.environment import lookup_environment  # noqa: F401
+    except ImportError:
+        return False
     if not (all(hasattr(owner, name) for owner, name in needed)
-            and hasattr(numba_codegen, "ll")):
+            and hasattr(numba_codegen, "ll")
+            and hasattr(getattr(numba_codegen, "RuntimeLinker", None), "PREFIX")):
         return False
     if not _installed:
         _patch_library(library, numba_codegen.ll.Linkage)
@@ -83,8 +93,9 @@ def _follower(listener_base):
                 _compiling.depth = getattr(_compiling, "depth", 0) + 1
 
         def on_end(self, event):
+            # (at least 0: numba sends the end even when a listener's start raised first)
             if followed(event):
-                _compiling.depth -= 1
+                _compiling.depth = max(0, getattr(_compiling, "depth", 0) - 1)
 
     return Follower()
 
@@ -94,13 +105,13 @@ def _patch_codegen(codegen):
 
     def create_library_lazy_when_followed(self, name, **kwargs):
         created = create_library(self, name, **kwargs)
-        if getattr(_compiling, "depth", 0):
+        if getattr(_compiling, "depth", 0) > 0:
             created._fastir_lazy = True
         return created
 
     def set_env_where_emitted(self, env_name, env):
-        # (a helper's environment: its library has no machine code, nothing to set; as
-        # for a helper inside a kernel loaded from numba's cache)
+        # (a function of a library without machine code: its environment is set when the
+        # library of the kernel that links it is emitted)
         if self._engine.get_global_value_address(env_name):
             set_env(self, env_name, env)
 
@@ -109,7 +120,11 @@ def _patch_codegen(codegen):
 
 
 def _patch_library(library, linkage):
+    from numba.core.codegen import RuntimeLinker
     from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
+    from numba.core.environment import lookup_environment
+
+    unresolved = RuntimeLinker.PREFIX
 
     finalize, for_linking = library.finalize, library._get_module_for_linking
     address = library.get_pointer_to_function
@@ -118,14 +133,20 @@ def _patch_library(library, linkage):
         return self.__dict__.get("_fastir_pending", False)
 
     def emit(self):
-        """Finish a pending library as numba's finalize would have."""
+        """Finish a pending library as numba's finalize would have, then give each
+        function's environment in it (its callees' too) its address, as numba does for a
+        library loaded from its cache."""
         with global_compiler_lock:
             if pending(self):
-                self._fastir_pending = False
                 self._shared_module = None
                 self._optimize_final_module()
                 self._final_module.verify()
                 self._finalize_final_module()
+                self._fastir_pending = False
+                for variable in self._final_module.global_variables:
+                    env = lookup_environment(variable.name)
+                    if env is not None:
+                        self._codegen.set_env(variable.name, env)
 
     def finalize_lazily(self):
         if not self.__dict__.get("_fastir_lazy"):
@@ -141,6 +162,8 @@ def _patch_library(library, linkage):
                 self._final_module.link_in(linked._get_module_for_linking(), preserve=True)
         self._finalized = True
         self._fastir_pending = True
+        if any(f.name.startswith(unresolved) for f in self._final_module.functions):
+            emit(self)  # (a recursive call numba resolves when this library is added)
 
     def module_for_linking(self):
         self._ensure_finalized()
@@ -157,7 +180,8 @@ def _patch_library(library, linkage):
     def pointer_to_function(self, name):
         self._ensure_finalized()
         if pending(self):
-            if not _defines(self._final_module, name) or self.name.startswith(_GUFUNC_PREFIX):
+            if not _defines(self._final_module, name) or (
+                    self.name.startswith(_GUFUNC_PREFIX) and name.startswith(_PYTHON_ENTRY)):
                 return 0
             emit(self)
         return address(self, name)

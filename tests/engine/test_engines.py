@@ -626,6 +626,36 @@ def test_machine_code_only_for_the_kernels_and_a_users_own_numba_as_numba_does(t
     assert runs[1].stdout.splitlines() == ["[1.0, 2.0, 3.0, 4.0] 6", "0"]
 
 
+_SHOWN = """import numpy as np
+from fastir import _jit
+
+prange = range
+
+
+@_jit.pjit
+def shown(values):
+    for i in prange(len(values)):
+        if values[i] < 0:
+            print("negative", values[i])
+
+
+with _jit.forced("numba"):
+    _jit.compiled(shown)(np.array([1, -2, 3]))
+"""
+
+
+@pytest.mark.one_engine
+def test_a_parallel_loop_compiled_lazily_finds_its_environment(tmp_path):
+    """A parallel loop's body whose library got no machine code has its environment (what
+    numba's print of a value reads) set when the kernel's library is emitted: it printed
+    no value before."""
+    (tmp_path / "shown.py").write_text(_SHOWN)
+    done = subprocess.run([sys.executable, str(tmp_path / "shown.py")], capture_output=True,
+                          text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["negative", "-2"]
+
+
 def test_numba_laid_out_otherwise_is_left_as_it_is():
     from fastir import _lazy_emit
 
