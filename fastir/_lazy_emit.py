@@ -162,7 +162,7 @@ def _patch_library(library, linkage):
                 self._final_module.link_in(linked._get_module_for_linking(), preserve=True)
         self._finalized = True
         self._fastir_pending = True
-        if any(f.name.startswith(unresolved) for f in self._final_module.functions):
+        if any(v.name.startswith(unresolved) for v in self._final_module.global_variables):
             emit(self)  # (a recursive call numba resolves when this library is added)
 
     def module_for_linking(self):

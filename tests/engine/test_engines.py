@@ -656,6 +656,41 @@ def test_a_parallel_loop_compiled_lazily_finds_its_environment(tmp_path):
     assert done.stdout.split() == ["negative", "-2"]
 
 
+_RECURSIVE = """from fastir import _jit
+
+
+@_jit.helper
+def is_even(n):
+    return True if n == 0 else is_odd(n - 1)
+
+
+@_jit.helper
+def is_odd(n):
+    return False if n == 0 else is_even(n - 1)
+
+
+@_jit.jit
+def parity(n):
+    return is_even(n)
+
+
+with _jit.forced("numba"):
+    print(_jit.compiled(parity)(10), _jit.compiled(parity)(7))
+"""
+
+
+@pytest.mark.one_engine
+def test_helpers_calling_each_other_are_resolved(tmp_path):
+    """Helpers that call each other (numba links the call when the callee's library is
+    added to the JIT): a library with such a call is emitted at once, as numba would; left
+    lazy, the kernel aborted on an unresolved symbol."""
+    (tmp_path / "recursive.py").write_text(_RECURSIVE)
+    done = subprocess.run([sys.executable, str(tmp_path / "recursive.py")],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert (done.returncode, done.stdout) == (0, "True False\n"), done.stderr[-2000:]
+
+
 def test_numba_laid_out_otherwise_is_left_as_it_is():
     from fastir import _lazy_emit
 
