@@ -533,6 +533,13 @@ def test_a_helper_called_with_constants_compiles_once():
     assert [str(s) for s in helper.signatures] == ["(int64, int64)"]
 
 
+def _run_file(path, *args, cache):
+    """Run the Python file ``path`` (a file, which numba caches, not ``-c``) with ``args``
+    in a fresh process whose numba cache is the folder ``cache``."""
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)))
+
+
 _ENTRIES = """import sys
 from fastir import _jit
 
@@ -560,8 +567,7 @@ def test_helpers_compile_without_a_python_entry_and_kernels_without_a_c_entry(tm
     run compiled both entries for every helper and kernel (a seventh of its compiling). A
     Python caller of a helper (a test) still gets one (it would jump to nowhere)."""
     (tmp_path / "entries.py").write_text(_ENTRIES)
-    done = subprocess.run([sys.executable, str(tmp_path / "entries.py")], capture_output=True,
-                          text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    done = _run_file(tmp_path / "entries.py", cache=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["plus False False", "twice True False"]
 
@@ -616,9 +622,8 @@ def test_machine_code_only_for_the_kernels_and_a_users_own_numba_as_numba_does(t
     computes the same, is cached and loads from the cache; a user's own numba function in
     the same process is finished as numba does."""
     (tmp_path / "lazy.py").write_text(_LAZY)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    runs = [subprocess.run([sys.executable, str(tmp_path / "lazy.py"), run], env=env,
-                           capture_output=True, text=True) for run in ("compiled", "cached")]
+    runs = [_run_file(tmp_path / "lazy.py", run, cache=tmp_path / "cache")
+            for run in ("compiled", "cached")]
     for done in runs:
         assert done.returncode == 0, done.stderr[-2000:]
     assert runs[0].stdout.splitlines() == ["[1.0, 2.0, 3.0, 4.0] 6",
@@ -650,8 +655,7 @@ def test_a_parallel_loop_compiled_lazily_finds_its_environment(tmp_path):
     numba's print of a value reads) set when the kernel's library is emitted: it printed
     no value before."""
     (tmp_path / "shown.py").write_text(_SHOWN)
-    done = subprocess.run([sys.executable, str(tmp_path / "shown.py")], capture_output=True,
-                          text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    done = _run_file(tmp_path / "shown.py", cache=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["negative", "-2"]
 
@@ -685,9 +689,7 @@ def test_helpers_calling_each_other_are_resolved(tmp_path):
     added to the JIT): a library with such a call is emitted at once, as numba would; left
     lazy, the kernel aborted on an unresolved symbol."""
     (tmp_path / "recursive.py").write_text(_RECURSIVE)
-    done = subprocess.run([sys.executable, str(tmp_path / "recursive.py")],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    done = _run_file(tmp_path / "recursive.py", cache=tmp_path)
     assert (done.returncode, done.stdout) == (0, "True False\n"), done.stderr[-2000:]
 
 
